@@ -1,0 +1,66 @@
+#include "core/allocation_history.h"
+
+#include <cstring>
+
+#include "core/hash.h"
+
+namespace heaprec {
+namespace {
+
+std::uint64_t HashEntry(StackId stack, std::uint64_t size) {
+  return HashCombine(MixBits(stack), size);
+}
+
+}  // namespace
+
+AllocationHistory::~AllocationHistory() { memory_.DeallocateArray(slots_, capacity_); }
+
+bool AllocationHistory::Grow() {
+  std::size_t capacity = capacity_ == 0 ? 1024 : capacity_ * 2;
+  auto* fresh = memory_.AllocateArray<AllocationTotals>(capacity);
+  if (fresh == nullptr) return false;
+  std::memset(fresh, 0, capacity * sizeof(AllocationTotals));
+  for (std::size_t i = 0; i < capacity_; ++i) {
+    const AllocationTotals& e = slots_[i];
+    if (e.stack == kInvalidStackId) continue;
+    std::size_t j = HashEntry(e.stack, e.size) & (capacity - 1);
+    while (fresh[j].stack != kInvalidStackId) j = (j + 1) & (capacity - 1);
+    fresh[j] = e;
+  }
+  memory_.DeallocateArray(slots_, capacity_);
+  slots_ = fresh;
+  capacity_ = capacity;
+  return true;
+}
+
+bool AllocationHistory::Add(StackId stack, std::uint64_t size, double weight, bool* dropped) {
+  *dropped = false;
+  if ((used_ + 1) * 2 > capacity_ && !Grow()) {
+    *dropped = true;
+    return false;
+  }
+  std::size_t mask = capacity_ - 1;
+  for (std::size_t i = HashEntry(stack, size) & mask;; i = (i + 1) & mask) {
+    AllocationTotals& e = slots_[i];
+    if (e.stack == stack && e.size == size) {
+      e.objects += weight;
+      e.bytes += weight * static_cast<double>(size);
+      return false;
+    }
+    if (e.stack == kInvalidStackId) {
+      e = {stack, size, weight, weight * static_cast<double>(size)};
+      ++used_;
+      return true;
+    }
+  }
+}
+
+std::size_t AllocationHistory::CopyTo(AllocationTotals* out, std::size_t capacity) const {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < capacity_ && n < capacity; ++i) {
+    if (slots_[i].stack != kInvalidStackId) out[n++] = slots_[i];
+  }
+  return n;
+}
+
+}  // namespace heaprec

@@ -1,0 +1,95 @@
+#include "core/arena.h"
+
+#include <sys/mman.h>
+
+namespace heaprec {
+namespace {
+
+void* MapPages(std::size_t bytes) {
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? nullptr : p;
+}
+
+std::size_t RoundUpToPage(std::size_t bytes) {
+  constexpr std::size_t kPage = 4096;
+  return (bytes + kPage - 1) & ~(kPage - 1);
+}
+
+}  // namespace
+
+int MmapArena::SizeClass(std::size_t bytes) {
+  int shift = kMinClassShift;
+  while ((std::size_t{1} << shift) < bytes) ++shift;
+  return shift - kMinClassShift;
+}
+
+void* MmapArena::CarveLocked(std::size_t block_bytes) {
+  if (chunk_cursor_ == nullptr ||
+      static_cast<std::size_t>(chunk_end_ - chunk_cursor_) < block_bytes) {
+    // The rest of the old chunk is abandoned: at most one block of the largest class per chunk.
+    char* chunk = static_cast<char*>(MapPages(kChunkBytes));
+    if (chunk == nullptr) return nullptr;
+    mapped_ += kChunkBytes;
+    chunk_cursor_ = chunk;
+    chunk_end_ = chunk + kChunkBytes;
+  }
+  void* block = chunk_cursor_;
+  chunk_cursor_ += block_bytes;
+  return block;
+}
+
+void* MmapArena::Allocate(std::size_t bytes) {
+  if (bytes == 0) bytes = 1;
+  if (bytes > (std::size_t{1} << kMaxClassShift)) {
+    std::size_t mapped = RoundUpToPage(bytes);
+    void* p = MapPages(mapped);
+    if (p == nullptr) return nullptr;
+    MutexLock lock(mutex_);
+    mapped_ += mapped;
+    in_use_ += bytes;
+    return p;
+  }
+  int size_class = SizeClass(bytes);
+  MutexLock lock(mutex_);
+  void* p;
+  if (FreeBlock* head = free_lists_[size_class]) {
+    free_lists_[size_class] = head->next;
+    p = head;
+  } else {
+    p = CarveLocked(std::size_t{1} << (size_class + kMinClassShift));
+    if (p == nullptr) return nullptr;
+  }
+  in_use_ += bytes;
+  return p;
+}
+
+void MmapArena::Deallocate(void* p, std::size_t bytes) {
+  if (p == nullptr) return;
+  if (bytes == 0) bytes = 1;
+  if (bytes > (std::size_t{1} << kMaxClassShift)) {
+    std::size_t mapped = RoundUpToPage(bytes);
+    munmap(p, mapped);
+    MutexLock lock(mutex_);
+    mapped_ -= mapped;
+    in_use_ -= bytes;
+    return;
+  }
+  int size_class = SizeClass(bytes);
+  MutexLock lock(mutex_);
+  auto* block = static_cast<FreeBlock*>(p);
+  block->next = free_lists_[size_class];
+  free_lists_[size_class] = block;
+  in_use_ -= bytes;
+}
+
+std::size_t MmapArena::BytesInUse() const {
+  MutexLock lock(mutex_);
+  return in_use_;
+}
+
+std::size_t MmapArena::BytesMapped() const {
+  MutexLock lock(mutex_);
+  return mapped_;
+}
+
+}  // namespace heaprec

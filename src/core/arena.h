@@ -1,0 +1,59 @@
+// MmapArena: the preload library's private allocator, backed directly by mmap.
+//
+// Thread-safe (one mutex; it is only used on the sampled slow path and during serialization, never
+// on the unsampled fast path). Never calls malloc, never throws, not async-signal-safe.
+//
+//   size classes 16, 32, 64, ... 64 KiB: per-class free lists, carved from 1 MiB chunks
+//   larger requests: one mmap each, returned with munmap
+//
+// Chunks are never returned to the system: the recorder's tables are long-lived and recycle their
+// blocks through the free lists, so unmapping would only buy fragmentation back.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/memory_resource.h"
+#include "core/mutex.h"
+
+namespace heaprec {
+
+class MmapArena final : public MemoryResource {
+ public:
+  MmapArena() = default;
+  MmapArena(const MmapArena&) = delete;
+  MmapArena& operator=(const MmapArena&) = delete;
+
+  void* Allocate(std::size_t bytes) override;
+  void Deallocate(void* p, std::size_t bytes) override;
+  std::size_t BytesInUse() const override;
+  // Bytes obtained from the system (chunks plus large mappings): the profiler's own footprint.
+  std::size_t BytesMapped() const;
+
+  // fork() support: hold the lock across fork so the child never inherits it half-taken.
+  void LockForFork() { mutex_.Lock(); }
+  void UnlockAfterForkInParent() { mutex_.Unlock(); }
+  void ResetAfterForkInChild() { mutex_.ResetAfterFork(); }
+
+ private:
+  static constexpr int kMinClassShift = 4;   // 16 bytes
+  static constexpr int kMaxClassShift = 16;  // 64 KiB
+  static constexpr int kClassCount = kMaxClassShift - kMinClassShift + 1;
+  static constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
+
+  struct FreeBlock {
+    FreeBlock* next;
+  };
+
+  static int SizeClass(std::size_t bytes);
+  void* CarveLocked(std::size_t block_bytes);
+
+  mutable Mutex mutex_;
+  FreeBlock* free_lists_[kClassCount] = {};
+  char* chunk_cursor_ = nullptr;
+  char* chunk_end_ = nullptr;
+  std::size_t in_use_ = 0;
+  std::size_t mapped_ = 0;
+};
+
+}  // namespace heaprec

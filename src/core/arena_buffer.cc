@@ -1,0 +1,22 @@
+#include "core/arena_buffer.h"
+
+namespace heaprec {
+
+bool ArenaBuffer::Reserve(std::size_t additional) {
+  if (failed_) return false;
+  if (size_ + additional <= capacity_) return true;
+  std::size_t capacity = capacity_ == 0 ? 4096 : capacity_;
+  while (capacity < size_ + additional) capacity *= 2;
+  char* fresh = static_cast<char*>(memory_.Allocate(capacity));
+  if (fresh == nullptr) {
+    failed_ = true;
+    return false;
+  }
+  if (size_ != 0) std::memcpy(fresh, data_, size_);
+  memory_.Deallocate(data_, capacity_);
+  data_ = fresh;
+  capacity_ = capacity;
+  return true;
+}
+
+}  // namespace heaprec

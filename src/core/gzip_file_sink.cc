@@ -1,0 +1,103 @@
+#include "core/gzip_file_sink.h"
+
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace heaprec {
+namespace {
+
+// zlib asks for items * size bytes; it frees with only the pointer, so the size goes in a header.
+voidpf ZAlloc(voidpf opaque, uInt items, uInt size) {
+  auto* memory = static_cast<MemoryResource*>(opaque);
+  std::size_t bytes = static_cast<std::size_t>(items) * size + 16;
+  auto* block = static_cast<std::size_t*>(memory->Allocate(bytes));
+  if (block == nullptr) return Z_NULL;
+  block[0] = bytes;
+  return reinterpret_cast<char*>(block) + 16;
+}
+
+void ZFree(voidpf opaque, voidpf address) {
+  if (address == Z_NULL) return;
+  auto* block = reinterpret_cast<std::size_t*>(static_cast<char*>(address) - 16);
+  static_cast<MemoryResource*>(opaque)->Deallocate(block, block[0]);
+}
+
+}  // namespace
+
+GzipFileSink::GzipFileSink(int fd, MemoryResource& memory) : fd_(fd), memory_(memory) {
+  auto* stream = static_cast<z_stream*>(memory_.Allocate(sizeof(z_stream)));
+  output_ = static_cast<unsigned char*>(memory_.Allocate(kOutputBytes));
+  if (stream == nullptr || output_ == nullptr) {
+    memory_.Deallocate(stream, sizeof(z_stream));
+    return;
+  }
+  std::memset(stream, 0, sizeof(z_stream));
+  stream->zalloc = ZAlloc;
+  stream->zfree = ZFree;
+  stream->opaque = &memory_;
+  // windowBits 15 + 16 asks zlib for a gzip header and trailer. Level 6: pprof files compress ~10x
+  // and a dump is rare, so the default speed/size balance is right.
+  if (deflateInit2(stream, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+    memory_.Deallocate(stream, sizeof(z_stream));
+    return;
+  }
+  stream_ = stream;
+  ok_ = true;
+}
+
+GzipFileSink::~GzipFileSink() {
+  if (stream_ != nullptr) {
+    deflateEnd(static_cast<z_stream*>(stream_));
+    memory_.Deallocate(stream_, sizeof(z_stream));
+  }
+  memory_.Deallocate(output_, kOutputBytes);
+}
+
+bool GzipFileSink::WriteAll(const unsigned char* data, std::size_t size) {
+  while (size > 0) {
+    ssize_t n = write(fd_, data, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    data += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+bool GzipFileSink::Deflate(int flush) {
+  auto* stream = static_cast<z_stream*>(stream_);
+  for (;;) {
+    stream->next_out = output_;
+    stream->avail_out = kOutputBytes;
+    int rc = deflate(stream, flush);
+    if (rc == Z_STREAM_ERROR) return false;
+    std::size_t produced = kOutputBytes - stream->avail_out;
+    if (produced > 0 && !WriteAll(output_, produced)) return false;
+    if (flush == Z_FINISH ? rc == Z_STREAM_END : stream->avail_out != 0) return true;
+  }
+}
+
+bool GzipFileSink::Write(const void* data, std::size_t size) {
+  if (!ok_) return false;
+  auto* stream = static_cast<z_stream*>(stream_);
+  stream->next_in = static_cast<Bytef*>(const_cast<void*>(data));
+  stream->avail_in = static_cast<uInt>(size);
+  ok_ = Deflate(Z_NO_FLUSH) && stream->avail_in == 0;
+  return ok_;
+}
+
+bool GzipFileSink::Finish() {
+  if (!ok_) return false;
+  auto* stream = static_cast<z_stream*>(stream_);
+  stream->next_in = nullptr;
+  stream->avail_in = 0;
+  ok_ = Deflate(Z_FINISH);
+  return ok_;
+}
+
+}  // namespace heaprec

@@ -1,0 +1,38 @@
+// GzipFileSink: compresses what is written to it with zlib and writes it to a file descriptor.
+//
+// zlib's own state (about 270 KiB) comes from the MemoryResource, not malloc. Not thread-safe; may
+// block in write(2); never throws.
+#pragma once
+
+#include <cstddef>
+
+#include "core/byte_sink.h"
+#include "core/memory_resource.h"
+
+namespace heaprec {
+
+class GzipFileSink final : public ByteSink {
+ public:
+  GzipFileSink(int fd, MemoryResource& memory);
+  ~GzipFileSink() override;
+  GzipFileSink(const GzipFileSink&) = delete;
+  GzipFileSink& operator=(const GzipFileSink&) = delete;
+
+  bool ok() const { return ok_; }
+  bool Write(const void* data, std::size_t size) override;
+  // Flushes the compressor and writes the gzip trailer. Returns false if anything failed.
+  bool Finish();
+
+ private:
+  bool Deflate(int flush);
+  bool WriteAll(const unsigned char* data, std::size_t size);
+
+  static constexpr std::size_t kOutputBytes = 64 * 1024;
+  int fd_;
+  MemoryResource& memory_;
+  void* stream_ = nullptr;  // z_stream, kept opaque so zlib.h stays out of the header
+  unsigned char* output_ = nullptr;
+  bool ok_ = false;
+};
+
+}  // namespace heaprec

@@ -1,0 +1,137 @@
+// HeapRecorder: the heart of heaprec. Records sampled objects with their stacks, forgets them when
+// they die, and lets a serialization copy the live set while recording goes on.
+//
+//   Record(key, frames, size, weight) ─▶ stack_lock_: StackTable.Intern + AllocationHistory.Add
+//                                     └▶ LiveTable.Insert (one shard lock)
+//   Forget(key)                       ─▶ LiveTable.Remove (one shard lock) ─▶ stack_lock_: Unref
+//   HeapSnapshot                      ─▶ pins the StackTable, copies the live set shard by shard
+//
+// Runtime-agnostic: a key is an opaque non-zero id (a block address, a runtime object id; 0 and
+// UINT64_MAX are reserved) and a frame is an opaque 64-bit value (a program counter, a frame id).
+//
+// Thread safety: every method is thread-safe. Lock order: a LiveTable shard lock or stack_lock_
+// (never both at once), then the MemoryResource's own lock. Nothing calls malloc or throws; no
+// method is async-signal-safe except MaybeTracked(). Out of memory drops the sample and counts it.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "core/allocation_history.h"
+#include "core/live_table.h"
+#include "core/memory_resource.h"
+#include "core/mutex.h"
+#include "core/stack_table.h"
+
+namespace heaprec {
+
+struct RecorderOptions {
+  // Keep cumulative allocations per (stack, size) for alloc_objects / alloc_space. Costs one entry
+  // per distinct (stack, size) ever sampled; a front end that only wants the live heap turns it
+  // off.
+  bool keep_allocation_history = true;
+};
+
+struct RecorderStats {
+  std::uint64_t samples;    // Record() calls that were stored
+  std::uint64_t forgotten;  // Forget() calls that found their key
+  std::uint64_t replaced;   // keys recorded again while still live (a free was missed)
+  std::uint64_t dropped;    // samples lost to exhausted profiler memory
+  std::uint64_t live_objects;
+  std::uint64_t stacks;
+  std::uint64_t history_entries;
+};
+
+class HeapRecorder {
+ public:
+  HeapRecorder(MemoryResource& memory, const RecorderOptions& options);
+  HeapRecorder(const HeapRecorder&) = delete;
+  HeapRecorder& operator=(const HeapRecorder&) = delete;
+
+  // Records a sampled object. `frames` (leaf first) is copied. May lock; no malloc.
+  void Record(std::uint64_t key, const std::uint64_t* frames, std::uint32_t depth,
+              std::uint64_t size, double weight, std::uint64_t alloc_time_ns);
+
+  // Lock-free, signal-safe: false proves `key` is not tracked (the free() fast path).
+  bool MaybeTracked(std::uint64_t key) const { return live_.MayContain(key); }
+
+  // Forgets a dead object; returns whether it was tracked. May lock; no malloc.
+  bool Forget(std::uint64_t key);
+
+  // For realloc, which must put the old block back if the reallocation fails: Detach removes the
+  // key but hands its stack reference to the caller, who then calls exactly one of Reattach (the
+  // block is still live) or ReleaseDetached (it is gone). May lock; no malloc.
+  bool Detach(std::uint64_t key, LiveObject* detached);
+  void Reattach(std::uint64_t key, const LiveObject& detached);
+  void ReleaseDetached(const LiveObject& detached);
+
+  RecorderStats Stats() const;
+  MemoryResource& memory() const { return memory_; }
+
+  // fork(): the prepare handler takes every lock so the child never inherits one mid-update.
+  void LockForFork();
+  void UnlockAfterForkInParent();
+  void ResetAfterForkInChild();
+
+ private:
+  friend class HeapSnapshot;
+
+  MemoryResource& memory_;
+  const RecorderOptions options_;
+  mutable Mutex stack_lock_;  // guards stacks_ and history_
+  StackTable stacks_;
+  AllocationHistory history_;
+  LiveTable live_;
+  std::atomic<std::uint64_t> samples_{0};
+  std::atomic<std::uint64_t> forgotten_{0};
+  std::atomic<std::uint64_t> replaced_{0};
+  std::atomic<std::uint64_t> dropped_{0};
+};
+
+// A consistent-enough copy of the live set for serialization: every object live when its shard was
+// copied, with the stacks pinned so their frames stay readable after the objects die. Taking one
+// holds each lock only while copying; the snapshot itself holds no lock, so recording goes on while
+// it is serialized. Not thread-safe itself (one serializer uses it).
+class HeapSnapshot {
+ public:
+  HeapSnapshot() = default;
+  ~HeapSnapshot() { Release(); }
+  HeapSnapshot(const HeapSnapshot&) = delete;
+  HeapSnapshot& operator=(const HeapSnapshot&) = delete;
+
+  struct Object {
+    StackId stack;
+    std::uint64_t size;
+    double weight;
+    std::uint64_t alloc_time_ns;
+  };
+
+  // Returns false (and holds nothing) when the profiler's memory is exhausted.
+  bool Take(HeapRecorder& recorder);
+  void Release();
+
+  const Object* objects() const { return objects_; }
+  std::size_t object_count() const { return object_count_; }
+  const AllocationTotals* history() const { return history_; }
+  std::size_t history_count() const { return history_count_; }
+  StackFrames Frames(StackId id) const { return recorder_->stacks_.Frames(id); }
+  const RecorderStats& stats() const { return stats_; }
+
+  // Sorts objects and history by (stack, size) so a writer can aggregate them in one merge pass.
+  void SortByStackAndSize();
+
+ private:
+  bool GrowObjects(std::size_t min_capacity);
+
+  HeapRecorder* recorder_ = nullptr;
+  Object* objects_ = nullptr;
+  std::size_t object_count_ = 0;
+  std::size_t object_capacity_ = 0;
+  AllocationTotals* history_ = nullptr;
+  std::size_t history_count_ = 0;
+  std::size_t history_capacity_ = 0;
+  RecorderStats stats_ = {};
+};
+
+}  // namespace heaprec

@@ -1,0 +1,317 @@
+#include "core/pprof_writer.h"
+
+#include <cmath>
+#include <cstring>
+#include <protozero/basic_pbf_writer.hpp>
+
+#include "core/arena_buffer.h"
+#include "core/hash.h"
+#include "core/pprof_fields.h"
+
+namespace heaprec {
+namespace {
+
+using Writer = protozero::basic_pbf_writer<ArenaBuffer>;
+
+// The profile's string table. Strings are few (sample types, mapping paths, build ids, comments),
+// all known before the first sample, so a linear search beats a hash table here.
+class StringTable {
+ public:
+  explicit StringTable(MemoryResource& memory) : memory_(memory) {}
+  ~StringTable() { memory_.DeallocateArray(strings_, capacity_); }
+
+  // Index of `s`, added if new; -1 when out of memory.
+  std::int64_t Intern(const char* s) {
+    for (std::size_t i = 0; i < count_; ++i) {
+      if (std::strcmp(strings_[i], s) == 0) return static_cast<std::int64_t>(i);
+    }
+    if (count_ == capacity_) {
+      std::size_t capacity = capacity_ == 0 ? 64 : capacity_ * 2;
+      auto* fresh = memory_.AllocateArray<const char*>(capacity);
+      if (fresh == nullptr) return -1;
+      if (count_ != 0) std::memcpy(fresh, strings_, count_ * sizeof(const char*));
+      memory_.DeallocateArray(strings_, capacity_);
+      strings_ = fresh;
+      capacity_ = capacity;
+    }
+    strings_[count_] = s;  // callers keep their strings alive until the profile is written
+    return static_cast<std::int64_t>(count_++);
+  }
+  std::size_t size() const { return count_; }
+  const char* at(std::size_t i) const { return strings_[i]; }
+
+ private:
+  MemoryResource& memory_;
+  const char** strings_ = nullptr;
+  std::size_t count_ = 0;
+  std::size_t capacity_ = 0;
+};
+
+// Address -> location id, open addressing. Location ids are dense from 1 in first-seen order.
+class LocationIndex {
+ public:
+  explicit LocationIndex(MemoryResource& memory) : memory_(memory) {}
+  ~LocationIndex() { memory_.DeallocateArray(slots_, capacity_); }
+
+  // Returns the id of `address` and whether it was new; 0 when out of memory.
+  std::uint64_t Find(std::uint64_t address, bool* is_new) {
+    *is_new = false;
+    if ((count_ + 1) * 2 > capacity_ && !Grow()) return 0;
+    std::size_t mask = capacity_ - 1;
+    for (std::size_t i = MixBits(address) & mask;; i = (i + 1) & mask) {
+      if (slots_[i].id == 0) {
+        slots_[i] = {address, ++count_};
+        *is_new = true;
+        return count_;
+      }
+      if (slots_[i].address == address) return slots_[i].id;
+    }
+  }
+
+ private:
+  struct Slot {
+    std::uint64_t address;
+    std::uint64_t id;  // 0 = empty
+  };
+  bool Grow() {
+    std::size_t capacity = capacity_ == 0 ? 4096 : capacity_ * 2;
+    Slot* fresh = memory_.AllocateArray<Slot>(capacity);
+    if (fresh == nullptr) return false;
+    std::memset(fresh, 0, capacity * sizeof(Slot));
+    for (std::size_t i = 0; i < capacity_; ++i) {
+      if (slots_[i].id == 0) continue;
+      std::size_t j = MixBits(slots_[i].address) & (capacity - 1);
+      while (fresh[j].id != 0) j = (j + 1) & (capacity - 1);
+      fresh[j] = slots_[i];
+    }
+    memory_.DeallocateArray(slots_, capacity_);
+    slots_ = fresh;
+    capacity_ = capacity;
+    return true;
+  }
+
+  MemoryResource& memory_;
+  Slot* slots_ = nullptr;
+  std::size_t capacity_ = 0;
+  std::size_t count_ = 0;
+};
+
+class ProfileEncoder {
+ public:
+  ProfileEncoder(const HeapSnapshot& snapshot, const ProfileMetadata& metadata,
+                 MemoryResource& memory, ByteSink& sink)
+      : snapshot_(snapshot),
+        metadata_(metadata),
+        sink_(sink),
+        strings_(memory),
+        locations_(memory),
+        buffer_(memory) {}
+
+  bool Encode() {
+    strings_.Intern("");  // pprof requires string_table[0] == ""
+    if (!InternFixedStrings()) return false;
+    WriteHeader();
+    WriteMappings();
+    WriteSamples();
+    WriteStringTable();
+    return ok_;
+  }
+
+ private:
+  bool InternFixedStrings() {
+    const char* fixed[] = {"alloc_objects", "count",       "alloc_space", "bytes",
+                           "inuse_objects", "inuse_space", "space"};
+    for (const char* s : fixed) {
+      if (strings_.Intern(s) < 0) return false;
+    }
+    for (std::size_t i = 0; i < metadata_.mapping_count; ++i) {
+      if (strings_.Intern(metadata_.mappings[i].path) < 0 ||
+          strings_.Intern(metadata_.mappings[i].build_id) < 0) {
+        return false;
+      }
+    }
+    for (std::size_t i = 0; i < metadata_.comment_count; ++i) {
+      if (strings_.Intern(metadata_.comments[i]) < 0) return false;
+    }
+    return true;
+  }
+
+  std::int64_t S(const char* s) { return strings_.Intern(s); }  // already interned: a lookup
+
+  // Sends the buffered top-level field to the sink.
+  void Flush() {
+    if (buffer_.failed()) ok_ = false;
+    if (ok_ && buffer_.size() != 0 && !sink_.Write(buffer_.data(), buffer_.size())) ok_ = false;
+    buffer_.clear();
+  }
+
+  void WriteValueType(std::uint32_t field, const char* type, const char* unit) {
+    Writer top(buffer_);
+    Writer vt(top, field);
+    vt.add_int64(pprof::kValueTypeType, S(type));
+    vt.add_int64(pprof::kValueTypeUnit, S(unit));
+  }
+
+  void WriteHeader() {
+    WriteValueType(pprof::kProfileSampleType, "alloc_objects", "count");
+    WriteValueType(pprof::kProfileSampleType, "alloc_space", "bytes");
+    WriteValueType(pprof::kProfileSampleType, "inuse_objects", "count");
+    WriteValueType(pprof::kProfileSampleType, "inuse_space", "bytes");
+    WriteValueType(pprof::kProfilePeriodType, "space", "bytes");
+    {
+      Writer top(buffer_);
+      top.add_int64(pprof::kProfileTimeNanos, metadata_.time_nanos);
+      top.add_int64(pprof::kProfileDurationNanos, metadata_.duration_nanos);
+      top.add_int64(pprof::kProfilePeriod, static_cast<std::int64_t>(metadata_.sample_interval));
+      top.add_int64(pprof::kProfileDefaultSampleType, S("inuse_space"));
+      for (std::size_t i = 0; i < metadata_.comment_count; ++i) {
+        top.add_int64(pprof::kProfileComment, S(metadata_.comments[i]));
+      }
+    }
+    Flush();
+  }
+
+  void WriteMappings() {
+    for (std::size_t i = 0; i < metadata_.mapping_count; ++i) {
+      const ProfileMapping& m = metadata_.mappings[i];
+      {
+        Writer top(buffer_);
+        Writer mapping(top, pprof::kProfileMapping);
+        mapping.add_uint64(pprof::kMappingId, i + 1);
+        mapping.add_uint64(pprof::kMappingMemoryStart, m.start);
+        mapping.add_uint64(pprof::kMappingMemoryLimit, m.limit);
+        mapping.add_uint64(pprof::kMappingFileOffset, m.file_offset);
+        mapping.add_int64(pprof::kMappingFilename, S(m.path));
+        mapping.add_int64(pprof::kMappingBuildId, S(m.build_id));
+      }
+      Flush();
+    }
+  }
+
+  // Mapping id (1-based) containing `address`, 0 if none: binary search over the sorted mappings.
+  std::uint64_t MappingFor(std::uint64_t address) const {
+    std::size_t lo = 0, hi = metadata_.mapping_count;
+    while (lo < hi) {
+      std::size_t mid = lo + (hi - lo) / 2;
+      const ProfileMapping& m = metadata_.mappings[mid];
+      if (address < m.start) {
+        hi = mid;
+      } else if (address >= m.limit) {
+        lo = mid + 1;
+      } else {
+        return mid + 1;
+      }
+    }
+    return 0;
+  }
+
+  // Writes the locations of `frames` not written before, and fills `ids` with their location ids.
+  bool EmitLocations(const StackFrames& frames, std::uint64_t* ids) {
+    for (std::uint32_t i = 0; i < frames.depth; ++i) {
+      bool is_new = false;
+      std::uint64_t id = locations_.Find(frames.frames[i], &is_new);
+      if (id == 0) return false;
+      ids[i] = id;
+      if (!is_new) continue;
+      {
+        Writer top(buffer_);
+        Writer location(top, pprof::kProfileLocation);
+        location.add_uint64(pprof::kLocationId, id);
+        std::uint64_t mapping = MappingFor(frames.frames[i]);
+        if (mapping != 0) location.add_uint64(pprof::kLocationMappingId, mapping);
+        location.add_uint64(pprof::kLocationAddress, frames.frames[i]);
+      }
+      Flush();
+    }
+    return true;
+  }
+
+  void WriteSample(StackId stack, std::uint64_t size, const double values[4]) {
+    StackFrames frames = snapshot_.Frames(stack);
+    std::uint64_t ids[kMaxDepth];
+    if (frames.depth > kMaxDepth) frames.depth = kMaxDepth;
+    if (!EmitLocations(frames, ids)) {
+      ok_ = false;
+      return;
+    }
+    {
+      Writer top(buffer_);
+      Writer sample(top, pprof::kProfileSample);
+      sample.add_packed_uint64(pprof::kSampleLocationId, ids, ids + frames.depth);
+      std::int64_t rounded[4];
+      for (int i = 0; i < 4; ++i) rounded[i] = std::llround(values[i]);
+      sample.add_packed_int64(pprof::kSampleValue, rounded, rounded + 4);
+      Writer label(sample, pprof::kSampleLabel);
+      label.add_int64(pprof::kLabelKey, S("bytes"));
+      label.add_int64(pprof::kLabelNum, static_cast<std::int64_t>(size));
+      label.add_int64(pprof::kLabelNumUnit, S("bytes"));
+    }
+    Flush();
+  }
+
+  // Merges the sorted live objects and the sorted allocation history into one sample per
+  // (stack, size): values are {alloc_objects, alloc_space, inuse_objects, inuse_space}.
+  void WriteSamples() {
+    const HeapSnapshot::Object* objects = snapshot_.objects();
+    const AllocationTotals* history = snapshot_.history();
+    std::size_t oi = 0, hi = 0;
+    const std::size_t on = snapshot_.object_count(), hn = snapshot_.history_count();
+    while (ok_ && (oi < on || hi < hn)) {
+      StackId stack;
+      std::uint64_t size;
+      bool take_history;
+      if (hi < hn &&
+          (oi >= on || history[hi].stack < objects[oi].stack ||
+           (history[hi].stack == objects[oi].stack && history[hi].size <= objects[oi].size))) {
+        stack = history[hi].stack;
+        size = history[hi].size;
+        take_history = true;
+      } else {
+        stack = objects[oi].stack;
+        size = objects[oi].size;
+        take_history = false;
+      }
+      double values[4] = {0, 0, 0, 0};
+      if (take_history) {
+        values[0] = history[hi].objects;
+        values[1] = history[hi].bytes;
+        ++hi;
+      }
+      for (; oi < on && objects[oi].stack == stack && objects[oi].size == size; ++oi) {
+        values[2] += objects[oi].weight;
+        values[3] += objects[oi].weight * static_cast<double>(size);
+      }
+      WriteSample(stack, size, values);
+    }
+  }
+
+  void WriteStringTable() {
+    for (std::size_t i = 0; i < strings_.size() && ok_; ++i) {
+      {
+        Writer top(buffer_);
+        top.add_string(pprof::kProfileStringTable, strings_.at(i));
+      }
+      Flush();
+    }
+  }
+
+  static constexpr std::uint32_t kMaxDepth = 1024;
+
+  const HeapSnapshot& snapshot_;
+  const ProfileMetadata& metadata_;
+  ByteSink& sink_;
+  StringTable strings_;
+  LocationIndex locations_;
+  ArenaBuffer buffer_;
+  bool ok_ = true;
+};
+
+}  // namespace
+
+bool WriteHeapProfile(const HeapSnapshot& snapshot, const ProfileMetadata& metadata,
+                      MemoryResource& memory, ByteSink& sink) {
+  ProfileEncoder encoder(snapshot, metadata, memory, sink);
+  return encoder.Encode();
+}
+
+}  // namespace heaprec

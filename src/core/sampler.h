@@ -1,0 +1,66 @@
+// Per-byte Poisson sampling of allocations, and the weight that unbiases each sample.
+//
+// The model. Think of the program's allocated bytes as one long line, each allocation of n bytes
+// taking n + 1 positions (the +1 lets zero-byte allocations be sampled too). Sample points are a
+// Poisson process on that line with rate 1/T, T = the sampling interval: the distance from one
+// point to the next is exponential with mean T. An allocation is sampled when at least one point
+// falls inside its n + 1 positions, which happens with probability
+//
+//     p(n) = 1 - exp(-(n + 1) / T).
+//
+// The front end keeps the distance to the next point as a per-thread countdown (SamplerState): each
+// allocation subtracts n + 1 and, when the countdown reaches zero or below, the allocation is
+// sampled and a fresh distance is drawn. Because the exponential distribution is memoryless, a
+// fresh draw after each sample is the same process as carrying the remainder over.
+//
+// The estimator. A sampled object stands for 1/p(n) objects of its size (the Horvitz-Thompson
+// estimator, the one Go's runtime uses: 1 / (1 - exp(-size/T)), with size + 1 here to match the
+// countdown). Summing 1/p over sampled objects estimates the count, and n/p the bytes, without bias
+// for every site whatever its size mix: E[sum over objects of X_i / p_i] = sum of p_i / p_i = the
+// true count. The weight is computed per object at sample time (the interval may change later) and
+// only then aggregated.
+//
+// Exact mode: T = 1 samples every allocation with weight 1, so the numbers are exact.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace heaprec {
+
+// The per-thread part of the sampler. Plain data so a front end can keep it in initial-exec TLS.
+struct SamplerState {
+  // Bytes left until the next sample point. Signed: the fast path subtracts and tests `<= 0`.
+  std::int64_t bytes_until_sample;
+  // xorshift64* state; never zero once seeded.
+  std::uint64_t rng;
+};
+
+class Sampler {
+ public:
+  static constexpr std::uint64_t kDefaultInterval = 512 * 1024;
+
+  // Seeds `state` (from `seed`, which may be anything, e.g. the thread id mixed with the time) and
+  // draws the first distance. May be called from any context: no locks, no allocation, signal-safe.
+  static void Seed(SamplerState& state, std::uint64_t seed, std::uint64_t interval);
+
+  // Draws the distance in bytes to the next sample point: ceil(Exp(mean = interval)), at least 1; 0
+  // in exact mode so that every allocation is sampled. Signal-safe, no locks, no allocation.
+  static std::int64_t NextDistance(SamplerState& state, std::uint64_t interval);
+
+  // The number of objects one sampled object of `size` bytes stands for: 1 / p(size). 1 in exact
+  // mode.
+  static double Weight(std::uint64_t size, std::uint64_t interval);
+
+  // Whether the countdown says this allocation is sampled; updates the countdown. The inline fast
+  // path of a front end does the same subtraction itself; this is the reference used by tests.
+  static bool Account(SamplerState& state, std::uint64_t size) {
+    state.bytes_until_sample -= static_cast<std::int64_t>(size + 1);
+    return state.bytes_until_sample <= 0;
+  }
+
+  // A uniform double in (0, 1], from the top 53 bits of the generator.
+  static double NextUniform(SamplerState& state);
+};
+
+}  // namespace heaprec

@@ -1,0 +1,419 @@
+#include "preload/profiler.h"
+
+#include <alloca.h>
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <new>
+
+#include "core/arena.h"
+#include "core/sampler.h"
+#include "preload/dump_thread.h"
+#include "preload/process_mappings.h"
+#include "preload/profile_output.h"
+#include "preload/real_allocator.h"
+#include "preload/settings.h"
+#include "preload/thread_state.h"
+#include "preload/unwinder.h"
+
+extern "C" char* program_invocation_short_name;  // glibc: the program's base name, no allocation
+
+namespace heaprec::preload {
+
+__thread ThreadState t_state __attribute__((tls_model("initial-exec")));
+std::atomic<HeapRecorder*> g_recorder{nullptr};
+
+namespace {
+
+// While the profiler is off (not yet started, stopped, or disabled), threads come back to the slow
+// path after this many bytes to notice when it is switched on.
+constexpr std::int64_t kInactiveRecheckBytes = 1 << 20;
+
+// Placement storage: these must not have dynamic initializers, which could run after the first
+// allocation hook already used them.
+alignas(MmapArena) unsigned char g_arena_storage[sizeof(MmapArena)];
+alignas(HeapRecorder) unsigned char g_recorder_storage[sizeof(HeapRecorder)];
+MmapArena* g_arena = nullptr;
+
+Settings g_settings;
+std::atomic<std::uint64_t> g_interval{Sampler::kDefaultInterval};
+std::atomic<bool> g_sampling{false};
+std::atomic<std::uint64_t> g_unwind_failures{0};
+std::atomic<std::uint64_t> g_truncated_stacks{0};
+std::atomic<std::uint64_t> g_thread_seeds{0};
+std::uint64_t g_start_time_ns = 0;
+Mutex g_dump_mutex;
+unsigned g_dump_sequence = 0;    // guarded by g_dump_mutex
+bool g_final_dump_done = false;  // guarded by g_dump_mutex
+
+std::uint64_t NowNs(clockid_t clock) {
+  timespec ts;
+  clock_gettime(clock, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull +
+         static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+void SeedThread(ThreadState& t) {
+  std::uint64_t ordinal = g_thread_seeds.fetch_add(1, std::memory_order_relaxed);
+  std::uint64_t seed =
+      g_settings.seed != 0
+          ? g_settings.seed * 0x9e3779b97f4a7c15ULL + ordinal
+          : NowNs(CLOCK_MONOTONIC) ^ reinterpret_cast<std::uintptr_t>(&t) ^ (ordinal << 32);
+  Sampler::Seed(t.sampler, seed, g_interval.load(std::memory_order_relaxed));
+  t.seeded = true;
+}
+
+void Record(HeapRecorder& recorder, void* block, std::size_t size, std::uint64_t interval) {
+  const std::uint32_t max_depth = g_settings.max_depth;
+  auto* frames = static_cast<std::uint64_t*>(
+      alloca((max_depth + kCaptureExtraFrames) * sizeof(std::uint64_t)));
+  bool truncated = false;
+  std::uint32_t depth = CaptureStack(frames, max_depth, &truncated);
+  if (depth == 0) g_unwind_failures.fetch_add(1, std::memory_order_relaxed);
+  if (truncated) g_truncated_stacks.fetch_add(1, std::memory_order_relaxed);
+  recorder.Record(reinterpret_cast<std::uint64_t>(block), frames, depth, size,
+                  Sampler::Weight(size, interval), NowNs(CLOCK_REALTIME));
+}
+
+// The thread's countdown expired on an allocation of `size` bytes, already performed (`block`, null
+// if it failed). Decides what that means and draws the next sample point.
+void OnCountdownExpired(void* block, std::size_t size) {
+  ThreadState& t = t_state;
+  if (t.in_hook) {
+    // A sample point inside heaprec's own allocations: draw a new point rather than moving this one
+    // to the program's next allocation, which would bias the profile toward whatever comes next.
+    if (!t.seeded) SeedThread(t);
+    t.sampler.bytes_until_sample =
+        Sampler::NextDistance(t.sampler, g_interval.load(std::memory_order_relaxed));
+    return;
+  }
+  HeapRecorder* recorder = g_recorder.load(std::memory_order_acquire);
+  if (recorder == nullptr || !g_sampling.load(std::memory_order_relaxed)) {
+    t.sampler.bytes_until_sample = kInactiveRecheckBytes;
+    t.seeded = false;  // reseed when sampling starts, so the first point is a fresh draw
+    return;
+  }
+  HookGuard guard;
+  if (!t.seeded) {
+    // First allocation of this thread (or since sampling resumed): draw the first point, then
+    // account this allocation against it.
+    SeedThread(t);
+    if (!Sampler::Account(t.sampler, size)) return;
+  }
+  std::uint64_t interval = g_interval.load(std::memory_order_relaxed);
+  t.sampler.bytes_until_sample = Sampler::NextDistance(t.sampler, interval);
+  if (block != nullptr) Record(*recorder, block, size, interval);
+}
+
+void* RealAllocate(AllocKind kind, std::size_t size, std::size_t alignment) {
+  switch (kind) {
+    case AllocKind::kMalloc:
+      return __libc_malloc(size);
+    case AllocKind::kCalloc:
+      return __libc_calloc(1, size);
+    case AllocKind::kMemalign:
+      return __libc_memalign(alignment, size);
+    case AllocKind::kValloc:
+      return __libc_valloc(size);
+    case AllocKind::kPvalloc:
+      return __libc_pvalloc(size);
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+void* AllocateSlow(AllocKind kind, std::size_t size, std::size_t alignment) {
+  void* block = RealAllocate(kind, size, alignment);
+  int saved_errno = errno;  // the real allocator's ENOMEM must reach the program unchanged
+  OnCountdownExpired(block, size);
+  errno = saved_errno;
+  return block;
+}
+
+void* ReallocTracked(void* old_block, std::size_t size) {
+  HeapRecorder* recorder = g_recorder.load(std::memory_order_acquire);
+  LiveObject detached;
+  bool was_tracked = recorder != nullptr && old_block != nullptr &&
+                     recorder->MaybeTracked(reinterpret_cast<std::uint64_t>(old_block)) &&
+                     recorder->Detach(reinterpret_cast<std::uint64_t>(old_block), &detached);
+  // realloc(p, 0) frees p and allocates nothing: it does not count as an allocation.
+  bool counts = old_block == nullptr || size != 0;
+  SamplerState& s = t_state.sampler;
+  bool expired = false;
+  if (counts) {
+    s.bytes_until_sample -= static_cast<std::int64_t>(size < (1ull << 62) ? size + 1 : 1ull << 62);
+    expired = s.bytes_until_sample <= 0;
+  }
+  void* fresh = __libc_realloc(old_block, size);
+  int saved_errno = errno;
+  if (was_tracked) {
+    // On failure the old block is untouched and still the program's: track it again.
+    if (fresh == nullptr && size != 0) {
+      recorder->Reattach(reinterpret_cast<std::uint64_t>(old_block), detached);
+    } else {
+      recorder->ReleaseDetached(detached);
+    }
+  }
+  if (expired) OnCountdownExpired(fresh, size);
+  errno = saved_errno;
+  return fresh;
+}
+
+void ForgetSlow(void* block) {
+  HeapRecorder* recorder = g_recorder.load(std::memory_order_acquire);
+  if (recorder != nullptr) recorder->Forget(reinterpret_cast<std::uint64_t>(block));
+}
+
+namespace {
+
+const char* ReasonName(DumpReason reason) {
+  switch (reason) {
+    case DumpReason::kExit:
+      return "exit";
+    case DumpReason::kInterval:
+      return "interval";
+    case DumpReason::kSignal:
+      return "signal";
+    case DumpReason::kApi:
+      return "api";
+  }
+  return "unknown";
+}
+
+void WriteStderr(const char* const* parts, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i) {
+    ssize_t ignored = write(STDERR_FILENO, parts[i], strlen(parts[i]));
+    (void)ignored;
+  }
+}
+
+// "name=value" into a fixed buffer, for the profile's comments.
+void FormatComment(char* out, std::size_t capacity, const char* name, std::uint64_t value) {
+  char digits[24];
+  int n = 0;
+  do {
+    digits[n++] = static_cast<char>('0' + value % 10);
+    value /= 10;
+  } while (value != 0);
+  std::size_t length = strlen(name);
+  if (length + 1 + static_cast<std::size_t>(n) + 1 > capacity) {
+    out[0] = '\0';
+    return;
+  }
+  memcpy(out, name, length);
+  out[length++] = '=';
+  while (n > 0) out[length++] = digits[--n];
+  out[length] = '\0';
+}
+
+}  // namespace
+
+int Dump(DumpReason reason, const char* path) {
+  HeapRecorder* recorder = g_recorder.load(std::memory_order_acquire);
+  if (recorder == nullptr) return ENOSYS;
+  HookGuard guard;
+  MutexLock lock(g_dump_mutex);
+  if (g_final_dump_done && reason != DumpReason::kApi) return 0;
+  char target[PATH_MAX];
+  if (path == nullptr) {
+    unsigned sequence = reason == DumpReason::kExit ? 0 : ++g_dump_sequence;
+    if (!ExpandOutputTemplate(g_settings.output_template, getpid(), program_invocation_short_name,
+                              static_cast<long long>(NowNs(CLOCK_REALTIME) / 1000000000ull),
+                              sequence, target, sizeof(target))) {
+      return ENAMETOOLONG;
+    }
+  } else {
+    std::size_t length = strlen(path);
+    if (length == 0 || length >= sizeof(target)) return ENAMETOOLONG;
+    memcpy(target, path, length + 1);
+  }
+  if (reason == DumpReason::kExit) g_final_dump_done = true;
+
+  ProcessMappings mappings(*g_arena);
+  HeapSnapshot snapshot;
+  int error = 0;
+  if (!mappings.Read()) {
+    error = EIO;
+  } else if (!snapshot.Take(*recorder)) {
+    error = ENOMEM;
+  } else {
+    snapshot.SortByStackAndSize();
+    const RecorderStats& stats = snapshot.stats();
+    char comments[9][96];
+    FormatComment(comments[1], sizeof(comments[1]), "sample_interval", g_interval.load());
+    FormatComment(comments[2], sizeof(comments[2]), "samples", stats.samples);
+    FormatComment(comments[3], sizeof(comments[3]), "live_samples", snapshot.object_count());
+    FormatComment(comments[4], sizeof(comments[4]), "dropped", stats.dropped);
+    FormatComment(comments[5], sizeof(comments[5]), "unwind_failures", g_unwind_failures.load());
+    FormatComment(comments[6], sizeof(comments[6]), "truncated_stacks", g_truncated_stacks.load());
+    FormatComment(comments[7], sizeof(comments[7]), "missed_frees", stats.replaced);
+    FormatComment(comments[8], sizeof(comments[8]), "pid", static_cast<std::uint64_t>(getpid()));
+    memcpy(comments[0], "heaprec " HEAPREC_VERSION, sizeof("heaprec " HEAPREC_VERSION));
+    char reason_comment[32] = "reason=";
+    strcat(reason_comment, ReasonName(reason));
+    const char* comment_list[] = {comments[0], comments[1],   comments[2], comments[3],
+                                  comments[4], comments[5],   comments[6], comments[7],
+                                  comments[8], reason_comment};
+    std::uint64_t now = NowNs(CLOCK_REALTIME);
+    ProfileMetadata metadata = {g_interval.load(),
+                                static_cast<std::int64_t>(now),
+                                static_cast<std::int64_t>(now - g_start_time_ns),
+                                mappings.mappings(),
+                                mappings.count(),
+                                comment_list,
+                                sizeof(comment_list) / sizeof(comment_list[0])};
+    error = WriteProfileFile(target, snapshot, metadata, *g_arena);
+  }
+  if (error != 0) {
+    const char* parts[] = {"heaprec: could not write profile '", target,
+                           "': ", strerrordesc_np(error), "\n"};
+    WriteStderr(parts, sizeof(parts) / sizeof(parts[0]));
+  } else if (g_settings.manifest[0] != '\0') {
+    AppendToManifest(g_settings.manifest, target);
+  }
+  return error;
+}
+
+bool IsActive() {
+  return g_recorder.load(std::memory_order_acquire) != nullptr &&
+         g_sampling.load(std::memory_order_relaxed);
+}
+
+void SetSampling(bool on) {
+  g_sampling.store(on && g_recorder.load() != nullptr, std::memory_order_relaxed);
+  // This thread re-enters the slow path on its next allocation and draws a fresh first point. Other
+  // threads notice within kInactiveRecheckBytes of allocation.
+  t_state.sampler.bytes_until_sample = 0;
+  t_state.seeded = false;
+}
+
+void SetSampleInterval(std::uint64_t bytes) {
+  g_interval.store(bytes == 0 ? 1 : bytes, std::memory_order_relaxed);
+}
+
+std::uint64_t DumpIntervalMs() { return g_settings.dump_interval_ms; }
+int DumpSignal() { return g_settings.dump_signal; }
+
+namespace {
+
+// Makes a relative output template absolute against the start-up directory, so that a program that
+// changes directory still writes its profile where the user asked.
+bool AnchorOutputTemplate() {
+  if (g_settings.output_template[0] == '/') return true;
+  char cwd[PATH_MAX];
+  if (getcwd(cwd, sizeof(cwd)) == nullptr) return false;
+  std::size_t cwd_length = strlen(cwd), template_length = strlen(g_settings.output_template);
+  if (cwd_length + 1 + template_length + 1 > sizeof(g_settings.output_template)) return false;
+  memmove(g_settings.output_template + cwd_length + 1, g_settings.output_template,
+          template_length + 1);
+  memcpy(g_settings.output_template, cwd, cwd_length);
+  g_settings.output_template[cwd_length] = '/';
+  return true;
+}
+
+// The output directory must exist and be writable now; finding out at exit would lose the profile.
+bool CheckOutputDirectory() {
+  char directory[PATH_MAX];
+  const char* slash = strrchr(g_settings.output_template, '/');
+  std::size_t length = static_cast<std::size_t>(slash - g_settings.output_template);
+  if (length == 0) length = 1;  // "/"
+  memcpy(directory, g_settings.output_template, length);
+  directory[length] = '\0';
+  if (strchr(directory, '%') != nullptr)
+    return true;  // depends on the pid or time: checked at dump
+  if (access(directory, W_OK | X_OK) == 0) return true;
+  const char* parts[] = {"heaprec: HEAPREC_OUTPUT='",
+                         g_settings.output_template,
+                         "' is invalid: directory '",
+                         directory,
+                         "' is not writable (",
+                         strerrordesc_np(errno),
+                         "); profiling is off for this process\n"};
+  WriteStderr(parts, sizeof(parts) / sizeof(parts[0]));
+  return false;
+}
+
+// With --no-follow and no pid to pin to, programs this one starts must not load heaprec: take it
+// out of LD_PRELOAD (keeping any other preloaded libraries).
+void StopFollowingExec() {
+  const char* preload = getenv("LD_PRELOAD");
+  if (preload == nullptr) return;
+  static char kept[PATH_MAX * 2];
+  std::size_t out = 0;
+  const char* p = preload;
+  while (*p != '\0') {
+    while (*p == ' ' || *p == ':') ++p;
+    const char* start = p;
+    while (*p != '\0' && *p != ' ' && *p != ':') ++p;
+    std::size_t length = static_cast<std::size_t>(p - start);
+    if (length == 0) break;
+    bool is_heaprec = memmem(start, length, "libheaprec", 10) != nullptr;
+    if (!is_heaprec && out + length + 2 < sizeof(kept)) {
+      if (out != 0) kept[out++] = ':';
+      memcpy(kept + out, start, length);
+      out += length;
+    }
+  }
+  kept[out] = '\0';
+  if (out == 0) {
+    unsetenv("LD_PRELOAD");
+  } else {
+    setenv("LD_PRELOAD", kept, 1);
+  }
+}
+
+void ForkPrepare() {
+  g_dump_mutex.Lock();
+  if (HeapRecorder* recorder = g_recorder.load()) recorder->LockForFork();
+  g_arena->LockForFork();
+}
+
+void ForkParent() {
+  g_arena->UnlockAfterForkInParent();
+  if (HeapRecorder* recorder = g_recorder.load()) recorder->UnlockAfterForkInParent();
+  g_dump_mutex.Unlock();
+}
+
+// The child keeps every tracked object (they are alive in the child too) and writes its own profile
+// at exit. Interval dumps stop in the child: its dump thread was not copied by fork().
+void ForkChild() {
+  g_arena->ResetAfterForkInChild();
+  if (HeapRecorder* recorder = g_recorder.load()) recorder->ResetAfterForkInChild();
+  g_dump_mutex.ResetAfterFork();
+  g_dump_sequence = 0;
+  g_final_dump_done = false;
+}
+
+__attribute__((constructor(101))) void StartProfiler() {
+  if (getauxval(AT_SECURE) != 0) return;  // setuid/setgid: stay out of the way entirely
+  HookGuard guard;
+  if (!ReadSettings(&g_settings)) return;
+  if (g_settings.only_pid != 0 && g_settings.only_pid != getpid()) return;
+  if (g_settings.no_follow && g_settings.only_pid == 0) StopFollowingExec();
+  if (!AnchorOutputTemplate() || !CheckOutputDirectory()) return;
+  g_start_time_ns = NowNs(CLOCK_REALTIME);
+  g_interval.store(g_settings.sample_interval);
+  g_arena = new (g_arena_storage) MmapArena();
+  RecorderOptions options;
+  auto* recorder = new (g_recorder_storage) HeapRecorder(*g_arena, options);
+  InitUnwinder(g_settings.unwind);
+  pthread_atfork(ForkPrepare, ForkParent, ForkChild);
+  g_recorder.store(recorder, std::memory_order_release);
+  SetSampling(true);
+  StartDumpThread();
+}
+
+__attribute__((destructor(101))) void StopProfiler() {
+  if (g_recorder.load(std::memory_order_acquire) == nullptr) return;
+  Dump(DumpReason::kExit, nullptr);
+  // Recording goes on: frees from later destructors still find consistent tables.
+}
+
+}  // namespace
+}  // namespace heaprec::preload

@@ -1,0 +1,56 @@
+// The profiler inside the profiled process: start-up, the sampled slow paths behind the allocation
+// hooks, dumps, and fork handling. hooks.cc holds the fast paths and calls in here only when a
+// thread's countdown expires or a freed block may be sampled.
+//
+//   malloc ─fast─▶ __libc_malloc
+//          └countdown expired─▶ AllocateSlow ─▶ real allocation, CaptureStack, HeapRecorder::Record
+//   free   ─filter miss─▶ __libc_free
+//          └maybe sampled─▶ ForgetSlow ─▶ HeapRecorder::Forget, then __libc_free
+//
+// Every function here says whether it may lock or allocate. None is async-signal-safe unless
+// stated.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "core/heap_recorder.h"
+
+namespace heaprec::preload {
+
+// Non-null once the profiler is ready; the free() fast path reads it. Lock-free, signal-safe.
+extern std::atomic<HeapRecorder*> g_recorder;
+
+enum class AllocKind : std::uint8_t { kMalloc, kCalloc, kMemalign, kValloc, kPvalloc };
+
+// The countdown expired for an allocation of `size` bytes: performs the real allocation
+// (`alignment` for kMemalign) and records it if it is sampled. May lock briefly; never calls malloc
+// for itself.
+void* AllocateSlow(AllocKind kind, std::size_t size, std::size_t alignment);
+
+// realloc with the bookkeeping a moved or resized sampled block needs. May lock.
+void* ReallocTracked(void* old_block, std::size_t size);
+
+// `block` may be sampled (the filter said maybe): forgets it. Call before the real free. May lock.
+void ForgetSlow(void* block);
+
+// operator new's failure path (new_failure.cc): new-handler loop, then std::bad_alloc or null.
+void* HandleNewFailure(std::size_t size, std::size_t alignment, bool nothrow);
+
+enum class DumpReason { kExit, kInterval, kSignal, kApi };
+
+// Writes a profile (to `path`, or the next name from the template when null). Returns 0 or an errno
+// value. Takes the dump lock; allocates only from the profiler's arena. Not for signal handlers.
+int Dump(DumpReason reason, const char* path);
+
+// Control for the public API.
+bool IsActive();
+void SetSampling(bool on);
+void SetSampleInterval(std::uint64_t bytes);
+
+// Read by the dump thread.
+std::uint64_t DumpIntervalMs();
+int DumpSignal();
+
+}  // namespace heaprec::preload

@@ -1,0 +1,210 @@
+#include "preload/settings.h"
+
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+namespace heaprec::preload {
+namespace {
+
+// One line on stderr, assembled without stdio (stdio may allocate or hold locks).
+void Complain(const char* variable, const char* value, const char* expected) {
+  const char* parts[] = {"heaprec: ",
+                         variable,
+                         "='",
+                         value,
+                         "' is invalid: expected ",
+                         expected,
+                         "; profiling is off for this process\n"};
+  for (const char* part : parts) {
+    ssize_t ignored = write(STDERR_FILENO, part, strlen(part));
+    (void)ignored;
+  }
+}
+
+bool ParseUnsigned(const char** cursor, std::uint64_t* value) {
+  const char* p = *cursor;
+  if (*p < '0' || *p > '9') return false;
+  std::uint64_t v = 0;
+  for (; *p >= '0' && *p <= '9'; ++p) {
+    std::uint64_t digit = static_cast<std::uint64_t>(*p - '0');
+    if (v > (UINT64_MAX - digit) / 10) return false;
+    v = v * 10 + digit;
+  }
+  *value = v;
+  *cursor = p;
+  return true;
+}
+
+bool EqualsIgnoreCase(const char* a, const char* b) { return strcasecmp(a, b) == 0; }
+
+bool IsTrue(const char* text) {
+  return EqualsIgnoreCase(text, "1") || EqualsIgnoreCase(text, "true") ||
+         EqualsIgnoreCase(text, "yes") || EqualsIgnoreCase(text, "on");
+}
+
+bool IsFalse(const char* text) {
+  return EqualsIgnoreCase(text, "0") || EqualsIgnoreCase(text, "false") ||
+         EqualsIgnoreCase(text, "no") || EqualsIgnoreCase(text, "off") || text[0] == '\0';
+}
+
+bool CopyPath(const char* text, char* out, std::size_t capacity) {
+  std::size_t n = strlen(text);
+  if (n == 0 || n >= capacity) return false;
+  memcpy(out, text, n + 1);
+  return true;
+}
+
+}  // namespace
+
+bool ParseByteCount(const char* text, std::uint64_t* bytes) {
+  const char* p = text;
+  std::uint64_t value = 0;
+  if (!ParseUnsigned(&p, &value)) return false;
+  std::uint64_t scale = 1;
+  if (*p != '\0') {
+    switch (*p | 0x20) {  // ASCII lower case
+      case 'k':
+        scale = std::uint64_t{1} << 10;
+        break;
+      case 'm':
+        scale = std::uint64_t{1} << 20;
+        break;
+      case 'g':
+        scale = std::uint64_t{1} << 30;
+        break;
+      default:
+        return false;
+    }
+    ++p;
+    if (EqualsIgnoreCase(p, "ib") || EqualsIgnoreCase(p, "b")) p += strlen(p);
+    if (*p != '\0') return false;
+  }
+  if (value == 0 || value > UINT64_MAX / scale) return false;
+  *bytes = value * scale;
+  return true;
+}
+
+bool ParseSeconds(const char* text, std::uint64_t* milliseconds) {
+  const char* p = text;
+  std::uint64_t whole = 0;
+  if (!ParseUnsigned(&p, &whole)) return false;
+  std::uint64_t fraction_ms = 0;
+  if (*p == '.') {
+    ++p;
+    std::uint64_t scale = 100;
+    if (*p < '0' || *p > '9') return false;
+    for (; *p >= '0' && *p <= '9'; ++p) {
+      fraction_ms += static_cast<std::uint64_t>(*p - '0') * scale;
+      scale /= 10;
+    }
+  }
+  if (*p == 's') ++p;
+  if (*p != '\0' || whole > 365ull * 24 * 3600) return false;
+  *milliseconds = whole * 1000 + fraction_ms;
+  return true;
+}
+
+bool ParseSignal(const char* text, int* signal_number) {
+  const char* p = text;
+  std::uint64_t number = 0;
+  if (ParseUnsigned(&p, &number)) {
+    if (*p != '\0' || number < 1 || number >= static_cast<std::uint64_t>(NSIG)) return false;
+    *signal_number = static_cast<int>(number);
+  } else {
+    if (strncasecmp(p, "SIG", 3) == 0) p += 3;
+    // Only signals a program can spare for a dump request; SIGKILL, SIGSEGV and friends make no
+    // sense.
+    static constexpr struct {
+      const char* name;
+      int number;
+    } kSignals[] = {{"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"HUP", SIGHUP},
+                    {"PROF", SIGPROF}, {"URG", SIGURG},   {"WINCH", SIGWINCH}};
+    int found = 0;
+    for (const auto& s : kSignals) {
+      if (EqualsIgnoreCase(p, s.name)) found = s.number;
+    }
+    if (found == 0) return false;
+    *signal_number = found;
+  }
+  if (*signal_number == SIGKILL || *signal_number == SIGSTOP) return false;
+  return true;
+}
+
+bool ReadSettings(Settings* settings) {
+  memcpy(settings->output_template, kDefaultOutputTemplate, sizeof(kDefaultOutputTemplate));
+  const char* value;
+  if ((value = getenv("HEAPREC_SAMPLE_INTERVAL")) != nullptr &&
+      !ParseByteCount(value, &settings->sample_interval)) {
+    Complain("HEAPREC_SAMPLE_INTERVAL", value,
+             "a byte count such as 524288, 512K or 2M (1 = exact)");
+    return false;
+  }
+  if ((value = getenv("HEAPREC_OUTPUT")) != nullptr &&
+      !CopyPath(value, settings->output_template, sizeof(settings->output_template))) {
+    Complain("HEAPREC_OUTPUT", value, "a non-empty path template shorter than PATH_MAX");
+    return false;
+  }
+  if ((value = getenv("HEAPREC_DUMP_INTERVAL")) != nullptr &&
+      !ParseSeconds(value, &settings->dump_interval_ms)) {
+    Complain("HEAPREC_DUMP_INTERVAL", value, "seconds such as 10 or 0.5 (0 = off)");
+    return false;
+  }
+  if ((value = getenv("HEAPREC_DUMP_SIGNAL")) != nullptr && value[0] != '\0' &&
+      !ParseSignal(value, &settings->dump_signal)) {
+    Complain("HEAPREC_DUMP_SIGNAL", value,
+             "a signal name such as SIGUSR2, USR1, HUP, or its number");
+    return false;
+  }
+  if ((value = getenv("HEAPREC_MAX_DEPTH")) != nullptr) {
+    const char* p = value;
+    std::uint64_t depth = 0;
+    if (!ParseUnsigned(&p, &depth) || *p != '\0' || depth < 1 || depth > kMaxStackDepth) {
+      Complain("HEAPREC_MAX_DEPTH", value, "a frame count from 1 to 1024");
+      return false;
+    }
+    settings->max_depth = static_cast<std::uint32_t>(depth);
+  }
+  if ((value = getenv("HEAPREC_UNWIND")) != nullptr) {
+    if (EqualsIgnoreCase(value, "libunwind")) {
+      settings->unwind = UnwindMethod::kLibunwind;
+    } else if (EqualsIgnoreCase(value, "fp")) {
+      settings->unwind = UnwindMethod::kFramePointers;
+    } else {
+      Complain("HEAPREC_UNWIND", value, "libunwind or fp");
+      return false;
+    }
+  }
+  if ((value = getenv("HEAPREC_NO_FOLLOW")) != nullptr) {
+    const char* p = value;
+    std::uint64_t pid = 0;
+    if (IsFalse(value)) {
+      settings->no_follow = false;
+    } else if (EqualsIgnoreCase(value, "1") || IsTrue(value)) {
+      settings->no_follow = true;
+    } else if (ParseUnsigned(&p, &pid) && *p == '\0' && pid > 1 && pid < (1u << 22)) {
+      settings->no_follow = true;
+      settings->only_pid = static_cast<int>(pid);
+    } else {
+      Complain("HEAPREC_NO_FOLLOW", value, "1 (this process only) or 0");
+      return false;
+    }
+  }
+  if ((value = getenv("HEAPREC_SEED")) != nullptr) {
+    const char* p = value;
+    if (!ParseUnsigned(&p, &settings->seed) || *p != '\0') {
+      Complain("HEAPREC_SEED", value, "an unsigned integer");
+      return false;
+    }
+  }
+  if ((value = getenv("HEAPREC_MANIFEST")) != nullptr && value[0] != '\0' &&
+      !CopyPath(value, settings->manifest, sizeof(settings->manifest))) {
+    Complain("HEAPREC_MANIFEST", value, "a path shorter than PATH_MAX");
+    return false;
+  }
+  return true;
+}
+
+}  // namespace heaprec::preload

@@ -1,0 +1,45 @@
+// Settings of the preload library, read once from HEAPREC_* environment variables at start-up.
+//
+// Every `heaprec run` flag has a twin here (the CLI passes its flags through the environment, so a
+// supervisor can profile a service with LD_PRELOAD and these variables alone). A bad value is
+// reported on stderr in one line naming the variable and the accepted form, and profiling stays
+// off: the program runs as if heaprec were not there.
+//
+// Parsing never allocates (it runs before anything else in the library is ready) and never trusts a
+// value's length: paths are copied into fixed buffers and rejected when too long.
+#pragma once
+
+#include <limits.h>
+
+#include <cstdint>
+
+namespace heaprec::preload {
+
+enum class UnwindMethod { kLibunwind, kFramePointers };
+
+struct Settings {
+  std::uint64_t sample_interval = 512 * 1024;      // HEAPREC_SAMPLE_INTERVAL: bytes, 1 = exact
+  char output_template[PATH_MAX] = {};             // HEAPREC_OUTPUT: %p pid, %t time, %e program
+  std::uint64_t dump_interval_ms = 0;              // HEAPREC_DUMP_INTERVAL: seconds, 0 = off
+  int dump_signal = 0;                             // HEAPREC_DUMP_SIGNAL: e.g. SIGUSR2, 0 = off
+  std::uint32_t max_depth = 128;                   // HEAPREC_MAX_DEPTH: frames kept per stack
+  UnwindMethod unwind = UnwindMethod::kLibunwind;  // HEAPREC_UNWIND: libunwind | fp
+  bool no_follow = false;                          // HEAPREC_NO_FOLLOW: see below
+  int only_pid = 0;                                // HEAPREC_NO_FOLLOW=PID: profile only this pid
+  std::uint64_t seed = 0;        // HEAPREC_SEED: fixed sampler seed (tests), 0 = random
+  char manifest[PATH_MAX] = {};  // HEAPREC_MANIFEST: (internal) list of files written
+};
+
+inline constexpr std::uint32_t kMaxStackDepth = 1024;
+inline constexpr const char kDefaultOutputTemplate[] = "heaprec.%e.%p.pb.gz";
+
+// Reads the environment into *settings. Returns false after printing one line on stderr when a
+// value is bad. No malloc, no locks.
+bool ReadSettings(Settings* settings);
+
+// The parsers, exposed for tests and for the CLI, which validates its flags with the same rules.
+bool ParseByteCount(const char* text, std::uint64_t* bytes);
+bool ParseSeconds(const char* text, std::uint64_t* milliseconds);
+bool ParseSignal(const char* text, int* signal_number);
+
+}  // namespace heaprec::preload
