@@ -157,9 +157,13 @@ int WriteProfileFile(const char* path, const HeapSnapshot& snapshot,
   return error;
 }
 
-void AppendToManifest(const char* manifest, const char* path) {
-  char line[PATH_MAX + 1];
+void AppendToManifest(const char* manifest, int pid, const char* reason, const char* path) {
+  char line[PATH_MAX + 64];
   Appender a(line, sizeof(line));
+  a.AddUnsigned(static_cast<unsigned long long>(pid), 1);
+  a.Add("\t");
+  a.Add(reason);
+  a.Add("\t");
   a.Add(path);
   a.Add("\n");
   if (!a.Finish()) return;

@@ -29,8 +29,8 @@ bool ExpandOutputTemplate(const char* pattern, int pid, const char* program, lon
 int WriteProfileFile(const char* path, const HeapSnapshot& snapshot,
                      const ProfileMetadata& metadata, MemoryResource& memory);
 
-// Appends `path` and a newline to the manifest file (one write with O_APPEND, so concurrent
-// processes never interleave within a line).
-void AppendToManifest(const char* manifest, const char* path);
+// Appends "pid<TAB>reason<TAB>path\n" to the manifest file through which `heaprec run` learns what
+// every process wrote (one write with O_APPEND, so concurrent processes never interleave a line).
+void AppendToManifest(const char* manifest, int pid, const char* reason, const char* path);
 
 }  // namespace heaprec::preload

@@ -275,7 +275,7 @@ int Dump(DumpReason reason, const char* path) {
                            "': ", strerrordesc_np(error), "\n"};
     WriteStderr(parts, sizeof(parts) / sizeof(parts[0]));
   } else if (g_settings.manifest[0] != '\0') {
-    AppendToManifest(g_settings.manifest, target);
+    AppendToManifest(g_settings.manifest, getpid(), ReasonName(reason), target);
   }
   return error;
 }

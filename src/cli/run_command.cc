@@ -1,0 +1,317 @@
+// `heaprec run`: runs a program with the preload library, waits for it, then symbolizes the
+// profiles every process wrote and prints the top allocation sites of the program's final profile.
+//
+// The CLI passes its settings to the preload library through the environment (HEAPREC_*), exactly
+// as a user profiling a service under a supervisor would, so both paths are the same code. The
+// library reports each file it writes in a manifest (HEAPREC_MANIFEST), which is how files from
+// forked and exec'd descendants are found. Everything heaprec prints goes to stderr: the program's
+// stdout is left exactly as it would be without the profiler.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/report.h"
+#include "preload/settings.h"
+#include "profile/pprof_reader.h"
+#include "profile/pprof_writer.h"
+#include "symbolize/symbolizer.h"
+
+namespace heaprec::cli {
+namespace {
+
+struct RunOptions {
+  std::string sample_interval;
+  std::string output = preload::kDefaultOutputTemplate;
+  std::string dump_interval;
+  std::string dump_signal;
+  std::string unwind;
+  std::string max_depth;
+  std::string seed;
+  bool no_follow = false;
+  bool symbolize = true;
+  size_t top = 10;
+  std::vector<std::string> command;
+};
+
+struct ManifestEntry {
+  pid_t pid;
+  std::string reason;
+  std::string path;
+};
+
+pid_t g_child = 0;
+
+void ForwardSignal(int signal_number) {
+  if (g_child > 0) kill(g_child, signal_number);
+}
+
+// The preload library sits next to the CLI in the build tree and in an installed prefix:
+// <prefix>/bin/heaprec and <prefix>/lib/libheaprec.so. HEAPREC_LIBRARY overrides.
+std::string FindPreloadLibrary() {
+  if (const char* explicit_path = std::getenv("HEAPREC_LIBRARY")) return explicit_path;
+  std::error_code ec;
+  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return {};
+  for (const char* relative : {"../lib/libheaprec.so", "libheaprec.so"}) {
+    std::filesystem::path candidate = self.parent_path() / relative;
+    if (std::filesystem::exists(candidate, ec))
+      return std::filesystem::canonical(candidate, ec).string();
+  }
+  return {};
+}
+
+// Checks the flags with the parsers the preload library uses, so a bad value fails here with a
+// usage error instead of a disabled profiler.
+bool ValidateOptions(const RunOptions& o) {
+  std::uint64_t u64 = 0;
+  int signal_number = 0;
+  auto fail = [](const std::string& flag, const std::string& value, const char* expected) {
+    std::cerr << "heaprec run: " << flag << " '" << value << "' is invalid: expected " << expected
+              << "\n";
+    return false;
+  };
+  if (!o.sample_interval.empty() && !preload::ParseByteCount(o.sample_interval.c_str(), &u64)) {
+    return fail("--sample-interval", o.sample_interval,
+                "a byte count such as 524288, 512K or 2M (1 = exact)");
+  }
+  if (!o.dump_interval.empty() && !preload::ParseSeconds(o.dump_interval.c_str(), &u64)) {
+    return fail("--dump-interval", o.dump_interval, "seconds such as 10 or 0.5");
+  }
+  if (!o.dump_signal.empty() && !preload::ParseSignal(o.dump_signal.c_str(), &signal_number)) {
+    return fail("--dump-signal", o.dump_signal,
+                "a signal name such as SIGUSR2, USR1, HUP, or its number");
+  }
+  if (!o.unwind.empty() && o.unwind != "libunwind" && o.unwind != "fp") {
+    return fail("--unwind", o.unwind, "libunwind or fp");
+  }
+  if (o.output.empty() || o.output.size() >= PATH_MAX)
+    return fail("-o", o.output, "a non-empty path template");
+  return true;
+}
+
+void SetEnvironment(const RunOptions& o, const std::string& library, const std::string& manifest) {
+  std::string preload = library;
+  if (const char* existing = std::getenv("LD_PRELOAD"); existing != nullptr && *existing != '\0') {
+    preload += ":";
+    preload += existing;
+  }
+  setenv("LD_PRELOAD", preload.c_str(), 1);
+  std::filesystem::path output = o.output;
+  if (output.is_relative()) output = std::filesystem::current_path() / output;
+  setenv("HEAPREC_OUTPUT", output.c_str(), 1);
+  setenv("HEAPREC_MANIFEST", manifest.c_str(), 1);
+  auto set_if = [](const char* name, const std::string& value) {
+    if (!value.empty()) setenv(name, value.c_str(), 1);
+  };
+  set_if("HEAPREC_SAMPLE_INTERVAL", o.sample_interval);
+  set_if("HEAPREC_DUMP_INTERVAL", o.dump_interval);
+  set_if("HEAPREC_DUMP_SIGNAL", o.dump_signal);
+  set_if("HEAPREC_UNWIND", o.unwind);
+  set_if("HEAPREC_MAX_DEPTH", o.max_depth);
+  set_if("HEAPREC_SEED", o.seed);
+}
+
+// Starts the program; returns its pid, or -1 after printing why it could not be started. The child
+// reports an exec failure through a close-on-exec pipe, which closes silently on success.
+pid_t StartProgram(const RunOptions& o, int* exec_errno) {
+  int status_pipe[2];
+  if (pipe2(status_pipe, O_CLOEXEC) != 0) return -1;
+  pid_t pid = fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    close(status_pipe[0]);
+    if (o.no_follow) setenv("HEAPREC_NO_FOLLOW", std::to_string(getpid()).c_str(), 1);
+    std::vector<char*> argv;
+    for (const std::string& arg : o.command) argv.push_back(const_cast<char*>(arg.c_str()));
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
+    int error = errno;
+    ssize_t ignored = write(status_pipe[1], &error, sizeof(error));
+    (void)ignored;
+    _exit(127);
+  }
+  close(status_pipe[1]);
+  *exec_errno = 0;
+  ssize_t n;
+  do {
+    n = read(status_pipe[0], exec_errno, sizeof(*exec_errno));
+  } while (n < 0 && errno == EINTR);
+  close(status_pipe[0]);
+  return pid;
+}
+
+int WaitForProgram(pid_t pid) {
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return 1;
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) {
+    std::cerr << "heaprec: "
+              << "the program was killed by signal " << WTERMSIG(status) << " ("
+              << strsignal(WTERMSIG(status)) << ")\n";
+    return 128 + WTERMSIG(status);
+  }
+  return 1;
+}
+
+std::vector<ManifestEntry> ReadManifest(const std::string& path) {
+  std::vector<ManifestEntry> entries;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    ManifestEntry e;
+    std::string pid;
+    if (std::getline(fields, pid, '\t') && std::getline(fields, e.reason, '\t') &&
+        std::getline(fields, e.path)) {
+      e.pid = static_cast<pid_t>(std::atoi(pid.c_str()));
+      entries.push_back(std::move(e));
+    }
+  }
+  return entries;
+}
+
+// Symbolizes every profile in place. Returns false if any could not be processed.
+bool SymbolizeProfiles(const std::vector<ManifestEntry>& entries) {
+  bool ok = true;
+  for (const ManifestEntry& e : entries) {
+    try {
+      Profile profile = ReadProfileFile(e.path);
+      Symbolize(profile);
+      WriteProfileFile(profile, e.path);
+    } catch (const std::exception& error) {
+      std::cerr << "heaprec: " << error.what() << "\n";
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+void PrintSummary(const RunOptions& o, pid_t root, const std::vector<ManifestEntry>& entries) {
+  if (entries.empty()) {
+    std::cerr
+        << "heaprec: no profile was written (did the program end with _exit, abort or a signal?)\n";
+    return;
+  }
+  std::cerr << "heaprec: wrote " << entries.size()
+            << (entries.size() == 1 ? " profile" : " profiles") << ":\n";
+  for (const ManifestEntry& e : entries) {
+    std::cerr << "  " << e.path << "  (pid " << e.pid << ", " << e.reason << ")\n";
+  }
+  const ManifestEntry* main_profile = nullptr;
+  for (const ManifestEntry& e : entries) {
+    if (e.pid == root && e.reason == "exit") main_profile = &e;
+  }
+  if (main_profile == nullptr || o.top == 0) return;
+  try {
+    Profile profile = ReadProfileFile(main_profile->path);
+    ReportOptions report;
+    report.source = main_profile->path;
+    report.sample_index = "inuse_space";
+    report.top = o.top;
+    std::cerr << "\n";
+    PrintReport(profile, report, std::cerr);
+  } catch (const std::exception& error) {
+    std::cerr << "heaprec: " << error.what() << "\n";
+  }
+}
+
+int Run(const RunOptions& o) {
+  if (o.command.empty()) {
+    std::cerr
+        << "heaprec run: no program given (usage: heaprec run [OPTIONS] -- PROGRAM [ARGS...])\n";
+    return kExitUsage;
+  }
+  if (!ValidateOptions(o)) return kExitUsage;
+  std::string library = FindPreloadLibrary();
+  if (library.empty()) {
+    std::cerr << "heaprec run: cannot find libheaprec.so next to the heaprec binary; set "
+                 "HEAPREC_LIBRARY\n";
+    return kExitFailure;
+  }
+  std::string manifest =
+      (std::filesystem::temp_directory_path() / "heaprec-manifest-XXXXXX").string();
+  int manifest_fd = mkstemp(manifest.data());
+  if (manifest_fd < 0) {
+    std::cerr << "heaprec run: cannot create a temporary file: " << std::strerror(errno) << "\n";
+    return kExitFailure;
+  }
+  close(manifest_fd);
+  SetEnvironment(o, library, manifest);
+
+  // Terminal signals reach the whole process group, the program included; heaprec waits for it
+  // to finish and collects its profiles. Signals sent to heaprec alone are passed on.
+  signal(SIGINT, SIG_IGN);
+  signal(SIGQUIT, SIG_IGN);
+  struct sigaction forward = {};
+  forward.sa_handler = ForwardSignal;
+  sigemptyset(&forward.sa_mask);
+  for (int s : {SIGTERM, SIGHUP, SIGUSR1, SIGUSR2}) sigaction(s, &forward, nullptr);
+
+  int exec_errno = 0;
+  pid_t pid = StartProgram(o, &exec_errno);
+  if (pid < 0) {
+    std::cerr << "heaprec run: cannot start a process: " << std::strerror(errno) << "\n";
+    unlink(manifest.c_str());
+    return kExitFailure;
+  }
+  g_child = pid;
+  if (exec_errno != 0) {
+    waitpid(pid, nullptr, 0);
+    std::cerr << "heaprec run: cannot run '" << o.command[0] << "': " << std::strerror(exec_errno)
+              << "\n";
+    unlink(manifest.c_str());
+    return exec_errno == ENOENT ? 127 : 126;
+  }
+  int status = WaitForProgram(pid);
+  std::vector<ManifestEntry> entries = ReadManifest(manifest);
+  unlink(manifest.c_str());
+  if (o.symbolize) SymbolizeProfiles(entries);
+  PrintSummary(o, pid, entries);
+  return status;
+}
+
+}  // namespace
+
+void RegisterRunCommand(CLI::App& app, int* exit_code) {
+  auto options = std::make_shared<RunOptions>();
+  CLI::App* cmd = app.add_subcommand("run", "Run a program under the live-heap profiler");
+  cmd->footer(
+      "Every option has an environment twin read by libheaprec.so (e.g. --sample-interval is\n"
+      "HEAPREC_SAMPLE_INTERVAL). Output templates expand %p (pid), %t (time), %e (program name).\n"
+      "Exit status: the program's own (128+N if it was killed by signal N).");
+  cmd->add_option("--sample-interval", options->sample_interval,
+                  "Mean bytes between samples (default 512K; 1 = record every allocation exactly)");
+  cmd->add_option("-o,--output", options->output, "Profile path template")
+      ->default_str(preload::kDefaultOutputTemplate);
+  cmd->add_option("--dump-interval", options->dump_interval, "Also write a profile every SECONDS");
+  cmd->add_option("--dump-signal", options->dump_signal,
+                  "Also write a profile on this signal (e.g. SIGUSR2)");
+  cmd->add_option("--max-depth", options->max_depth, "Frames kept per stack, 1-1024 (default 128)");
+  cmd->add_option("--unwind", options->unwind, "Stack unwinder: libunwind (default) or fp");
+  cmd->add_option("--seed", options->seed, "Fixed sampler seed, for reproducible runs");
+  cmd->add_flag("--no-follow", options->no_follow, "Do not profile programs the program executes");
+  cmd->add_flag("!--no-symbolize", options->symbolize, "Leave the profiles unsymbolized");
+  cmd->add_option("--top", options->top, "Sites to print at the end (0 = none)")->default_val(10);
+  cmd->add_option("command", options->command, "PROGRAM [ARGS...]");
+  cmd->prefix_command();  // everything from PROGRAM on belongs to the program, flags included
+  cmd->callback([options, exit_code, cmd] {
+    for (const std::string& extra : cmd->remaining()) options->command.push_back(extra);
+    *exit_code = Run(*options);
+  });
+}
+
+}  // namespace heaprec::cli
