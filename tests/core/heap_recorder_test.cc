@@ -1,0 +1,191 @@
+// The heap recorder as a whole: recording, forgetting, allocation history, and snapshots taken
+// while other threads keep recording (the seed's "allocations during a slow serialization" test).
+#include "core/heap_recorder.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <thread>
+#include <vector>
+
+namespace heaprec {
+namespace {
+
+struct Totals {
+  double live_objects = 0, live_bytes = 0;
+};
+
+// Live totals per (first frame) from a snapshot, reading every object's frames.
+std::map<std::uint64_t, Totals> LiveBySite(const HeapSnapshot& snapshot) {
+  std::map<std::uint64_t, Totals> sites;
+  for (std::size_t i = 0; i < snapshot.object_count(); ++i) {
+    const HeapSnapshot::Object& o = snapshot.objects()[i];
+    StackFrames f = snapshot.Frames(o.stack);
+    std::uint64_t site = f.depth > 0 ? f.frames[0] : 0;
+    sites[site].live_objects += o.weight;
+    sites[site].live_bytes += o.weight * static_cast<double>(o.size);
+  }
+  return sites;
+}
+
+class HeapRecorderTest : public ::testing::Test {
+ protected:
+  SystemMemoryResource memory_;
+  std::unique_ptr<HeapRecorder> recorder_ =
+      std::make_unique<HeapRecorder>(memory_, RecorderOptions{});
+};
+
+TEST_F(HeapRecorderTest, RecordsAndForgets) {
+  std::uint64_t stack_a[] = {0xa1, 0xa2}, stack_b[] = {0xb1};
+  for (std::uint64_t key = 16; key < 16 * 11; key += 16)
+    recorder_->Record(key, stack_a, 2, 100, 1.0, 0);
+  recorder_->Record(0x9000, stack_b, 1, 5000, 2.5, 0);
+  EXPECT_TRUE(recorder_->Forget(16));
+  EXPECT_FALSE(recorder_->Forget(16));
+  EXPECT_FALSE(recorder_->Forget(0x12345670));
+  RecorderStats stats = recorder_->Stats();
+  EXPECT_EQ(stats.samples, 11u);
+  EXPECT_EQ(stats.forgotten, 1u);
+  EXPECT_EQ(stats.live_objects, 10u);
+  EXPECT_EQ(stats.stacks, 2u);
+
+  HeapSnapshot snapshot;
+  ASSERT_TRUE(snapshot.Take(*recorder_));
+  auto sites = LiveBySite(snapshot);
+  EXPECT_EQ(sites[0xa1].live_objects, 9);
+  EXPECT_EQ(sites[0xa1].live_bytes, 900);
+  EXPECT_EQ(sites[0xb1].live_objects, 2.5);
+  EXPECT_EQ(sites[0xb1].live_bytes, 12500);
+  // History keeps the freed allocation too: 10 objects of 100 bytes at site a.
+  double history_a = 0;
+  for (std::size_t i = 0; i < snapshot.history_count(); ++i) {
+    const AllocationTotals& h = snapshot.history()[i];
+    if (snapshot.Frames(h.stack).frames[0] == 0xa1) history_a += h.objects;
+  }
+  EXPECT_EQ(history_a, 10);
+}
+
+TEST_F(HeapRecorderTest, StacksOfFreedObjectsAreReleasedWithoutHistory) {
+  recorder_ =
+      std::make_unique<HeapRecorder>(memory_, RecorderOptions{.keep_allocation_history = false});
+  std::uint64_t stack[] = {1, 2, 3};
+  recorder_->Record(0x100, stack, 3, 10, 1, 0);
+  recorder_->Record(0x200, stack, 3, 10, 1, 0);
+  EXPECT_EQ(recorder_->Stats().stacks, 1u);
+  recorder_->Forget(0x100);
+  EXPECT_EQ(recorder_->Stats().stacks, 1u);
+  recorder_->Forget(0x200);
+  EXPECT_EQ(recorder_->Stats().stacks, 0u);
+}
+
+TEST_F(HeapRecorderTest, MissedFreeReplacesTheOldObject) {
+  std::uint64_t s1[] = {1}, s2[] = {2};
+  recorder_->Record(0x100, s1, 1, 10, 1, 0);
+  recorder_->Record(0x100, s2, 1, 20, 1, 0);  // the block was freed behind our back and reused
+  RecorderStats stats = recorder_->Stats();
+  EXPECT_EQ(stats.replaced, 1u);
+  EXPECT_EQ(stats.live_objects, 1u);
+  HeapSnapshot snapshot;
+  ASSERT_TRUE(snapshot.Take(*recorder_));
+  ASSERT_EQ(snapshot.object_count(), 1u);
+  EXPECT_EQ(snapshot.objects()[0].size, 20u);
+}
+
+TEST_F(HeapRecorderTest, DetachReattachKeepsTheObject) {
+  std::uint64_t s[] = {5};
+  recorder_->Record(0x100, s, 1, 10, 1, 0);
+  LiveObject detached;
+  ASSERT_TRUE(recorder_->Detach(0x100, &detached));
+  EXPECT_FALSE(recorder_->MaybeTracked(0x100) && recorder_->Forget(0x100));
+  recorder_->Reattach(0x100, detached);
+  EXPECT_TRUE(recorder_->Forget(0x100));
+}
+
+// A snapshot is a stable copy: objects recorded after it are not in it, objects freed after it stay
+// in it with readable frames, and the next snapshot sees exactly the new state.
+TEST_F(HeapRecorderTest, RecordingDuringSerializationIsNotLostOrCorrupting) {
+  std::uint64_t old_stack[] = {0x01, 0x02}, new_stack[] = {0x03, 0x04};
+  for (std::uint64_t i = 1; i <= 100; ++i) recorder_->Record(i * 16, old_stack, 2, 8, 1, 0);
+  HeapSnapshot during;
+  ASSERT_TRUE(during.Take(*recorder_));
+  // While "serializing" `during`: free every old object, record new ones from another thread.
+  std::thread other([&] {
+    for (std::uint64_t i = 1; i <= 100; ++i) recorder_->Forget(i * 16);
+    for (std::uint64_t i = 1; i <= 50; ++i)
+      recorder_->Record(0x100000 + i * 16, new_stack, 2, 32, 1, 0);
+  });
+  other.join();
+  auto seen = LiveBySite(during);  // reads frames of stacks whose objects are all gone: pinned
+  EXPECT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0x01].live_objects, 100);
+  during.Release();
+  HeapSnapshot after;
+  ASSERT_TRUE(after.Take(*recorder_));
+  auto now = LiveBySite(after);
+  EXPECT_EQ(now.size(), 1u);
+  EXPECT_EQ(now[0x03].live_objects, 50);
+  EXPECT_EQ(now[0x03].live_bytes, 50 * 32);
+}
+
+// Many threads record and forget while the main thread keeps taking snapshots and reading every
+// object's frames. Each thread's stacks encode its id, so a torn or mixed-up stack is detected.
+TEST_F(HeapRecorderTest, ConcurrentRecordingForgettingAndSnapshots) {
+  constexpr int kThreads = 6, kRounds = 20000;
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::vector<std::uint64_t> live;
+      std::uint64_t next_key = (static_cast<std::uint64_t>(t) + 1) << 40;
+      for (int r = 0; r < kRounds; ++r) {
+        std::uint64_t depth = 1 + r % 7;
+        std::uint64_t frames[8];
+        for (std::uint64_t d = 0; d < depth; ++d)
+          frames[d] = (static_cast<std::uint64_t>(t) << 32) | (depth << 8) | d;
+        std::uint64_t key = next_key += 16;
+        recorder_->Record(key, frames, static_cast<std::uint32_t>(depth), depth * 10, 1, 0);
+        live.push_back(key);
+        if (r % 3 != 0) {
+          std::size_t victim = (static_cast<std::size_t>(r) * 7919) % live.size();
+          ASSERT_TRUE(recorder_->Forget(live[victim]));
+          live[victim] = live.back();
+          live.pop_back();
+        }
+      }
+      for (std::uint64_t key : live) ASSERT_TRUE(recorder_->Forget(key));
+    });
+  }
+  int snapshots = 0;
+  std::thread serializer([&] {
+    while (!stop.load()) {
+      HeapSnapshot snapshot;
+      ASSERT_TRUE(snapshot.Take(*recorder_));
+      for (std::size_t i = 0; i < snapshot.object_count(); ++i) {
+        const HeapSnapshot::Object& o = snapshot.objects()[i];
+        StackFrames f = snapshot.Frames(o.stack);
+        ASSERT_GE(f.depth, 1u);
+        ASSERT_EQ(o.size, f.depth * 10);
+        std::uint64_t thread_bits = f.frames[0] >> 32;
+        for (std::uint32_t d = 0; d < f.depth; ++d) {
+          ASSERT_EQ(f.frames[d], (thread_bits << 32) | (std::uint64_t{f.depth} << 8) | d);
+        }
+      }
+      snapshot.SortByStackAndSize();
+      ++snapshots;
+    }
+  });
+  for (std::thread& t : threads) t.join();
+  stop = true;
+  serializer.join();
+  EXPECT_GT(snapshots, 0);
+  RecorderStats stats = recorder_->Stats();
+  EXPECT_EQ(stats.live_objects, 0u);
+  EXPECT_EQ(stats.samples, static_cast<std::uint64_t>(kThreads) * kRounds);
+  EXPECT_EQ(stats.forgotten, stats.samples);
+  EXPECT_EQ(stats.dropped, 0u);
+}
+
+}  // namespace
+}  // namespace heaprec

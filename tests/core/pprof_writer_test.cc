@@ -1,0 +1,144 @@
+// The in-process pprof writer, checked by decoding its output with the CLI's reader: sample types
+// and conventions, one sample per (stack, size) with merged alloc/inuse values, deduplicated
+// locations pointing at the right mappings, and the gzip sink.
+#include "core/pprof_writer.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "core/gzip_file_sink.h"
+#include "profile/pprof_reader.h"
+
+namespace heaprec {
+namespace {
+
+class StringSink : public ByteSink {
+ public:
+  bool Write(const void* data, std::size_t size) override {
+    bytes.append(static_cast<const char*>(data), size);
+    return true;
+  }
+  std::string bytes;
+};
+
+class PprofWriterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // Site A: two live objects of 100 bytes (weights 1.5 and 2.5) and one freed; site B: one live
+    // object of 4000 bytes, weight 1; site A also one live object of 7 bytes.
+    std::uint64_t a[] = {0x401010, 0x402020, 0x7f0000001000}, b[] = {0x401030, 0x402020};
+    recorder_.Record(0x10, a, 3, 100, 1.5, 0);
+    recorder_.Record(0x20, a, 3, 100, 2.5, 0);
+    recorder_.Record(0x30, a, 3, 100, 3.0, 0);
+    recorder_.Forget(0x30);
+    recorder_.Record(0x40, a, 3, 7, 1.0, 0);
+    recorder_.Record(0x50, b, 2, 4000, 1.0, 0);
+  }
+
+  ProfileMetadata Metadata() {
+    static const ProfileMapping kMappings[] = {
+        {0x400000, 0x500000, 0, "/usr/bin/program", "0123abcd"},
+        {0x7f0000000000, 0x7f0000100000, 0x2000, "/lib/libc.so.6", ""},
+    };
+    static const char* const kComments[] = {"heaprec test", "sample_interval=4096"};
+    return {4096, 1700000000000000000, 5000000000, kMappings, 2, kComments, 2};
+  }
+
+  SystemMemoryResource memory_;
+  HeapRecorder recorder_{memory_, RecorderOptions{}};
+};
+
+TEST_F(PprofWriterTest, WritesGoHeapConventions) {
+  HeapSnapshot snapshot;
+  ASSERT_TRUE(snapshot.Take(recorder_));
+  snapshot.SortByStackAndSize();
+  StringSink sink;
+  ASSERT_TRUE(WriteHeapProfile(snapshot, Metadata(), memory_, sink));
+  Profile p = ReadProfile(sink.bytes);
+
+  ASSERT_EQ(p.sample_types.size(), 4u);
+  EXPECT_EQ(p.sample_types[0], (ValueType{"alloc_objects", "count"}));
+  EXPECT_EQ(p.sample_types[1], (ValueType{"alloc_space", "bytes"}));
+  EXPECT_EQ(p.sample_types[2], (ValueType{"inuse_objects", "count"}));
+  EXPECT_EQ(p.sample_types[3], (ValueType{"inuse_space", "bytes"}));
+  EXPECT_EQ(p.period_type, (ValueType{"space", "bytes"}));
+  EXPECT_EQ(p.period, 4096);
+  EXPECT_EQ(p.default_sample_type, "inuse_space");
+  EXPECT_EQ(p.time_nanos, 1700000000000000000);
+  EXPECT_EQ(p.duration_nanos, 5000000000);
+  EXPECT_EQ(p.comments, (std::vector<std::string>{"heaprec test", "sample_interval=4096"}));
+  ASSERT_EQ(p.mappings.size(), 2u);
+  EXPECT_EQ(p.mappings[0].filename, "/usr/bin/program");
+  EXPECT_EQ(p.mappings[0].build_id, "0123abcd");
+  EXPECT_EQ(p.mappings[1].file_offset, 0x2000u);
+
+  // Locations are deduplicated (0x402020 is shared) and map to the containing mapping.
+  ASSERT_EQ(p.locations.size(), 4u);
+  std::map<std::uint64_t, const Location*> by_id;
+  for (const Location& l : p.locations) by_id[l.id] = &l;
+  for (const Location& l : p.locations) {
+    EXPECT_EQ(l.mapping_id, l.address >= 0x7f0000000000 ? 2u : 1u) << std::hex << l.address;
+  }
+
+  // One sample per (stack, size): A/100, A/7, B/4000, with the byte label.
+  ASSERT_EQ(p.samples.size(), 3u);
+  std::map<std::pair<std::uint64_t, std::int64_t>, std::vector<std::int64_t>> values;
+  for (const Sample& s : p.samples) {
+    ASSERT_EQ(s.labels.size(), 1u);
+    EXPECT_EQ(s.labels[0].key, "bytes");
+    std::uint64_t leaf = by_id.at(s.location_ids.at(0))->address;
+    values[{leaf, s.labels[0].num}] = s.values;
+  }
+  // A/100: alloc 1.5+2.5+3 = 7 objects, 700 bytes; inuse 4 objects, 400 bytes.
+  EXPECT_EQ(values[(std::pair<std::uint64_t, std::int64_t>{0x401010, 100})],
+            (std::vector<std::int64_t>{7, 700, 4, 400}));
+  EXPECT_EQ(values[(std::pair<std::uint64_t, std::int64_t>{0x401010, 7})],
+            (std::vector<std::int64_t>{1, 7, 1, 7}));
+  EXPECT_EQ(values[(std::pair<std::uint64_t, std::int64_t>{0x401030, 4000})],
+            (std::vector<std::int64_t>{1, 4000, 1, 4000}));
+}
+
+TEST_F(PprofWriterTest, GzipFileSinkWritesAReadableFile) {
+  HeapSnapshot snapshot;
+  ASSERT_TRUE(snapshot.Take(recorder_));
+  snapshot.SortByStackAndSize();
+  char path[] = "/tmp/heaprec-writer-test-XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  {
+    GzipFileSink sink(fd, memory_);
+    ASSERT_TRUE(sink.ok());
+    ASSERT_TRUE(WriteHeapProfile(snapshot, Metadata(), memory_, sink));
+    ASSERT_TRUE(sink.Finish());
+  }
+  close(fd);
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream raw;
+  raw << in.rdbuf();
+  unlink(path);
+  ASSERT_GE(raw.str().size(), 2u);
+  EXPECT_EQ(static_cast<unsigned char>(raw.str()[0]), 0x1f);  // gzip magic
+  EXPECT_EQ(static_cast<unsigned char>(raw.str()[1]), 0x8b);
+  Profile p = ReadProfile(raw.str());
+  EXPECT_EQ(p.samples.size(), 3u);
+}
+
+TEST_F(PprofWriterTest, FailingSinkIsReported) {
+  class FailingSink : public ByteSink {
+    bool Write(const void*, std::size_t) override { return false; }
+  } sink;
+  HeapSnapshot snapshot;
+  ASSERT_TRUE(snapshot.Take(recorder_));
+  snapshot.SortByStackAndSize();
+  EXPECT_FALSE(WriteHeapProfile(snapshot, Metadata(), memory_, sink));
+}
+
+}  // namespace
+}  // namespace heaprec

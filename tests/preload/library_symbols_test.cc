@@ -1,0 +1,124 @@
+// What libheaprec.so shows and takes from the process it is loaded into, read from the built
+// library with binutils: it exports only the allocator entry points and the C API, pulls in no C++
+// runtime and no unwinder, leaves the program's exception handling alone, and keeps its fast paths
+// short.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+std::string RunCommand(const std::string& command) {
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
+  std::string out;
+  if (!pipe) return out;
+  std::array<char, 4096> buffer;
+  size_t n;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe.get())) > 0) out.append(buffer.data(), n);
+  return out;
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) lines.push_back(line);
+  }
+  return lines;
+}
+
+TEST(LibrarySymbolsTest, ExportsOnlyTheEntryPointsAndTheApi) {
+  const std::set<std::string> allowed = {
+      "malloc", "free", "calloc", "realloc", "reallocarray", "posix_memalign", "aligned_alloc",
+      "memalign", "valloc", "pvalloc", "heaprec_dump", "heaprec_start", "heaprec_stop",
+      "heaprec_set_sample_interval", "heaprec_is_active",
+      // operator new / delete in every form
+      "_Znwm", "_Znam", "_ZnwmRKSt9nothrow_t", "_ZnamRKSt9nothrow_t", "_ZnwmSt11align_val_t",
+      "_ZnamSt11align_val_t", "_ZnwmSt11align_val_tRKSt9nothrow_t",
+      "_ZnamSt11align_val_tRKSt9nothrow_t", "_ZdlPv", "_ZdaPv", "_ZdlPvm", "_ZdaPvm",
+      "_ZdlPvRKSt9nothrow_t", "_ZdaPvRKSt9nothrow_t", "_ZdlPvSt11align_val_t",
+      "_ZdaPvSt11align_val_t", "_ZdlPvmSt11align_val_t", "_ZdaPvmSt11align_val_t",
+      "_ZdlPvSt11align_val_tRKSt9nothrow_t", "_ZdaPvSt11align_val_tRKSt9nothrow_t"};
+  std::set<std::string> exported;
+  for (const std::string& name :
+       Lines(RunCommand("nm -D --defined-only --format=just-symbols " HEAPREC_LIB))) {
+    exported.insert(name);
+  }
+  EXPECT_EQ(exported, allowed);
+}
+
+TEST(LibrarySymbolsTest, ImportsNoCxxRuntimeOrUnwinder) {
+  std::string needed = RunCommand("readelf -d " HEAPREC_LIB " | grep NEEDED");
+  ASSERT_FALSE(needed.empty());
+  for (const char* library : {"libstdc++", "libgcc_s", "libunwind", "libz", "liblzma"}) {
+    EXPECT_EQ(needed.find(library), std::string::npos) << needed;
+  }
+  for (const std::string& symbol :
+       Lines(RunCommand("nm -D --undefined-only --format=just-symbols " HEAPREC_LIB))) {
+    EXPECT_EQ(symbol.find("CXXABI"), std::string::npos) << symbol;
+    EXPECT_EQ(symbol.find("GLIBCXX"), std::string::npos) << symbol;
+    EXPECT_EQ(symbol.find("_Unwind_"), std::string::npos) << symbol;
+    if (symbol != "__cxa_finalize@GLIBC_2.2.5") {
+      EXPECT_EQ(symbol.find("__cxa_"), std::string::npos) << symbol;
+    }
+  }
+}
+
+TEST(LibrarySymbolsTest, ProgramExceptionsStayWithLibgcc) {
+  std::string out = RunCommand("LD_PRELOAD=" HEAPREC_LIB
+                               " HEAPREC_OUTPUT=/tmp/heaprec-throw-test.%p.pb.gz " THROW_LOOP
+                               " 2000; rm -f /tmp/heaprec-throw-test.*.pb.gz");
+  EXPECT_NE(out.find("128000 "), std::string::npos) << out;  // every throw was caught
+  EXPECT_NE(out.find("libgcc_s"), std::string::npos) << out;
+}
+
+// The instructions of one function, from objdump, without addresses.
+std::vector<std::string> Disassemble(const std::string& function) {
+  std::vector<std::string> instructions;
+  for (const std::string& line : Lines(RunCommand(
+           "objdump -d --no-show-raw-insn --disassemble=" + function + " " HEAPREC_LIB))) {
+    // Instruction lines look like "    3e10:\tmovabs $0x3f...,%rax".
+    size_t tab = line.find(":\t");
+    if (tab != std::string::npos && line.find('<' + function + ">:") == std::string::npos) {
+      instructions.push_back(line.substr(tab + 2));
+    }
+  }
+  return instructions;
+}
+
+// The unsampled malloc is a countdown in TLS and a branch: no lock, no atomic read-modify-write, no
+// call besides the tail jump to glibc or to the slow path.
+TEST(LibrarySymbolsTest, MallocFastPathIsShort) {
+  std::vector<std::string> code = Disassemble("malloc");
+  ASSERT_FALSE(code.empty());
+  EXPECT_LE(code.size(), 18u);
+  for (const std::string& insn : code) {
+    EXPECT_EQ(insn.rfind("call", 0), std::string::npos) << insn;
+    EXPECT_EQ(insn.rfind("lock", 0), std::string::npos) << insn;
+  }
+}
+
+// free of an unsampled block: one load of the recorder pointer, a hash, one byte load from the
+// filter, a tail jump to glibc. The only call is to the slow path.
+TEST(LibrarySymbolsTest, FreeFastPathIsShort) {
+  std::vector<std::string> code = Disassemble("free");
+  ASSERT_FALSE(code.empty());
+  EXPECT_LE(code.size(), 28u);
+  int calls = 0;
+  for (const std::string& insn : code) {
+    EXPECT_EQ(insn.rfind("lock", 0), std::string::npos) << insn;
+    if (insn.rfind("call", 0) != std::string::npos) {
+      ++calls;
+      EXPECT_NE(insn.find("ForgetSlow"), std::string::npos) << insn;
+    }
+  }
+  EXPECT_LE(calls, 1);
+}
+
+}  // namespace

@@ -1,0 +1,120 @@
+#include "preload/settings.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <stdlib.h>
+
+namespace heaprec::preload {
+namespace {
+
+TEST(SettingsTest, ByteCounts) {
+  std::uint64_t v = 0;
+  EXPECT_TRUE(ParseByteCount("1", &v));
+  EXPECT_EQ(v, 1u);
+  EXPECT_TRUE(ParseByteCount("524288", &v));
+  EXPECT_EQ(v, 524288u);
+  EXPECT_TRUE(ParseByteCount("512K", &v));
+  EXPECT_EQ(v, 524288u);
+  EXPECT_TRUE(ParseByteCount("2MiB", &v));
+  EXPECT_EQ(v, 2u << 20);
+  EXPECT_TRUE(ParseByteCount("1g", &v));
+  EXPECT_EQ(v, 1u << 30);
+  for (const char* bad :
+       {"", "0", "abc", "12x", "-5", "1.5M", "99999999999999999999", "16777216T", "2M "}) {
+    EXPECT_FALSE(ParseByteCount(bad, &v)) << bad;
+  }
+}
+
+TEST(SettingsTest, Seconds) {
+  std::uint64_t ms = 0;
+  EXPECT_TRUE(ParseSeconds("10", &ms));
+  EXPECT_EQ(ms, 10000u);
+  EXPECT_TRUE(ParseSeconds("0.25", &ms));
+  EXPECT_EQ(ms, 250u);
+  EXPECT_TRUE(ParseSeconds("3s", &ms));
+  EXPECT_EQ(ms, 3000u);
+  for (const char* bad : {"", "x", "1.", "-1", "1e3", "99999999999"})
+    EXPECT_FALSE(ParseSeconds(bad, &ms)) << bad;
+}
+
+TEST(SettingsTest, Signals) {
+  int s = 0;
+  EXPECT_TRUE(ParseSignal("SIGUSR2", &s));
+  EXPECT_EQ(s, SIGUSR2);
+  EXPECT_TRUE(ParseSignal("usr1", &s));
+  EXPECT_EQ(s, SIGUSR1);
+  EXPECT_TRUE(ParseSignal("12", &s));
+  EXPECT_EQ(s, 12);
+  for (const char* bad : {"", "SIGFOO", "SIGKILL", "9", "0", "65", "USR2x"})
+    EXPECT_FALSE(ParseSignal(bad, &s)) << bad;
+}
+
+class ReadSettingsTest : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    for (const char* name : {"HEAPREC_SAMPLE_INTERVAL", "HEAPREC_OUTPUT", "HEAPREC_DUMP_INTERVAL",
+                             "HEAPREC_DUMP_SIGNAL", "HEAPREC_MAX_DEPTH", "HEAPREC_UNWIND",
+                             "HEAPREC_NO_FOLLOW", "HEAPREC_SEED"}) {
+      unsetenv(name);
+    }
+  }
+};
+
+TEST_F(ReadSettingsTest, DefaultsWithoutEnvironment) {
+  Settings s;
+  ASSERT_TRUE(ReadSettings(&s));
+  EXPECT_EQ(s.sample_interval, 512u * 1024);
+  EXPECT_STREQ(s.output_template, kDefaultOutputTemplate);
+  EXPECT_EQ(s.max_depth, 128u);
+  EXPECT_EQ(s.dump_interval_ms, 0u);
+  EXPECT_EQ(s.dump_signal, 0);
+  EXPECT_FALSE(s.no_follow);
+}
+
+TEST_F(ReadSettingsTest, EveryVariableIsRead) {
+  setenv("HEAPREC_SAMPLE_INTERVAL", "1", 1);
+  setenv("HEAPREC_OUTPUT", "/tmp/x.%p.pb.gz", 1);
+  setenv("HEAPREC_DUMP_INTERVAL", "1.5", 1);
+  setenv("HEAPREC_DUMP_SIGNAL", "SIGUSR2", 1);
+  setenv("HEAPREC_MAX_DEPTH", "64", 1);
+  setenv("HEAPREC_UNWIND", "fp", 1);
+  setenv("HEAPREC_NO_FOLLOW", "4242", 1);
+  setenv("HEAPREC_SEED", "99", 1);
+  Settings s;
+  ASSERT_TRUE(ReadSettings(&s));
+  EXPECT_EQ(s.sample_interval, 1u);
+  EXPECT_STREQ(s.output_template, "/tmp/x.%p.pb.gz");
+  EXPECT_EQ(s.dump_interval_ms, 1500u);
+  EXPECT_EQ(s.dump_signal, SIGUSR2);
+  EXPECT_EQ(s.max_depth, 64u);
+  EXPECT_EQ(s.unwind, UnwindMethod::kFramePointers);
+  EXPECT_TRUE(s.no_follow);
+  EXPECT_EQ(s.only_pid, 4242);
+  EXPECT_EQ(s.seed, 99u);
+}
+
+TEST_F(ReadSettingsTest, BadValuesAreRejectedWithTheirName) {
+  const std::pair<const char*, const char*> cases[] = {{"HEAPREC_SAMPLE_INTERVAL", "abc"},
+                                                       {"HEAPREC_DUMP_INTERVAL", "soon"},
+                                                       {"HEAPREC_DUMP_SIGNAL", "SIGNOPE"},
+                                                       {"HEAPREC_MAX_DEPTH", "0"},
+                                                       {"HEAPREC_MAX_DEPTH", "5000"},
+                                                       {"HEAPREC_UNWIND", "magic"},
+                                                       {"HEAPREC_NO_FOLLOW", "maybe"},
+                                                       {"HEAPREC_OUTPUT", ""},
+                                                       {"HEAPREC_SEED", "-1"}};
+  for (const auto& [name, value] : cases) {
+    setenv(name, value, 1);
+    Settings s;
+    testing::internal::CaptureStderr();
+    EXPECT_FALSE(ReadSettings(&s)) << name << "=" << value;
+    std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_NE(err.find(name), std::string::npos) << err;
+    EXPECT_NE(err.find("expected"), std::string::npos) << err;
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+    unsetenv(name);
+  }
+}
+
+}  // namespace
+}  // namespace heaprec::preload
