@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs what heaprec needs to build and test on Debian 12, as root. Skips apt entirely when every
+# package is already there, so repeated runs cost nothing.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config binutils python3
+  libunwind-dev       # stack unwinding (loaded privately by the preload library)
+  libdw-dev libelf-dev  # symbolization (elfutils), outside the profiled process
+  zlib1g-dev          # gzip of profiles
+  libprotozero-dev    # protobuf wire format, header-only
+  libcli11-dev        # command-line parsing
+  libgtest-dev libgmock-dev libbenchmark-dev
+  golang-go golang-github-google-pprof-dev  # the standalone pprof used to validate our output
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "heaprec: installing ${missing[*]}" >&2
+if [ "$(id -u)" -ne 0 ]; then
+  echo "heaprec: run as root (or install these packages yourself): ${missing[*]}" >&2
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,18 @@
+// The heaprec subcommands. Each lives in its own file and registers itself on the top-level CLI11 app;
+// when it runs, its callback stores the process exit status in *exit_code.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace heaprec::cli {
+
+// Exit statuses shared by the subcommands (the `run` subcommand returns the program's own status).
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;  // the command could not do its work (bad file, I/O error)
+inline constexpr int kExitUsage = 2;    // bad command line
+
+void RegisterRunCommand(CLI::App& app, int* exit_code);
+void RegisterReportCommand(CLI::App& app, int* exit_code);
+void RegisterSymbolizeCommand(CLI::App& app, int* exit_code);
+
+}  // namespace heaprec::cli

@@ -1,0 +1,21 @@
+// heaprec: runs programs under the live-heap profiler, symbolizes and reports on their profiles.
+#include <cstdio>
+
+#include "cli/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"heaprec: a sampling live-heap profiler for native programs"};
+  app.set_version_flag("--version", "heaprec " HEAPREC_VERSION);
+  app.require_subcommand(1);
+  int exit_code = heaprec::cli::kExitOk;
+  heaprec::cli::RegisterRunCommand(app, &exit_code);
+  heaprec::cli::RegisterReportCommand(app, &exit_code);
+  heaprec::cli::RegisterSymbolizeCommand(app, &exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int status = app.exit(e);
+    return status == 0 ? heaprec::cli::kExitOk : heaprec::cli::kExitUsage;
+  }
+  return exit_code;
+}

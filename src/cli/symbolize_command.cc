@@ -1,0 +1,56 @@
+// `heaprec symbolize FILE [-o OUT]`: adds function names, files and lines to a profile from the
+// binaries it names, so that it can be read on another machine or after the binaries change.
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "profile/pprof_reader.h"
+#include "profile/pprof_writer.h"
+#include "symbolize/symbolizer.h"
+
+namespace heaprec::cli {
+namespace {
+
+struct SymbolizeArgs {
+  std::string file;
+  std::string output;
+};
+
+std::string Summary(const SymbolizeStats& s) {
+  std::string text = "symbolized " + std::to_string(s.symbolized) + " of " +
+                     std::to_string(s.locations) + " locations";
+  if (s.no_file) text += "; " + std::to_string(s.no_file) + " without a readable binary";
+  if (s.build_id_mismatch) {
+    text += "; " + std::to_string(s.build_id_mismatch) + " whose binary has a different build id";
+  }
+  if (s.no_symbols) text += "; " + std::to_string(s.no_symbols) + " without symbols";
+  return text;
+}
+
+int RunSymbolize(const SymbolizeArgs& args) {
+  try {
+    Profile profile = ReadProfileFile(args.file);
+    SymbolizeStats stats = Symbolize(profile);
+    WriteProfileFile(profile, args.output.empty() ? args.file : args.output);
+    std::cerr << Summary(stats) << "\n";
+  } catch (const ProfileError& e) {
+    std::cerr << "heaprec symbolize: " << e.what() << "\n";
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterSymbolizeCommand(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<SymbolizeArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "symbolize",
+      "Add function names and source lines to a profile, from the binaries and debug info it "
+      "refers to (rewrites FILE in place unless -o is given)");
+  cmd->add_option("FILE", args->file, "Profile written by heaprec")->required();
+  cmd->add_option("-o,--output", args->output, "Write the symbolized profile here instead");
+  cmd->callback([args, exit_code] { *exit_code = RunSymbolize(*args); });
+}
+
+}  // namespace heaprec::cli

@@ -1,0 +1,420 @@
+// pprof decoding with protozero. Two passes over the top-level message: the first collects the
+// string table (which may appear anywhere), the second decodes everything else and resolves
+// string indexes. Field numbers follow github.com/google/pprof/proto/profile.proto.
+#include "profile/pprof_reader.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <protozero/exception.hpp>
+#include <protozero/pbf_reader.hpp>
+#include <unordered_set>
+
+#include "profile/gzip.h"
+
+namespace heaprec {
+namespace {
+
+using protozero::pbf_reader;
+using protozero::pbf_wire_type;
+
+class Decoder {
+ public:
+  explicit Decoder(std::string_view source) : source_(source) {}
+
+  Profile Decode(std::string_view data) {
+    CollectStrings(data);
+    Profile p;
+    pbf_reader msg(data.data(), data.size());
+    int64_t default_sample_type = 0, drop_frames = 0, keep_frames = 0;
+    while (msg.next()) {
+      switch (msg.tag()) {
+        case 1:
+          p.sample_types.push_back(DecodeValueType(SubMessage(msg)));
+          break;
+        case 2:
+          p.samples.push_back(DecodeSample(SubMessage(msg)));
+          break;
+        case 3:
+          p.mappings.push_back(DecodeMapping(SubMessage(msg)));
+          break;
+        case 4:
+          p.locations.push_back(DecodeLocation(SubMessage(msg)));
+          break;
+        case 5:
+          p.functions.push_back(DecodeFunction(SubMessage(msg)));
+          break;
+        case 7:
+          drop_frames = Int(msg);
+          break;
+        case 8:
+          keep_frames = Int(msg);
+          break;
+        case 9:
+          p.time_nanos = Int(msg);
+          break;
+        case 10:
+          p.duration_nanos = Int(msg);
+          break;
+        case 11:
+          p.period_type = DecodeValueType(SubMessage(msg));
+          break;
+        case 12:
+          p.period = Int(msg);
+          break;
+        case 13:
+          for (int64_t index : Int64s(msg)) p.comments.push_back(String(index, "comment"));
+          break;
+        case 14:
+          default_sample_type = Int(msg);
+          break;
+        default:
+          msg.skip();  // includes the string table, already collected
+      }
+    }
+    p.drop_frames = String(drop_frames, "drop_frames");
+    p.keep_frames = String(keep_frames, "keep_frames");
+    p.default_sample_type = String(default_sample_type, "default_sample_type");
+    Validate(p);
+    return p;
+  }
+
+  [[noreturn]] void Fail(const std::string& problem) const {
+    throw ProfileError(std::string(source_) + ": " + problem);
+  }
+
+ private:
+  void CollectStrings(std::string_view data) {
+    pbf_reader msg(data.data(), data.size());
+    while (msg.next()) {
+      if (msg.tag() == 6) {
+        Expect(msg, pbf_wire_type::length_delimited);
+        strings_.push_back(msg.get_string());
+      } else {
+        msg.skip();
+      }
+    }
+    // profile.proto requires string_table[0] == ""; anything else means this is not a profile.
+    if (strings_.empty() || !strings_[0].empty()) {
+      Fail("not a pprof profile (string table missing or its first entry is not empty)");
+    }
+  }
+
+  void Expect(const pbf_reader& msg, pbf_wire_type type) const {
+    if (msg.wire_type() != type) {
+      Fail("field " + std::to_string(msg.tag()) + " has an unexpected wire type");
+    }
+  }
+
+  pbf_reader SubMessage(pbf_reader& msg) const {
+    Expect(msg, pbf_wire_type::length_delimited);
+    return msg.get_message();
+  }
+
+  int64_t Int(pbf_reader& msg) const {
+    Expect(msg, pbf_wire_type::varint);
+    return msg.get_int64();
+  }
+  uint64_t Uint(pbf_reader& msg) const {
+    Expect(msg, pbf_wire_type::varint);
+    return msg.get_uint64();
+  }
+  bool Bool(pbf_reader& msg) const {
+    Expect(msg, pbf_wire_type::varint);
+    return msg.get_bool();
+  }
+
+  // Repeated scalars may be packed (proto3 default) or one field per element; accept both.
+  std::vector<int64_t> Int64s(pbf_reader& msg) const {
+    std::vector<int64_t> out;
+    if (msg.wire_type() == pbf_wire_type::length_delimited) {
+      for (int64_t v : msg.get_packed_int64()) out.push_back(v);
+    } else {
+      out.push_back(Int(msg));
+    }
+    return out;
+  }
+  std::vector<uint64_t> Uint64s(pbf_reader& msg) const {
+    std::vector<uint64_t> out;
+    if (msg.wire_type() == pbf_wire_type::length_delimited) {
+      for (uint64_t v : msg.get_packed_uint64()) out.push_back(v);
+    } else {
+      out.push_back(Uint(msg));
+    }
+    return out;
+  }
+
+  const std::string& String(int64_t index, const char* what) const {
+    if (index < 0 || static_cast<uint64_t>(index) >= strings_.size()) {
+      Fail(std::string(what) + " string index " + std::to_string(index) +
+           " is out of range (string table has " + std::to_string(strings_.size()) + " entries)");
+    }
+    return strings_[static_cast<size_t>(index)];
+  }
+
+  ValueType DecodeValueType(pbf_reader msg) const {
+    ValueType vt;
+    while (msg.next()) {
+      switch (msg.tag()) {
+        case 1:
+          vt.type = String(Int(msg), "value type");
+          break;
+        case 2:
+          vt.unit = String(Int(msg), "value unit");
+          break;
+        default:
+          msg.skip();
+      }
+    }
+    return vt;
+  }
+
+  Label DecodeLabel(pbf_reader msg) const {
+    Label label;
+    while (msg.next()) {
+      switch (msg.tag()) {
+        case 1:
+          label.key = String(Int(msg), "label key");
+          break;
+        case 2:
+          label.str = String(Int(msg), "label value");
+          break;
+        case 3:
+          label.num = Int(msg);
+          break;
+        case 4:
+          label.num_unit = String(Int(msg), "label unit");
+          break;
+        default:
+          msg.skip();
+      }
+    }
+    return label;
+  }
+
+  Sample DecodeSample(pbf_reader msg) const {
+    Sample s;
+    while (msg.next()) {
+      switch (msg.tag()) {
+        case 1:
+          for (uint64_t id : Uint64s(msg)) s.location_ids.push_back(id);
+          break;
+        case 2:
+          for (int64_t v : Int64s(msg)) s.values.push_back(v);
+          break;
+        case 3:
+          s.labels.push_back(DecodeLabel(SubMessage(msg)));
+          break;
+        default:
+          msg.skip();
+      }
+    }
+    return s;
+  }
+
+  Mapping DecodeMapping(pbf_reader msg) const {
+    Mapping m;
+    while (msg.next()) {
+      switch (msg.tag()) {
+        case 1:
+          m.id = Uint(msg);
+          break;
+        case 2:
+          m.memory_start = Uint(msg);
+          break;
+        case 3:
+          m.memory_limit = Uint(msg);
+          break;
+        case 4:
+          m.file_offset = Uint(msg);
+          break;
+        case 5:
+          m.filename = String(Int(msg), "mapping filename");
+          break;
+        case 6:
+          m.build_id = String(Int(msg), "mapping build id");
+          break;
+        case 7:
+          m.has_functions = Bool(msg);
+          break;
+        case 8:
+          m.has_filenames = Bool(msg);
+          break;
+        case 9:
+          m.has_line_numbers = Bool(msg);
+          break;
+        case 10:
+          m.has_inline_frames = Bool(msg);
+          break;
+        default:
+          msg.skip();
+      }
+    }
+    return m;
+  }
+
+  Line DecodeLine(pbf_reader msg) const {
+    Line line;
+    while (msg.next()) {
+      switch (msg.tag()) {
+        case 1:
+          line.function_id = Uint(msg);
+          break;
+        case 2:
+          line.line = Int(msg);
+          break;
+        default:
+          msg.skip();  // e.g. the newer `column` field
+      }
+    }
+    return line;
+  }
+
+  Location DecodeLocation(pbf_reader msg) const {
+    Location loc;
+    while (msg.next()) {
+      switch (msg.tag()) {
+        case 1:
+          loc.id = Uint(msg);
+          break;
+        case 2:
+          loc.mapping_id = Uint(msg);
+          break;
+        case 3:
+          loc.address = Uint(msg);
+          break;
+        case 4:
+          loc.lines.push_back(DecodeLine(SubMessage(msg)));
+          break;
+        case 5:
+          loc.is_folded = Bool(msg);
+          break;
+        default:
+          msg.skip();
+      }
+    }
+    return loc;
+  }
+
+  Function DecodeFunction(pbf_reader msg) const {
+    Function f;
+    while (msg.next()) {
+      switch (msg.tag()) {
+        case 1:
+          f.id = Uint(msg);
+          break;
+        case 2:
+          f.name = String(Int(msg), "function name");
+          break;
+        case 3:
+          f.system_name = String(Int(msg), "function system name");
+          break;
+        case 4:
+          f.filename = String(Int(msg), "function filename");
+          break;
+        case 5:
+          f.start_line = Int(msg);
+          break;
+        default:
+          msg.skip();
+      }
+    }
+    return f;
+  }
+
+  // Checks the references between entities, mirroring what pprof itself refuses.
+  void Validate(const Profile& p) const {
+    std::unordered_set<uint64_t> mapping_ids, location_ids, function_ids;
+    for (const Mapping& m : p.mappings) {
+      if (m.id == 0) Fail("mapping with reserved id 0");
+      if (!mapping_ids.insert(m.id).second) Fail("duplicate mapping id " + std::to_string(m.id));
+    }
+    for (const Function& f : p.functions) {
+      if (f.id == 0) Fail("function with reserved id 0");
+      if (!function_ids.insert(f.id).second) Fail("duplicate function id " + std::to_string(f.id));
+    }
+    for (const Location& loc : p.locations) {
+      std::string name = "location " + std::to_string(loc.id);
+      if (loc.id == 0) Fail("location with reserved id 0");
+      if (!location_ids.insert(loc.id).second) Fail("duplicate " + name);
+      if (loc.mapping_id != 0 && !mapping_ids.count(loc.mapping_id)) {
+        Fail(name + " refers to missing mapping id " + std::to_string(loc.mapping_id));
+      }
+      for (const Line& line : loc.lines) {
+        if (!function_ids.count(line.function_id)) {
+          Fail(name + " refers to missing function id " + std::to_string(line.function_id));
+        }
+      }
+    }
+    for (size_t i = 0; i < p.samples.size(); ++i) {
+      const Sample& s = p.samples[i];
+      std::string name = "sample " + std::to_string(i);
+      if (s.values.size() != p.sample_types.size()) {
+        Fail(name + " has " + std::to_string(s.values.size()) + " values but the profile has " +
+             std::to_string(p.sample_types.size()) + " sample types");
+      }
+      for (uint64_t id : s.location_ids) {
+        if (!location_ids.count(id)) {
+          Fail(name + " refers to missing location id " + std::to_string(id));
+        }
+      }
+    }
+  }
+
+  std::string_view source_;
+  std::vector<std::string> strings_;
+};
+
+}  // namespace
+
+Profile ReadProfile(std::string_view bytes, std::string_view source, const ReadOptions& options) {
+  if (bytes.empty()) throw ProfileError(std::string(source) + ": empty file");
+  Decoder decoder(source);
+  bool gzipped = internal::LooksGzipped(bytes);
+  std::string inflated;
+  if (gzipped) {
+    inflated = internal::Gunzip(bytes, options.max_decompressed_bytes, source);
+    bytes = inflated;
+  } else if (bytes.size() > options.max_decompressed_bytes) {
+    decoder.Fail("profile exceeds the size limit");
+  }
+  try {
+    return decoder.Decode(bytes);
+  } catch (const protozero::exception& e) {
+    // protozero reports framing problems: truncated fields, overlong varints, bad tags.
+    if (gzipped) decoder.Fail(std::string("malformed profile data (") + e.what() + ")");
+    decoder.Fail(std::string("not a gzip or pprof file (") + e.what() + ")");
+  }
+}
+
+Profile ReadProfileFile(const std::string& path, const ReadOptions& options) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw ProfileError("cannot open " + path + ": " + std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (fstat(fd, &st) != 0) throw ProfileError("cannot stat " + path + ": " + std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) throw ProfileError(path + ": is a directory");
+  // Read at most one byte past the cap so an oversized file is detected without reading it all.
+  size_t cap = std::max(options.max_decompressed_bytes, kMaxProfileBytes);
+  std::string data;
+  char buf[1 << 16];
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw ProfileError("cannot read " + path + ": " + std::strerror(errno));
+    }
+    if (n == 0) break;
+    data.append(buf, static_cast<size_t>(n));
+    if (data.size() > cap) throw ProfileError(path + ": file exceeds the size limit");
+  }
+  return ReadProfile(data, path, options);
+}
+
+}  // namespace heaprec

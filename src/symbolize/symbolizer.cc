@@ -1,0 +1,201 @@
+// The symbolization driver: one offline Dwfl per distinct binary (keyed by build id, else path),
+// mapping of runtime addresses to ELF virtual addresses, and creation of deduplicated Functions.
+#include "symbolize/symbolizer.h"
+
+#include <elfutils/libdwfl.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "symbolize/dwarf_lookup.h"
+#include "symbolize/elf_file.h"
+
+namespace heaprec {
+namespace {
+
+using symbolize::Frame;
+
+enum class ModuleStatus { kOk, kNoFile, kBuildIdMismatch };
+
+// An opened binary. Owns its Dwfl session; the module and Elf pointers belong to it.
+struct Module {
+  ModuleStatus status = ModuleStatus::kNoFile;
+  Dwfl* dwfl = nullptr;
+  Dwfl_Module* module = nullptr;
+  Elf* elf = nullptr;
+  Dwarf_Addr bias = 0;  // module address = ELF vaddr + bias
+
+  Module() = default;
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+  ~Module() {
+    if (dwfl) dwfl_end(dwfl);
+  }
+};
+
+// libdwfl's stock offline callbacks; separate debug files are looked up through build ids and
+// .gnu_debuglink in the standard places.
+char* debuginfo_path = nullptr;
+const Dwfl_Callbacks kOfflineCallbacks = {
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .section_address = dwfl_offline_section_address,
+    .debuginfo_path = &debuginfo_path,
+};
+
+bool IsRegularFile(const std::string& path) {
+  struct stat st {};
+  // A profile can name anything; opening a FIFO or a device could block or have side effects.
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// Opens `path` in a fresh Dwfl. Returns false when it is not a readable ELF file.
+bool Open(const std::string& path, Module& m) {
+  if (!IsRegularFile(path)) return false;
+  m.dwfl = dwfl_begin(&kOfflineCallbacks);
+  if (m.dwfl == nullptr) return false;
+  dwfl_report_begin(m.dwfl);
+  // base 0 with add_p_vaddr: module addresses are the ELF's own virtual addresses, for ET_DYN
+  // and ET_EXEC alike (the bias read back below is then 0, but we never rely on that).
+  m.module = dwfl_report_elf(m.dwfl, path.c_str(), path.c_str(), -1, 0, true);
+  dwfl_report_end(m.dwfl, nullptr, nullptr);
+  if (m.module != nullptr) m.elf = dwfl_module_getelf(m.module, &m.bias);
+  if (m.elf == nullptr) {
+    dwfl_end(m.dwfl);
+    m.dwfl = nullptr;
+    m.module = nullptr;
+    return false;
+  }
+  return true;
+}
+
+std::unique_ptr<Module> OpenModule(const Mapping& mapping, const SymbolizeOptions& options) {
+  auto m = std::make_unique<Module>();
+  std::string path = mapping.filename;
+  static constexpr std::string_view kDeleted = " (deleted)";
+  bool deleted = path.size() > kDeleted.size() && path.ends_with(kDeleted);
+  if (deleted) path.resize(path.size() - kDeleted.size());
+
+  std::vector<std::string> candidates;
+  // Pseudo files ("[vdso]", "[heap]", anonymous) have no path. A deleted file's path may now
+  // hold another binary, which only a build id can rule out.
+  if (path.starts_with("/") && (!deleted || !mapping.build_id.empty())) candidates.push_back(path);
+  if (mapping.build_id.size() > 2) {
+    candidates.push_back(options.debug_root + "/.build-id/" + mapping.build_id.substr(0, 2) + "/" +
+                         mapping.build_id.substr(2) + ".debug");
+  }
+  for (const std::string& candidate : candidates) {
+    if (!Open(candidate, *m)) continue;
+    if (!mapping.build_id.empty() && symbolize::ElfBuildId(m->elf) != mapping.build_id) {
+      // A different build of the program: its addresses would name the wrong code.
+      m->status = ModuleStatus::kBuildIdMismatch;
+      dwfl_end(m->dwfl);
+      m->dwfl = nullptr;
+      m->module = nullptr;
+      m->elf = nullptr;
+      continue;
+    }
+    m->status = ModuleStatus::kOk;
+    return m;
+  }
+  return m;
+}
+
+// Finds or creates Function entries, deduplicated on (name, system_name, filename).
+class FunctionTable {
+ public:
+  explicit FunctionTable(Profile& profile) : profile_(profile) {
+    for (const Function& f : profile.functions) {
+      by_key_.try_emplace(std::tie(f.name, f.system_name, f.filename), f.id);
+      next_id_ = std::max(next_id_, f.id + 1);
+    }
+  }
+
+  uint64_t Get(const Frame& frame) {
+    const std::string& filename = frame.decl_file.empty() ? frame.file : frame.decl_file;
+    auto it = by_key_.find(std::tie(frame.name, frame.system_name, filename));
+    if (it != by_key_.end()) return it->second;
+    Function f;
+    f.id = next_id_++;
+    f.name = frame.name;
+    f.system_name = frame.system_name;
+    f.filename = filename;
+    f.start_line = frame.decl_line;
+    by_key_.emplace(std::make_tuple(f.name, f.system_name, f.filename), f.id);
+    profile_.functions.push_back(std::move(f));
+    return next_id_ - 1;
+  }
+
+ private:
+  using Key = std::tuple<std::string, std::string, std::string>;
+  Profile& profile_;
+  std::map<Key, uint64_t, std::less<>> by_key_;
+  uint64_t next_id_ = 1;
+};
+
+}  // namespace
+
+SymbolizeStats Symbolize(Profile& profile, const SymbolizeOptions& options) {
+  SymbolizeStats stats;
+  elf_version(EV_CURRENT);
+  std::unordered_map<uint64_t, Mapping*> mappings;
+  for (Mapping& m : profile.mappings) mappings[m.id] = &m;
+  std::unordered_map<std::string, std::unique_ptr<Module>> modules;
+  FunctionTable functions(profile);
+
+  for (Location& loc : profile.locations) {
+    ++stats.locations;
+    if (!loc.lines.empty()) {
+      ++stats.symbolized;
+      continue;
+    }
+    auto mit = mappings.find(loc.mapping_id);
+    if (mit == mappings.end()) {
+      ++stats.no_file;
+      continue;
+    }
+    Mapping& mapping = *mit->second;
+    std::string key =
+        mapping.build_id.empty() ? "path:" + mapping.filename : "build-id:" + mapping.build_id;
+    std::unique_ptr<Module>& module = modules[key];
+    if (!module) module = OpenModule(mapping, options);
+    if (module->status == ModuleStatus::kNoFile) {
+      ++stats.no_file;
+      continue;
+    }
+    if (module->status == ModuleStatus::kBuildIdMismatch) {
+      ++stats.build_id_mismatch;
+      continue;
+    }
+    // Runtime address -> file offset (through the mapping) -> ELF vaddr (through PT_LOAD).
+    std::optional<uint64_t> vaddr;
+    if (loc.address >= mapping.memory_start) {
+      vaddr = symbolize::FileOffsetToVaddr(
+          module->elf, loc.address - mapping.memory_start + mapping.file_offset);
+    }
+    symbolize::FrameLookup lookup;
+    if (vaddr) lookup = symbolize::LookupFrames(module->module, *vaddr + module->bias);
+    if (lookup.frames.empty()) {
+      ++stats.no_symbols;
+      continue;
+    }
+    for (const Frame& frame : lookup.frames) {
+      loc.lines.push_back(Line{functions.Get(frame), frame.line});
+      mapping.has_filenames |= !frame.file.empty() || !frame.decl_file.empty();
+      mapping.has_line_numbers |= frame.line > 0;
+    }
+    mapping.has_functions = true;
+    mapping.has_inline_frames |= lookup.from_dwarf;
+    ++stats.symbolized;
+  }
+  return stats;
+}
+
+}  // namespace heaprec

@@ -1,0 +1,247 @@
+// The reader must turn every malformed, truncated, inconsistent or oversized input into a
+// ProfileError, and never crash or allocate without bound.
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <protozero/pbf_writer.hpp>
+#include <random>
+#include <string>
+
+#include "profile/gzip.h"
+#include "profile/pprof_reader.h"
+#include "profile/pprof_writer.h"
+#include "test_profiles.h"
+
+namespace heaprec {
+namespace {
+
+// Decodes and reports whether the input was rejected; any exception other than ProfileError
+// fails the test.
+bool Rejected(std::string_view bytes, const ReadOptions& options = {}) {
+  try {
+    ReadProfile(bytes, "input", options);
+    return false;
+  } catch (const ProfileError& e) {
+    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << "multi-line message";
+    return true;
+  }
+}
+
+std::string ErrorOf(std::string_view bytes, const ReadOptions& options = {}) {
+  try {
+    ReadProfile(bytes, "input.pb.gz", options);
+  } catch (const ProfileError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "input was accepted";
+  return "";
+}
+
+// A gzip stream that inflates to at least `size` zero bytes, built in milliseconds: after a full
+// flush, deflate's output for another MiB of zeros no longer depends on earlier data, so that
+// piece can simply be repeated. The trailer's CRC is then wrong, which does not matter to tests
+// that must stop at the size limit first.
+std::string GzipZeros(size_t size) {
+  constexpr size_t kChunk = 1 << 20;
+  z_stream zs{};
+  EXPECT_EQ(deflateInit2(&zs, 9, Z_DEFLATED, 16 + MAX_WBITS, 9, Z_DEFAULT_STRATEGY), Z_OK);
+  std::string zeros(kChunk, '\0');
+  auto deflate_chunk = [&](int flush) {
+    std::string out(kChunk, '\0');
+    zs.next_in = reinterpret_cast<Bytef*>(zeros.data());
+    zs.avail_in = flush == Z_FINISH ? 0 : static_cast<uInt>(kChunk);
+    zs.next_out = reinterpret_cast<Bytef*>(out.data());
+    zs.avail_out = static_cast<uInt>(out.size());
+    deflate(&zs, flush);
+    out.resize(out.size() - zs.avail_out);
+    return out;
+  };
+  std::string out = deflate_chunk(Z_FULL_FLUSH);  // gzip header + first MiB
+  std::string repeated = deflate_chunk(Z_FULL_FLUSH);
+  for (size_t done = kChunk; done < size; done += kChunk) out += repeated;
+  out += deflate_chunk(Z_FINISH);
+  deflateEnd(&zs);
+  return out;
+}
+
+TEST(HostileInputTest, EmptyInput) {
+  EXPECT_NE(ErrorOf("").find("input.pb.gz: empty"), std::string::npos);
+}
+
+TEST(HostileInputTest, TextIsNotAProfile) {
+  EXPECT_NE(ErrorOf("hello, world\n").find("not a"), std::string::npos);
+}
+
+TEST(HostileInputTest, EveryTruncationOfGzipIsRejected) {
+  std::string bytes = EncodeProfile(testing::MakeFullProfile());
+  for (size_t len = 0; len < bytes.size(); ++len) {
+    EXPECT_TRUE(Rejected(std::string_view(bytes).substr(0, len))) << "length " << len;
+  }
+  EXPECT_NE(ErrorOf(bytes.substr(0, bytes.size() - 3)).find("truncated"), std::string::npos);
+}
+
+TEST(HostileInputTest, TruncatedProtobufNeverCrashes) {
+  std::string raw = EncodeProfile(testing::MakeFullProfile(), false);
+  size_t rejected = 0;
+  // Cutting at a field boundary can leave a valid (smaller) profile; anything else must fail.
+  for (size_t len = 0; len < raw.size(); ++len) rejected += Rejected(raw.substr(0, len));
+  EXPECT_GT(rejected, raw.size() * 9 / 10);
+  // Cut in the middle of a string-table entry.
+  size_t pos = raw.find("heaprec 0.1.0");
+  ASSERT_NE(pos, std::string::npos);
+  EXPECT_NE(ErrorOf(raw.substr(0, pos + 3)).find("not a gzip or pprof file"), std::string::npos);
+}
+
+TEST(HostileInputTest, RandomBytesNeverCrash) {
+  std::mt19937 rng(12345);
+  for (int i = 0; i < 3000; ++i) {
+    std::string bytes(rng() % 300, '\0');
+    for (char& c : bytes) c = static_cast<char>(rng());
+    if (i % 3 == 0 && bytes.size() >= 2) {
+      bytes[0] = '\x1f';  // make some of them look gzipped
+      bytes[1] = '\x8b';
+    }
+    Rejected(bytes);
+  }
+}
+
+TEST(HostileInputTest, MutatedProfilesNeverCrash) {
+  std::string raw = EncodeProfile(testing::MakeFullProfile(), false);
+  std::mt19937 rng(777);
+  for (int i = 0; i < 5000; ++i) {
+    std::string bytes = raw;
+    for (int flips = 1 + static_cast<int>(rng() % 4); flips > 0; --flips) {
+      bytes[rng() % bytes.size()] = static_cast<char>(rng());
+    }
+    // Whatever decodes must be internally consistent: re-encoding it must decode the same.
+    try {
+      Profile p = ReadProfile(bytes);
+      EXPECT_EQ(ReadProfile(EncodeProfile(p)), p);
+    } catch (const ProfileError&) {
+    }
+  }
+}
+
+TEST(HostileInputTest, DanglingLocationId) {
+  Profile p = testing::MakeFullProfile();
+  p.samples[0].location_ids.push_back(99);
+  EXPECT_NE(ErrorOf(EncodeProfile(p)).find("missing location id 99"), std::string::npos);
+}
+
+TEST(HostileInputTest, DanglingMappingAndFunctionIds) {
+  Profile p = testing::MakeFullProfile();
+  p.locations[0].mapping_id = 5;
+  EXPECT_NE(ErrorOf(EncodeProfile(p)).find("missing mapping id 5"), std::string::npos);
+  p = testing::MakeFullProfile();
+  p.locations[0].lines[0].function_id = 77;
+  EXPECT_NE(ErrorOf(EncodeProfile(p)).find("missing function id 77"), std::string::npos);
+}
+
+TEST(HostileInputTest, DuplicateAndZeroIds) {
+  Profile p = testing::MakeFullProfile();
+  p.locations[1].id = p.locations[0].id;
+  EXPECT_NE(ErrorOf(EncodeProfile(p)).find("duplicate location"), std::string::npos);
+  p = testing::MakeFullProfile();
+  p.mappings[1].id = 0;
+  EXPECT_NE(ErrorOf(EncodeProfile(p)).find("reserved id 0"), std::string::npos);
+}
+
+TEST(HostileInputTest, ValueCountMismatch) {
+  Profile p = testing::MakeFullProfile();
+  p.samples[0].values.pop_back();
+  EXPECT_NE(ErrorOf(EncodeProfile(p)).find("3 values"), std::string::npos);
+}
+
+TEST(HostileInputTest, StringIndexOutOfRange) {
+  std::string raw;
+  {
+    protozero::pbf_writer w(raw);
+    {
+      protozero::pbf_writer vt(w, 1);  // sample_type
+      vt.add_int64(1, 5);              // type: string index 5 of 2
+    }
+    w.add_string(6, "");
+    w.add_string(6, "x");
+  }
+  EXPECT_NE(ErrorOf(raw).find("string index 5 is out of range"), std::string::npos);
+  std::string negative;
+  {
+    protozero::pbf_writer w(negative);
+    w.add_string(6, "");
+    w.add_int64(14, -1);  // default_sample_type
+  }
+  EXPECT_NE(ErrorOf(negative).find("out of range"), std::string::npos);
+}
+
+TEST(HostileInputTest, MissingStringTable) {
+  std::string raw;
+  {
+    protozero::pbf_writer w(raw);
+    w.add_int64(9, 1);  // time_nanos only
+  }
+  EXPECT_NE(ErrorOf(raw).find("string table"), std::string::npos);
+}
+
+TEST(HostileInputTest, OverlongVarint) {
+  std::string raw("\x32\x00", 2);  // string_table: ""
+  raw += '\x48';                   // time_nanos, varint
+  raw += std::string(11, '\xff');  // more than the 10 bytes a 64-bit varint may use
+  raw += '\x01';
+  EXPECT_TRUE(Rejected(raw));
+  EXPECT_TRUE(Rejected(internal::Gzip(raw)));
+}
+
+TEST(HostileInputTest, HugeLengthPrefix) {
+  std::string raw("\x32\x00", 2);
+  raw += "\x12\xff\xff\xff\xff\x0f";  // a sample claiming to be 4 GiB long
+  EXPECT_TRUE(Rejected(raw));
+}
+
+TEST(HostileInputTest, WrongWireType) {
+  std::string raw("\x32\x00", 2);
+  raw += "\x08\x01";  // sample_type (a message) encoded as a varint
+  EXPECT_NE(ErrorOf(raw).find("wire type"), std::string::npos);
+}
+
+TEST(HostileInputTest, GroupWireTypeIsRejected) {
+  std::string raw("\x32\x00", 2);
+  raw += "\x0b";  // field 1, deprecated start-group wire type
+  EXPECT_TRUE(Rejected(raw));
+}
+
+TEST(HostileInputTest, CorruptGzip) {
+  std::string bytes = EncodeProfile(testing::MakeFullProfile());
+  bytes[bytes.size() / 2] ^= 0x55;
+  bytes[bytes.size() / 2 + 1] ^= 0x55;
+  EXPECT_TRUE(Rejected(bytes));
+  std::string trailing = EncodeProfile(testing::MakeFullProfile()) + "garbage";
+  EXPECT_TRUE(Rejected(trailing));
+}
+
+TEST(HostileInputTest, GzipBombBeyondSmallLimit) {
+  ReadOptions options;
+  options.max_decompressed_bytes = 1 << 20;
+  EXPECT_NE(ErrorOf(GzipZeros(2 << 20), options).find("exceeds the limit"), std::string::npos);
+  // Exactly at the limit is fine for the decompressor (the zeros then fail to parse as a profile).
+  EXPECT_EQ(ErrorOf(GzipZeros(1 << 20), options).find("exceeds"), std::string::npos);
+}
+
+TEST(HostileInputTest, GzipBombBeyondDefaultLimit) {
+  // ~1 MiB of gzip that would inflate to 1 GiB + 1 MiB.
+  std::string bomb = GzipZeros(kMaxProfileBytes + (1 << 20));
+  EXPECT_LT(bomb.size(), 2u << 20);
+  EXPECT_NE(ErrorOf(bomb).find("exceeds the limit of 1024 MiB"), std::string::npos);
+}
+
+TEST(HostileInputTest, MissingFileAndDirectory) {
+  try {
+    ReadProfileFile("/nonexistent/heap.pb.gz");
+    FAIL();
+  } catch (const ProfileError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot open /nonexistent/heap.pb.gz"), std::string::npos);
+  }
+  EXPECT_THROW(ReadProfileFile(testing::MakeTempDir()), ProfileError);
+}
+
+}  // namespace
+}  // namespace heaprec

@@ -1,0 +1,67 @@
+// Our files must be valid for the reference tool: the real pprof (built from Debian's sources)
+// reads them and reports the same functions and totals.
+#include <gtest/gtest.h>
+
+#include "profile/pprof_writer.h"
+#include "test_profiles.h"
+
+namespace heaprec {
+namespace {
+
+class PprofCompatTest : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = testing::MakeTempDir(); }
+
+  // Runs pprof with a private HOME and PPROF_TMPDIR, and without its own symbolization.
+  int Pprof(const std::string& args, std::string* output) {
+    return testing::RunCommand("HOME=" + testing::ShellQuote(dir_) +
+                                   " PPROF_TMPDIR=" + testing::ShellQuote(dir_) + " " +
+                                   testing::ShellQuote(HEAPREC_PPROF) + " -symbolize=none " + args,
+                               output);
+  }
+
+  std::string dir_;
+};
+
+TEST_F(PprofCompatTest, RawShowsSampleTypesAndComments) {
+  std::string path = dir_ + "/full.pb.gz";
+  WriteProfileFile(testing::MakeFullProfile(), path);
+  std::string out;
+  ASSERT_EQ(Pprof("-raw " + testing::ShellQuote(path), &out), 0) << out;
+  EXPECT_NE(out.find("alloc_objects/count alloc_space/bytes inuse_objects/count "
+                     "inuse_space/bytes[dflt]"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("sample_interval=524288"), std::string::npos) << out;
+  EXPECT_NE(out.find("ns::Widget::Build(int)"), std::string::npos) << out;
+}
+
+TEST_F(PprofCompatTest, TopListsFunctionsAndTotals) {
+  std::string path = dir_ + "/report.pb.gz";
+  WriteProfileFile(testing::MakeReportProfile(), path);
+  std::string out;
+  ASSERT_EQ(Pprof("-top -sample_index=inuse_space " + testing::ShellQuote(path), &out), 0) << out;
+  EXPECT_NE(out.find("of 5120kB total"), std::string::npos) << out;
+  // The same flat/cum figures as `heaprec report` (see report_test.cc).
+  for (const char* expected : {"3072kB 60.00% 60.00%     3072kB 60.00%  Alloc\n",
+                               "1024kB 20.00% 80.00%     4096kB 80.00%  ns::Inner() (inline)\n",
+                               "512kB 10.00%   100%     5120kB   100%  main\n",
+                               "0     0%   100%     4096kB 80.00%  ns::Build(int)\n"}) {
+    EXPECT_NE(out.find(expected), std::string::npos) << expected << "\n" << out;
+  }
+}
+
+TEST_F(PprofCompatTest, RawProtobufIsAccepted) {
+  std::string path = dir_ + "/raw.pb";
+  std::string bytes = EncodeProfile(testing::MakeReportProfile(), /*gzip=*/false);
+  FILE* f = fopen(path.c_str(), "wb");
+  ASSERT_NE(f, nullptr);
+  fwrite(bytes.data(), 1, bytes.size(), f);
+  fclose(f);
+  std::string out;
+  ASSERT_EQ(Pprof("-top -sample_index=alloc_objects " + testing::ShellQuote(path), &out), 0) << out;
+  EXPECT_NE(out.find("of 13 total"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace heaprec

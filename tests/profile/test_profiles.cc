@@ -1,0 +1,138 @@
+// Construction of the shared test profiles and small process helpers.
+#include "test_profiles.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+
+namespace heaprec::testing {
+
+Profile MakeFullProfile() {
+  Profile p;
+  p.sample_types = {{"alloc_objects", "count"},
+                    {"alloc_space", "bytes"},
+                    {"inuse_objects", "count"},
+                    {"inuse_space", "bytes"}};
+  p.mappings = {
+      {.id = 1,
+       .memory_start = 0x555555554000,
+       .memory_limit = 0x555555556000,
+       .file_offset = 0x1000,
+       .filename = "/usr/bin/app",
+       .build_id = "0123456789abcdef",
+       .has_functions = true,
+       .has_filenames = true,
+       .has_line_numbers = true,
+       .has_inline_frames = true},
+      {.id = 7, .memory_start = 0x7fff0000, .memory_limit = 0x7fff2000, .filename = "[vdso]"},
+  };
+  p.functions = {
+      {.id = 1,
+       .name = "ns::Widget::Build(int)",
+       .system_name = "_ZN2ns6Widget5BuildEi",
+       .filename = "/src/widget.cc",
+       .start_line = 42},
+      {.id = 3, .name = "main", .system_name = "main", .filename = "/src/main.cc", .start_line = 5},
+  };
+  p.locations = {
+      {.id = 1, .mapping_id = 1, .address = 0x555555554abc, .lines = {{1, 44}, {3, 9}}},
+      {.id = 2, .mapping_id = 7, .address = 0x7fff0123},
+      {.id = 9, .mapping_id = 0, .address = 0xdeadbeef, .is_folded = true},
+  };
+  p.samples = {
+      {.location_ids = {1, 2},
+       .values = {1, 524288, 1, 524288},
+       .labels = {{.key = "bytes", .num = 4096, .num_unit = "bytes"}}},
+      {.location_ids = {9},
+       .values = {-3, -1, 0, 1LL << 40},
+       .labels = {{.key = "thread", .str = "wörker \"1\""}}},
+      {.location_ids = {}, .values = {0, 0, 0, 0}},
+  };
+  p.drop_frames = "^malloc$";
+  p.keep_frames = "^keep";
+  p.time_nanos = 1700000000123456789;
+  p.duration_nanos = 2500000000;
+  p.period_type = {"space", "bytes"};
+  p.period = 524288;
+  p.comments = {"heaprec 0.1.0", "sample_interval=524288", "samples=123", "dropped=0"};
+  p.default_sample_type = "inuse_space";
+  return p;
+}
+
+Profile MakeReportProfile() {
+  Profile p;
+  p.sample_types = {{"alloc_objects", "count"},
+                    {"alloc_space", "bytes"},
+                    {"inuse_objects", "count"},
+                    {"inuse_space", "bytes"}};
+  p.period_type = {"space", "bytes"};
+  p.period = 524288;
+  p.default_sample_type = "inuse_space";
+  p.comments = {"heaprec 0.1.0", "sample_interval=524288"};
+  p.mappings = {
+      {.id = 1, .memory_start = 0x400000, .memory_limit = 0x500000, .filename = "/opt/app/bin/app"},
+      {.id = 2, .memory_start = 0x1000, .memory_limit = 0x2000, .filename = "/usr/lib/libfoo.so"}};
+  p.functions = {
+      {.id = 1,
+       .name = "main",
+       .system_name = "main",
+       .filename = "/src/main.cc",
+       .start_line = 10},
+      {.id = 2,
+       .name = "ns::Build(int)",
+       .system_name = "_ZN2ns5BuildEi",
+       .filename = "/src/build.cc",
+       .start_line = 20},
+      {.id = 3,
+       .name = "ns::Inner()",
+       .system_name = "_ZN2ns5InnerEv",
+       .filename = "/src/inner.h",
+       .start_line = 30},
+      {.id = 4,
+       .name = "Alloc",
+       .system_name = "Alloc",
+       .filename = "/src/alloc.cc",
+       .start_line = 40},
+  };
+  p.locations = {
+      {.id = 1, .mapping_id = 1, .address = 0x401000, .lines = {{4, 41}}},
+      {.id = 2, .mapping_id = 1, .address = 0x402000, .lines = {{3, 31}, {2, 22}}},
+      {.id = 3, .mapping_id = 1, .address = 0x403000, .lines = {{1, 11}}},
+      {.id = 4, .mapping_id = 2, .address = 0x1234},
+  };
+  constexpr int64_t kMiB = 1 << 20;
+  p.samples = {
+      {.location_ids = {1, 2, 3}, .values = {3, 3 * kMiB, 3, 3 * kMiB}},
+      {.location_ids = {2, 3}, .values = {1, kMiB, 1, kMiB}},
+      {.location_ids = {4, 3}, .values = {7, kMiB / 2, 7, kMiB / 2}},
+      {.location_ids = {3, 3}, .values = {2, kMiB / 2, 2, kMiB / 2}},
+  };
+  return p;
+}
+
+std::string MakeTempDir() {
+  std::string pattern = ::testing::TempDir() + "heaprec_test_XXXXXX";
+  if (mkdtemp(pattern.data()) == nullptr) ADD_FAILURE() << "mkdtemp failed";
+  return pattern;
+}
+
+int RunCommand(const std::string& command, std::string* output) {
+  output->clear();
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return -1;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) output->append(buf, n);
+  int status = pclose(pipe);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string ShellQuote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+}  // namespace heaprec::testing
