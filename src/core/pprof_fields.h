@@ -51,7 +51,13 @@ enum LocationField : std::uint32_t {
   kLocationIsFolded = 5,
 };
 
-enum LineField : std::uint32_t { kLineFunctionId = 1, kLineLine = 2 };
+enum LineField : std::uint32_t {
+  kLineFunctionId = 1,
+  kLineLine = 2,
+  // Newer addition to profile.proto; not part of heaprec's model, so the reader skips it on
+  // purpose and the writers never emit it.
+  kLineColumn = 3,
+};
 
 enum FunctionField : std::uint32_t {
   kFunctionId = 1,

@@ -13,6 +13,7 @@
 #include <protozero/pbf_reader.hpp>
 #include <unordered_set>
 
+#include "core/pprof_fields.h"
 #include "profile/gzip.h"
 
 namespace heaprec {
@@ -32,43 +33,43 @@ class Decoder {
     int64_t default_sample_type = 0, drop_frames = 0, keep_frames = 0;
     while (msg.next()) {
       switch (msg.tag()) {
-        case 1:
+        case pprof::kProfileSampleType:
           p.sample_types.push_back(DecodeValueType(SubMessage(msg)));
           break;
-        case 2:
+        case pprof::kProfileSample:
           p.samples.push_back(DecodeSample(SubMessage(msg)));
           break;
-        case 3:
+        case pprof::kProfileMapping:
           p.mappings.push_back(DecodeMapping(SubMessage(msg)));
           break;
-        case 4:
+        case pprof::kProfileLocation:
           p.locations.push_back(DecodeLocation(SubMessage(msg)));
           break;
-        case 5:
+        case pprof::kProfileFunction:
           p.functions.push_back(DecodeFunction(SubMessage(msg)));
           break;
-        case 7:
+        case pprof::kProfileDropFrames:
           drop_frames = Int(msg);
           break;
-        case 8:
+        case pprof::kProfileKeepFrames:
           keep_frames = Int(msg);
           break;
-        case 9:
+        case pprof::kProfileTimeNanos:
           p.time_nanos = Int(msg);
           break;
-        case 10:
+        case pprof::kProfileDurationNanos:
           p.duration_nanos = Int(msg);
           break;
-        case 11:
+        case pprof::kProfilePeriodType:
           p.period_type = DecodeValueType(SubMessage(msg));
           break;
-        case 12:
+        case pprof::kProfilePeriod:
           p.period = Int(msg);
           break;
-        case 13:
+        case pprof::kProfileComment:
           for (int64_t index : Int64s(msg)) p.comments.push_back(String(index, "comment"));
           break;
-        case 14:
+        case pprof::kProfileDefaultSampleType:
           default_sample_type = Int(msg);
           break;
         default:
@@ -90,7 +91,7 @@ class Decoder {
   void CollectStrings(std::string_view data) {
     pbf_reader msg(data.data(), data.size());
     while (msg.next()) {
-      if (msg.tag() == 6) {
+      if (msg.tag() == pprof::kProfileStringTable) {
         Expect(msg, pbf_wire_type::length_delimited);
         strings_.push_back(msg.get_string());
       } else {
@@ -159,10 +160,10 @@ class Decoder {
     ValueType vt;
     while (msg.next()) {
       switch (msg.tag()) {
-        case 1:
+        case pprof::kValueTypeType:
           vt.type = String(Int(msg), "value type");
           break;
-        case 2:
+        case pprof::kValueTypeUnit:
           vt.unit = String(Int(msg), "value unit");
           break;
         default:
@@ -176,16 +177,16 @@ class Decoder {
     Label label;
     while (msg.next()) {
       switch (msg.tag()) {
-        case 1:
+        case pprof::kLabelKey:
           label.key = String(Int(msg), "label key");
           break;
-        case 2:
+        case pprof::kLabelStr:
           label.str = String(Int(msg), "label value");
           break;
-        case 3:
+        case pprof::kLabelNum:
           label.num = Int(msg);
           break;
-        case 4:
+        case pprof::kLabelNumUnit:
           label.num_unit = String(Int(msg), "label unit");
           break;
         default:
@@ -199,13 +200,13 @@ class Decoder {
     Sample s;
     while (msg.next()) {
       switch (msg.tag()) {
-        case 1:
+        case pprof::kSampleLocationId:
           for (uint64_t id : Uint64s(msg)) s.location_ids.push_back(id);
           break;
-        case 2:
+        case pprof::kSampleValue:
           for (int64_t v : Int64s(msg)) s.values.push_back(v);
           break;
-        case 3:
+        case pprof::kSampleLabel:
           s.labels.push_back(DecodeLabel(SubMessage(msg)));
           break;
         default:
@@ -219,34 +220,34 @@ class Decoder {
     Mapping m;
     while (msg.next()) {
       switch (msg.tag()) {
-        case 1:
+        case pprof::kMappingId:
           m.id = Uint(msg);
           break;
-        case 2:
+        case pprof::kMappingMemoryStart:
           m.memory_start = Uint(msg);
           break;
-        case 3:
+        case pprof::kMappingMemoryLimit:
           m.memory_limit = Uint(msg);
           break;
-        case 4:
+        case pprof::kMappingFileOffset:
           m.file_offset = Uint(msg);
           break;
-        case 5:
+        case pprof::kMappingFilename:
           m.filename = String(Int(msg), "mapping filename");
           break;
-        case 6:
+        case pprof::kMappingBuildId:
           m.build_id = String(Int(msg), "mapping build id");
           break;
-        case 7:
+        case pprof::kMappingHasFunctions:
           m.has_functions = Bool(msg);
           break;
-        case 8:
+        case pprof::kMappingHasFilenames:
           m.has_filenames = Bool(msg);
           break;
-        case 9:
+        case pprof::kMappingHasLineNumbers:
           m.has_line_numbers = Bool(msg);
           break;
-        case 10:
+        case pprof::kMappingHasInlineFrames:
           m.has_inline_frames = Bool(msg);
           break;
         default:
@@ -260,14 +261,14 @@ class Decoder {
     Line line;
     while (msg.next()) {
       switch (msg.tag()) {
-        case 1:
+        case pprof::kLineFunctionId:
           line.function_id = Uint(msg);
           break;
-        case 2:
+        case pprof::kLineLine:
           line.line = Int(msg);
           break;
         default:
-          msg.skip();  // e.g. the newer `column` field
+          msg.skip();  // e.g. the newer pprof::kLineColumn field
       }
     }
     return line;
@@ -277,19 +278,19 @@ class Decoder {
     Location loc;
     while (msg.next()) {
       switch (msg.tag()) {
-        case 1:
+        case pprof::kLocationId:
           loc.id = Uint(msg);
           break;
-        case 2:
+        case pprof::kLocationMappingId:
           loc.mapping_id = Uint(msg);
           break;
-        case 3:
+        case pprof::kLocationAddress:
           loc.address = Uint(msg);
           break;
-        case 4:
+        case pprof::kLocationLine:
           loc.lines.push_back(DecodeLine(SubMessage(msg)));
           break;
-        case 5:
+        case pprof::kLocationIsFolded:
           loc.is_folded = Bool(msg);
           break;
         default:
@@ -303,19 +304,19 @@ class Decoder {
     Function f;
     while (msg.next()) {
       switch (msg.tag()) {
-        case 1:
+        case pprof::kFunctionId:
           f.id = Uint(msg);
           break;
-        case 2:
+        case pprof::kFunctionName:
           f.name = String(Int(msg), "function name");
           break;
-        case 3:
+        case pprof::kFunctionSystemName:
           f.system_name = String(Int(msg), "function system name");
           break;
-        case 4:
+        case pprof::kFunctionFilename:
           f.filename = String(Int(msg), "function filename");
           break;
-        case 5:
+        case pprof::kFunctionStartLine:
           f.start_line = Int(msg);
           break;
         default:

@@ -5,6 +5,7 @@
 #include <protozero/pbf_writer.hpp>
 #include <unordered_map>
 
+#include "core/pprof_fields.h"
 #include "profile/atomic_file.h"
 #include "profile/gzip.h"
 
@@ -77,8 +78,8 @@ void PutBool(pbf_writer& w, protozero::pbf_tag_type tag, bool v) {
 void PutValueType(pbf_writer& parent, protozero::pbf_tag_type tag, const ValueType& vt,
                   const StringTable& st) {
   pbf_writer w(parent, tag);
-  PutInt(w, 1, st.Index(vt.type));
-  PutInt(w, 2, st.Index(vt.unit));
+  PutInt(w, pprof::kValueTypeType, st.Index(vt.type));
+  PutInt(w, pprof::kValueTypeUnit, st.Index(vt.unit));
 }
 
 }  // namespace
@@ -90,65 +91,65 @@ std::string EncodeProfile(const Profile& p, bool gzip) {
   std::string out;
   {
     pbf_writer pw(out);
-    for (const ValueType& vt : p.sample_types) PutValueType(pw, 1, vt, st);
+    for (const ValueType& vt : p.sample_types) PutValueType(pw, pprof::kProfileSampleType, vt, st);
     for (const Sample& s : p.samples) {
-      pbf_writer w(pw, 2);
-      w.add_packed_uint64(1, s.location_ids.begin(), s.location_ids.end());
-      w.add_packed_int64(2, s.values.begin(), s.values.end());
+      pbf_writer w(pw, pprof::kProfileSample);
+      w.add_packed_uint64(pprof::kSampleLocationId, s.location_ids.begin(), s.location_ids.end());
+      w.add_packed_int64(pprof::kSampleValue, s.values.begin(), s.values.end());
       for (const Label& l : s.labels) {
-        pbf_writer lw(w, 3);
-        PutInt(lw, 1, st.Index(l.key));
-        PutInt(lw, 2, st.Index(l.str));
-        PutInt(lw, 3, l.num);
-        PutInt(lw, 4, st.Index(l.num_unit));
+        pbf_writer lw(w, pprof::kSampleLabel);
+        PutInt(lw, pprof::kLabelKey, st.Index(l.key));
+        PutInt(lw, pprof::kLabelStr, st.Index(l.str));
+        PutInt(lw, pprof::kLabelNum, l.num);
+        PutInt(lw, pprof::kLabelNumUnit, st.Index(l.num_unit));
       }
     }
     for (const Mapping& m : p.mappings) {
-      pbf_writer w(pw, 3);
-      PutUint(w, 1, m.id);
-      PutUint(w, 2, m.memory_start);
-      PutUint(w, 3, m.memory_limit);
-      PutUint(w, 4, m.file_offset);
-      PutInt(w, 5, st.Index(m.filename));
-      PutInt(w, 6, st.Index(m.build_id));
-      PutBool(w, 7, m.has_functions);
-      PutBool(w, 8, m.has_filenames);
-      PutBool(w, 9, m.has_line_numbers);
-      PutBool(w, 10, m.has_inline_frames);
+      pbf_writer w(pw, pprof::kProfileMapping);
+      PutUint(w, pprof::kMappingId, m.id);
+      PutUint(w, pprof::kMappingMemoryStart, m.memory_start);
+      PutUint(w, pprof::kMappingMemoryLimit, m.memory_limit);
+      PutUint(w, pprof::kMappingFileOffset, m.file_offset);
+      PutInt(w, pprof::kMappingFilename, st.Index(m.filename));
+      PutInt(w, pprof::kMappingBuildId, st.Index(m.build_id));
+      PutBool(w, pprof::kMappingHasFunctions, m.has_functions);
+      PutBool(w, pprof::kMappingHasFilenames, m.has_filenames);
+      PutBool(w, pprof::kMappingHasLineNumbers, m.has_line_numbers);
+      PutBool(w, pprof::kMappingHasInlineFrames, m.has_inline_frames);
     }
     for (const Location& loc : p.locations) {
-      pbf_writer w(pw, 4);
-      PutUint(w, 1, loc.id);
-      PutUint(w, 2, loc.mapping_id);
-      PutUint(w, 3, loc.address);
+      pbf_writer w(pw, pprof::kProfileLocation);
+      PutUint(w, pprof::kLocationId, loc.id);
+      PutUint(w, pprof::kLocationMappingId, loc.mapping_id);
+      PutUint(w, pprof::kLocationAddress, loc.address);
       for (const Line& line : loc.lines) {
-        pbf_writer lw(w, 4);
-        PutUint(lw, 1, line.function_id);
-        PutInt(lw, 2, line.line);
+        pbf_writer lw(w, pprof::kLocationLine);
+        PutUint(lw, pprof::kLineFunctionId, line.function_id);
+        PutInt(lw, pprof::kLineLine, line.line);
       }
-      PutBool(w, 5, loc.is_folded);
+      PutBool(w, pprof::kLocationIsFolded, loc.is_folded);
     }
     for (const Function& f : p.functions) {
-      pbf_writer w(pw, 5);
-      PutUint(w, 1, f.id);
-      PutInt(w, 2, st.Index(f.name));
-      PutInt(w, 3, st.Index(f.system_name));
-      PutInt(w, 4, st.Index(f.filename));
-      PutInt(w, 5, f.start_line);
+      pbf_writer w(pw, pprof::kProfileFunction);
+      PutUint(w, pprof::kFunctionId, f.id);
+      PutInt(w, pprof::kFunctionName, st.Index(f.name));
+      PutInt(w, pprof::kFunctionSystemName, st.Index(f.system_name));
+      PutInt(w, pprof::kFunctionFilename, st.Index(f.filename));
+      PutInt(w, pprof::kFunctionStartLine, f.start_line);
     }
-    for (const std::string* s : st.strings()) pw.add_string(6, *s);
-    PutInt(pw, 7, st.Index(p.drop_frames));
-    PutInt(pw, 8, st.Index(p.keep_frames));
-    PutInt(pw, 9, p.time_nanos);
-    PutInt(pw, 10, p.duration_nanos);
+    for (const std::string* s : st.strings()) pw.add_string(pprof::kProfileStringTable, *s);
+    PutInt(pw, pprof::kProfileDropFrames, st.Index(p.drop_frames));
+    PutInt(pw, pprof::kProfileKeepFrames, st.Index(p.keep_frames));
+    PutInt(pw, pprof::kProfileTimeNanos, p.time_nanos);
+    PutInt(pw, pprof::kProfileDurationNanos, p.duration_nanos);
     if (!p.period_type.type.empty() || !p.period_type.unit.empty()) {
-      PutValueType(pw, 11, p.period_type, st);
+      PutValueType(pw, pprof::kProfilePeriodType, p.period_type, st);
     }
-    PutInt(pw, 12, p.period);
+    PutInt(pw, pprof::kProfilePeriod, p.period);
     std::vector<int64_t> comments;
     for (const std::string& c : p.comments) comments.push_back(st.Index(c));
-    pw.add_packed_int64(13, comments.begin(), comments.end());
-    PutInt(pw, 14, st.Index(p.default_sample_type));
+    pw.add_packed_int64(pprof::kProfileComment, comments.begin(), comments.end());
+    PutInt(pw, pprof::kProfileDefaultSampleType, st.Index(p.default_sample_type));
   }  // sub-writers commit on destruction; past this scope `out` is complete
   return gzip ? internal::Gzip(out) : out;
 }
