@@ -96,8 +96,17 @@ bool ValidateOptions(const RunOptions& o) {
   if (!o.unwind.empty() && o.unwind != "libunwind" && o.unwind != "fp") {
     return fail("--unwind", o.unwind, "libunwind or fp");
   }
-  if (o.output.empty() || o.output.size() >= PATH_MAX)
+  if (o.output.empty() || o.output.size() >= PATH_MAX) {
     return fail("-o", o.output, "a non-empty path template");
+  }
+  // The library checks this too, but here heaprec can stop before the program runs for nothing.
+  std::filesystem::path directory = std::filesystem::absolute(o.output).parent_path();
+  if (directory.string().find('%') == std::string::npos &&
+      access(directory.c_str(), W_OK | X_OK) != 0) {
+    std::cerr << "heaprec run: -o '" << o.output << "' is invalid: directory '"
+              << directory.string() << "' is not writable (" << std::strerror(errno) << ")\n";
+    return false;
+  }
   return true;
 }
 

@@ -73,7 +73,7 @@ StackId StackTable::Intern(const std::uint64_t* frames, std::uint32_t depth) {
          id = At(id).next) {
       Entry& e = At(id);
       if (e.hash == hash && e.depth == depth &&
-          std::memcmp(e.frames, frames, depth * sizeof(std::uint64_t)) == 0) {
+          (depth == 0 || std::memcmp(e.frames, frames, depth * sizeof(std::uint64_t)) == 0)) {
         ++e.refs;
         return id;
       }
@@ -87,7 +87,7 @@ StackId StackTable::Intern(const std::uint64_t* frames, std::uint32_t depth) {
     memory_.DeallocateArray(copy, depth == 0 ? 1 : depth);
     return kInvalidStackId;
   }
-  std::memcpy(copy, frames, depth * sizeof(std::uint64_t));
+  if (depth != 0) std::memcpy(copy, frames, depth * sizeof(std::uint64_t));
   Entry& e = At(id);
   e.hash = hash;
   e.frames = copy;

@@ -1,0 +1,91 @@
+// Helpers for the end-to-end tests: running programs with and without heaprec, and summing the
+// profiles they leave per allocation site.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "profile/profile.h"
+
+namespace heaprec::e2e {
+
+// A fresh directory under $TMPDIR (or /tmp), removed with everything in it on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+struct RunResult {
+  int status = -1;  // exit status, or 128 + signal
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+// Environment changes for a child: a value sets the variable, nullopt removes it.
+using EnvChanges = std::map<std::string, std::optional<std::string>>;
+
+// Runs `argv` (argv[0] a path) in the directory `cwd` with the test's environment minus LD_PRELOAD
+// and every HEAPREC_* variable, plus `env`. Captures stdout and stderr through files in `cwd`.
+RunResult RunProgram(const std::vector<std::string>& argv, const std::string& cwd,
+                     const EnvChanges& env = {});
+
+// `heaprec run -o <dir>/p.%p.pb.gz FLAGS -- PROGRAM...`, run in `dir`.
+RunResult HeaprecRun(const std::string& dir, const std::vector<std::string>& flags,
+                     const std::vector<std::string>& program, const EnvChanges& env = {});
+
+// Files in `dir` whose names end in ".pb.gz", sorted.
+std::vector<std::string> ListProfiles(const std::string& dir);
+
+std::string ReadFile(const std::string& path);
+
+// The four values of heaprec's heap profiles, summed over some samples.
+struct Values {
+  int64_t alloc_objects = 0;
+  int64_t alloc_space = 0;
+  int64_t inuse_objects = 0;
+  int64_t inuse_space = 0;
+  bool operator==(const Values&) const = default;
+};
+std::ostream& operator<<(std::ostream& out, const Values& v);
+
+// Whether some line of some location of the sample's stack is the function `name` (C name, or a
+// demangled C++ name with its parameter list: "site_new_live(long)" matches "site_new_live").
+bool StackHas(const Profile& profile, const Sample& sample, const std::string& name);
+
+// Sums the samples whose stack contains `site`.
+Values SiteValues(const Profile& profile, const std::string& site);
+// Sums every sample.
+Values TotalValues(const Profile& profile);
+
+// One (stack, size) sample of the profile as (inuse_objects, bytes label): for the samples whose
+// stacks contain none of `sites`.
+struct ObjectGroup {
+  int64_t objects = 0;
+  int64_t size = 0;
+};
+std::vector<ObjectGroup> OtherLiveGroups(const Profile& profile,
+                                         const std::vector<std::string>& sites);
+
+// The value of a "name=value" comment, or -1.
+int64_t CommentValue(const Profile& profile, const std::string& name);
+
+// Var(X) for the estimate X = sum over sampled objects of n / p of the live bytes of `objects`
+// objects of `size` bytes each, at sampling interval `interval`: objects * n^2 * (1 - p) / p with
+// p = 1 - exp(-(n + 1) / interval). See sampled_test.cc for the derivation.
+double SampledBytesVariance(double objects, double size, double interval);
+
+// 1 - exp(-(n + 1) / interval): the probability that an n-byte allocation is sampled.
+double SampleProbability(double size, double interval);
+
+}  // namespace heaprec::e2e

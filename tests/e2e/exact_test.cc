@@ -1,0 +1,115 @@
+// Exact mode (--sample-interval 1: every allocation recorded with weight 1): every site's four
+// values must match what the workload is known to allocate and keep, to the byte and the object.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <regex>
+#include <string>
+
+#include "e2e_test_base.h"
+#include "expected_sites.h"
+
+namespace heaprec::e2e {
+namespace {
+
+class ExactTest : public E2eTest {};
+
+void ExpectSites(const Profile& profile, const std::vector<ExpectedSite>& sites) {
+  for (const ExpectedSite& site : sites) {
+    EXPECT_EQ(SiteValues(profile, site.name), site.values) << site.name;
+  }
+}
+
+TEST_F(ExactTest, CAllocatorSites) {
+  constexpr long kCount = 200, kChurn = 1000;
+  Profiled({"--sample-interval", "1"},
+           {WL_C_SITES, std::to_string(kCount), std::to_string(kChurn)});
+  Profile profile = OnlyProfile();
+  EXPECT_EQ(CommentValue(profile, "sample_interval"), 1);
+  ExpectSites(profile, CSites(kCount, kChurn));
+}
+
+TEST_F(ExactTest, CxxAllocatorSitesAndContainers) {
+  constexpr long kCount = 200, kChurn = 1000, kVector = 1000, kString = 1000;
+  RunResult run = Profiled({"--sample-interval", "1"},
+                           {WL_CXX_SITES, std::to_string(kCount), std::to_string(kChurn),
+                            std::to_string(kVector), std::to_string(kString)});
+  // The workload prints the containers' final capacities: the growth model must agree with them.
+  EXPECT_NE(run.out.find("vector=" + std::to_string(VectorGrowth(kVector).live_bytes / 8) +
+                         " string=" + std::to_string(StringGrowth(kString).live_bytes - 1)),
+            std::string::npos)
+      << run.out;
+  ExpectSites(OnlyProfile(), CxxSites(kCount, kChurn, kVector, kString));
+}
+
+TEST_F(ExactTest, ThreadsWithCrossThreadFrees) {
+  constexpr long kThreads = 4, kPerThread = 200;
+  Profiled({"--sample-interval", "1"},
+           {WL_THREADS, std::to_string(kThreads), std::to_string(kPerThread)});
+  ExpectSites(OnlyProfile(), ThreadSites(kThreads, kPerThread));
+}
+
+TEST_F(ExactTest, ForkChildAndParentWriteTheirOwnProfiles) {
+  constexpr long kN = 200;
+  RunResult run = Profiled({"--sample-interval", "1"}, {WL_FORK, std::to_string(kN)});
+  std::smatch match;
+  ASSERT_TRUE(std::regex_search(run.err, match, std::regex("wl_fork: child (\\d+)"))) << run.err;
+  const int64_t child_pid = std::stoll(match[1]);
+
+  std::vector<std::string> files = Profiles();
+  ASSERT_EQ(files.size(), 2u);
+  Profile child, parent;
+  int children = 0;
+  for (const std::string& file : files) {
+    Profile profile = ReadProfileFile(file);
+    int64_t pid = CommentValue(profile, "pid");
+    EXPECT_NE(file.find("/p." + std::to_string(pid) + ".pb.gz"), std::string::npos) << file;
+    if (pid == child_pid) {
+      child = profile;
+      ++children;
+    } else {
+      parent = profile;
+    }
+  }
+  ASSERT_EQ(children, 1) << "no profile has the child's pid " << child_pid;
+
+  // The parent: its own objects only, none of the child's.
+  EXPECT_EQ(SiteValues(parent, "site_before_fork"), (Values{kN, kN * 1000, kN, kN * 1000}));
+  EXPECT_EQ(SiteValues(parent, "site_parent_after"), (Values{kN, kN * 3000, kN, kN * 3000}));
+  EXPECT_EQ(SiteValues(parent, "site_child_alloc"), Values{});
+  // The child: the inherited objects it did not free, and its own.
+  EXPECT_EQ(SiteValues(child, "site_before_fork"),
+            (Values{kN, kN * 1000, kN - kN / 4, (kN - kN / 4) * 1000}));
+  EXPECT_EQ(SiteValues(child, "site_child_alloc"), (Values{kN, kN * 2000, kN, kN * 2000}));
+  EXPECT_EQ(SiteValues(child, "site_parent_after"), Values{});
+}
+
+TEST_F(ExactTest, ExitFromANonMainThread) {
+  constexpr long kN = 200;
+  Profiled({"--sample-interval", "1"}, {WL_THREAD_EXIT, std::to_string(kN)}, /*status=*/3);
+  Profile profile = OnlyProfile();
+  EXPECT_EQ(SiteValues(profile, "site_exit_main_live"), (Values{kN, kN * 1000, kN, kN * 1000}));
+  EXPECT_EQ(SiteValues(profile, "site_exit_thread_live"), (Values{kN, kN * 2000, kN, kN * 2000}));
+}
+
+TEST_F(ExactTest, ApiDumpSeesTheMidRunLiveSet) {
+  constexpr long kN = 200;
+  // A relative dump path: both runs write it in their own working directory.
+  RunResult run = Profiled({"--sample-interval", "1"}, {WL_API, "mid.pb.gz", std::to_string(kN)});
+  EXPECT_EQ(run.out, "active=1 dump=0\n");
+  std::vector<std::string> files = Profiles();
+  ASSERT_EQ(files.size(), 2u);  // mid.pb.gz and p.<pid>.pb.gz
+  ASSERT_EQ(files[0], dir_ / "mid.pb.gz");
+
+  Profile mid = ReadProfileFile(files[0]);
+  EXPECT_EQ(SiteValues(mid, "site_api_phase1"), (Values{kN, kN * 1000, kN, kN * 1000}));
+  EXPECT_EQ(SiteValues(mid, "site_api_phase2"), Values{});
+  EXPECT_EQ(CommentValue(mid, "pid"), CommentValue(ReadProfileFile(files[1]), "pid"));
+
+  Profile final_profile = ReadProfileFile(files[1]);
+  EXPECT_EQ(SiteValues(final_profile, "site_api_phase1"), (Values{kN, kN * 1000, 0, 0}));
+  EXPECT_EQ(SiteValues(final_profile, "site_api_phase2"), (Values{kN, kN * 2000, kN, kN * 2000}));
+}
+
+}  // namespace
+}  // namespace heaprec::e2e
