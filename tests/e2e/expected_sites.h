@@ -44,6 +44,7 @@ inline std::vector<ExpectedSite> CSites(int64_t count, int64_t churn) {
       {"site_realloc_grow", grow_allocated, {{count / 8, 8192}}},
       {"site_realloc_null", {{count, 1100}}, {{count, 1100}}},
       {"site_realloc_zero", {{count, 700}}, {}},
+      {"site_realloc_fail", {{count, 900}}, {{count, 900}}},
       {"site_posix_memalign", {{count, 1024}}, {{count, 1024}}},
       {"site_aligned_alloc", {{count, 1280}}, {{count, 1280}}},
       {"site_memalign", {{count, 960}}, {{count, 960}}},

@@ -107,11 +107,18 @@ TEST_F(ToolsTest, DumpSignalWritesAProfile) {
   EXPECT_EQ(Basename(files[1]), "p." + std::to_string(pid) + ".pb.gz");
 }
 
-// wl_spawn runs `sh -c 'wl_c_sites 80 100'`.
-TEST_F(ToolsTest, FollowsExecIntoTheGrandchild) {
+// wl_spawn runs `sh -c 'wl_c_sites 80 100'`, started with fork+exec, vfork+exec or posix_spawn:
+// each process writes its own profile, and the grandchild's holds only its own sites.
+class SpawnTest : public ToolsTest, public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(SpawnTest, FollowsExecIntoTheGrandchild) {
   const std::string command = std::string(WL_C_SITES) + " 80 100";
-  RunResult run = Profiled({"--sample-interval", "1"}, {WL_SPAWN, command});
-  EXPECT_EQ(run.out, "c-sites count=80 churn=100 live=647040\n");
+  std::vector<std::string> program = {WL_SPAWN};
+  if (!GetParam().empty()) program.push_back(GetParam());
+  program.push_back(command);
+  RunResult run = Profiled({"--sample-interval", "1"}, program);
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.out, "c-sites count=80 churn=100 live=719040\n");
   int spawn_profiles = 0, sites_profiles = 0;
   int64_t spawn_pid = -1, sites_pid = -1;
   for (const std::string& file : Profiles()) {
@@ -131,10 +138,17 @@ TEST_F(ToolsTest, FollowsExecIntoTheGrandchild) {
   EXPECT_NE(spawn_pid, sites_pid);
 }
 
+INSTANTIATE_TEST_SUITE_P(ForkVforkPosixSpawn, SpawnTest,
+                         ::testing::Values("", "--vfork", "--posix-spawn"),
+                         [](const ::testing::TestParamInfo<std::string>& info) -> std::string {
+                           if (info.param.empty()) return "fork";
+                           return info.param == "--vfork" ? "vfork" : "posix_spawn";
+                         });
+
 TEST_F(ToolsTest, NoFollowProfilesTheRootOnly) {
   const std::string command = std::string(WL_C_SITES) + " 80 100";
   RunResult run = Profiled({"--sample-interval", "1", "--no-follow"}, {WL_SPAWN, command});
-  EXPECT_EQ(run.out, "c-sites count=80 churn=100 live=647040\n");  // the grandchild did run
+  EXPECT_EQ(run.out, "c-sites count=80 churn=100 live=719040\n");  // the grandchild did run
   Profile profile = OnlyProfile();
   EXPECT_EQ(SiteValues(profile, "site_spawn_parent"), (Values{100, 100000, 100, 100000}));
   EXPECT_EQ(SiteValues(profile, "site_malloc_live"), Values{});

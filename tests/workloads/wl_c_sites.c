@@ -9,8 +9,9 @@
  *                           (realloc(NULL,1024) first): 8 allocations per buffer; final 8192 live
  * site_realloc_null         COUNT                  realloc(NULL, 1100)      all
  * site_realloc_zero         COUNT                  malloc(700), then realloc(p, 0) frees it: none
- * site_posix_memalign       COUNT                  1024 (alignment 64)      all
- * site_aligned_alloc        COUNT                  1280 (alignment 256)     all
+ * site_realloc_fail         COUNT                  malloc(900), then a realloc too large to
+ * succeed: the old block stays the program's, so all stay live site_posix_memalign       COUNT 1024
+ * (alignment 64)      all site_aligned_alloc        COUNT                  1280 (alignment 256) all
  * site_memalign             COUNT                  960 (alignment 128)      all
  * site_freed_middle         COUNT                  1000; every odd-indexed one freed: COUNT/2 live
  * site_churn                CHURN                  500, freed at once: none
@@ -28,6 +29,7 @@ static void** g_malloc;
 static void** g_calloc;
 static void** g_grow;
 static void** g_rnull;
+static void** g_rfail;
 static void** g_pm;
 static void** g_aa;
 static void** g_ma;
@@ -93,6 +95,16 @@ __attribute__((noinline)) void site_freed_middle(long count) {
   for (long i = 0; i < count; ++i) g_mid[i] = wl_opaque(wl_check(malloc(1000)));
 }
 
+__attribute__((noinline)) void site_realloc_fail(long count) {
+  for (long i = 0; i < count; ++i) {
+    void* p = wl_opaque(wl_check(malloc(900)));
+    size_t impossible = (size_t)PTRDIFF_MAX - 4096;
+    void* alias = wl_opaque(p); /* realloc sees an alias, so the compiler does not call p dead */
+    if (realloc(alias, impossible) != NULL) abort(); /* cannot succeed on any real machine */
+    g_rfail[i] = p;
+  }
+}
+
 __attribute__((noinline)) void site_churn(long churn) {
   for (long i = 0; i < churn; ++i) free(wl_opaque(wl_check(malloc(500))));
 }
@@ -108,6 +120,7 @@ int main(int argc, char** argv) {
   g_calloc = wl_slots(count);
   g_grow = wl_slots(count / 8);
   g_rnull = wl_slots(count);
+  g_rfail = wl_slots(count);
   g_pm = wl_slots(count);
   g_aa = wl_slots(count);
   g_ma = wl_slots(count);
@@ -119,6 +132,7 @@ int main(int argc, char** argv) {
   site_realloc_grow(count / 8);
   site_realloc_null(count);
   site_realloc_zero(count);
+  site_realloc_fail(count);
   site_posix_memalign(count);
   site_aligned_alloc(count);
   site_memalign(count);
@@ -126,7 +140,7 @@ int main(int argc, char** argv) {
   for (long i = 1; i < count; i += 2) free(wl_opaque(g_mid[i])); /* memory freed in the middle */
   site_churn(churn - churn / 2);
 
-  long long live = (long long)count * (1000 + 1200 + 1024 + 1100 + 1024 + 1280 + 960) +
+  long long live = (long long)count * (1000 + 1200 + 1024 + 1100 + 900 + 1024 + 1280 + 960) +
                    (long long)(count / 2) * 1000;
   printf("c-sites count=%ld churn=%ld live=%lld\n", count, churn, live);
   return 0;
