@@ -193,23 +193,90 @@ void WriteStderr(const char* const* parts, std::size_t count) {
   }
 }
 
-// "name=value" into a fixed buffer, for the profile's comments.
-void FormatComment(char* out, std::size_t capacity, const char* name, std::uint64_t value) {
-  char digits[24];
-  int n = 0;
-  do {
-    digits[n++] = static_cast<char>('0' + value % 10);
-    value /= 10;
-  } while (value != 0);
-  std::size_t length = strlen(name);
-  if (length + 1 + static_cast<std::size_t>(n) + 1 > capacity) {
-    out[0] = '\0';
-    return;
+// The comments every profile carries: the tool's version and the counters a user needs to judge
+// the profile (how much was sampled, what was lost). Fixed storage: dumps never call malloc.
+class ProfileComments {
+ public:
+  void Add(const char* name, std::uint64_t value) {
+    char digits[24];
+    int n = 0;
+    do {
+      digits[n++] = static_cast<char>('0' + value % 10);
+      value /= 10;
+    } while (value != 0);
+    char* out = Next();
+    std::size_t length = strlen(name);
+    if (out == nullptr || length + 1 + static_cast<std::size_t>(n) + 1 > kLength) return;
+    memcpy(out, name, length);
+    out[length++] = '=';
+    while (n > 0) out[length++] = digits[--n];
+    out[length] = '\0';
   }
-  memcpy(out, name, length);
-  out[length++] = '=';
-  while (n > 0) out[length++] = digits[--n];
-  out[length] = '\0';
+  void AddText(const char* first, const char* second = "") {
+    char* out = Next();
+    if (out == nullptr || strlen(first) + strlen(second) + 1 > kLength) return;
+    strcpy(out, first);
+    strcat(out, second);
+  }
+  const char* const* list() const { return list_; }
+  std::size_t count() const { return count_; }
+
+ private:
+  static constexpr std::size_t kCapacity = 16, kLength = 96;
+  char* Next() {
+    if (count_ == kCapacity) return nullptr;
+    storage_[count_][0] = '\0';
+    list_[count_] = storage_[count_];
+    return storage_[count_++];
+  }
+  char storage_[kCapacity][kLength];
+  const char* list_[kCapacity];
+  std::size_t count_ = 0;
+};
+
+// Where a dump goes: the caller's path, or the next name from the output template.
+bool ChooseTarget(DumpReason reason, const char* path, char* target, std::size_t capacity) {
+  if (path != nullptr) {
+    std::size_t length = strlen(path);
+    if (length == 0 || length >= capacity) return false;
+    memcpy(target, path, length + 1);
+    return true;
+  }
+  unsigned sequence = reason == DumpReason::kExit ? 0 : ++g_dump_sequence;
+  return ExpandOutputTemplate(g_settings.output_template, getpid(), program_invocation_short_name,
+                              static_cast<long long>(NowNs(CLOCK_REALTIME) / 1000000000ull),
+                              sequence, target, capacity);
+}
+
+int WriteSnapshot(HeapRecorder& recorder, DumpReason reason, const char* target) {
+  ProcessMappings mappings(*g_arena);
+  if (!mappings.Read()) return EIO;
+  HeapSnapshot snapshot;
+  if (!snapshot.Take(recorder)) return ENOMEM;
+  snapshot.SortByStackAndSize();
+  const RecorderStats& stats = snapshot.stats();
+  ProfileComments comments;
+  comments.AddText("heaprec " HEAPREC_VERSION);
+  comments.Add("sample_interval", g_interval.load());
+  comments.Add("samples", stats.samples);
+  comments.Add("live_samples", snapshot.object_count());
+  comments.Add("dropped", stats.dropped);
+  comments.Add("unwind_failures", g_unwind_failures.load());
+  comments.Add("truncated_stacks", g_truncated_stacks.load());
+  comments.Add("missed_frees", stats.replaced);
+  // The profiler's own footprint: what its arena mapped, plus the recorder's static tables.
+  comments.Add("profiler_bytes", g_arena->BytesMapped() + sizeof(HeapRecorder) + sizeof(MmapArena));
+  comments.Add("pid", static_cast<std::uint64_t>(getpid()));
+  comments.AddText("reason=", ReasonName(reason));
+  std::uint64_t now = NowNs(CLOCK_REALTIME);
+  ProfileMetadata metadata = {g_interval.load(),
+                              static_cast<std::int64_t>(now),
+                              static_cast<std::int64_t>(now - g_start_time_ns),
+                              mappings.mappings(),
+                              mappings.count(),
+                              comments.list(),
+                              comments.count()};
+  return WriteProfileFile(target, snapshot, metadata, *g_arena);
 }
 
 }  // namespace
@@ -221,55 +288,9 @@ int Dump(DumpReason reason, const char* path) {
   MutexLock lock(g_dump_mutex);
   if (g_final_dump_done && reason != DumpReason::kApi) return 0;
   char target[PATH_MAX];
-  if (path == nullptr) {
-    unsigned sequence = reason == DumpReason::kExit ? 0 : ++g_dump_sequence;
-    if (!ExpandOutputTemplate(g_settings.output_template, getpid(), program_invocation_short_name,
-                              static_cast<long long>(NowNs(CLOCK_REALTIME) / 1000000000ull),
-                              sequence, target, sizeof(target))) {
-      return ENAMETOOLONG;
-    }
-  } else {
-    std::size_t length = strlen(path);
-    if (length == 0 || length >= sizeof(target)) return ENAMETOOLONG;
-    memcpy(target, path, length + 1);
-  }
+  if (!ChooseTarget(reason, path, target, sizeof(target))) return ENAMETOOLONG;
   if (reason == DumpReason::kExit) g_final_dump_done = true;
-
-  ProcessMappings mappings(*g_arena);
-  HeapSnapshot snapshot;
-  int error = 0;
-  if (!mappings.Read()) {
-    error = EIO;
-  } else if (!snapshot.Take(*recorder)) {
-    error = ENOMEM;
-  } else {
-    snapshot.SortByStackAndSize();
-    const RecorderStats& stats = snapshot.stats();
-    char comments[9][96];
-    FormatComment(comments[1], sizeof(comments[1]), "sample_interval", g_interval.load());
-    FormatComment(comments[2], sizeof(comments[2]), "samples", stats.samples);
-    FormatComment(comments[3], sizeof(comments[3]), "live_samples", snapshot.object_count());
-    FormatComment(comments[4], sizeof(comments[4]), "dropped", stats.dropped);
-    FormatComment(comments[5], sizeof(comments[5]), "unwind_failures", g_unwind_failures.load());
-    FormatComment(comments[6], sizeof(comments[6]), "truncated_stacks", g_truncated_stacks.load());
-    FormatComment(comments[7], sizeof(comments[7]), "missed_frees", stats.replaced);
-    FormatComment(comments[8], sizeof(comments[8]), "pid", static_cast<std::uint64_t>(getpid()));
-    memcpy(comments[0], "heaprec " HEAPREC_VERSION, sizeof("heaprec " HEAPREC_VERSION));
-    char reason_comment[32] = "reason=";
-    strcat(reason_comment, ReasonName(reason));
-    const char* comment_list[] = {comments[0], comments[1],   comments[2], comments[3],
-                                  comments[4], comments[5],   comments[6], comments[7],
-                                  comments[8], reason_comment};
-    std::uint64_t now = NowNs(CLOCK_REALTIME);
-    ProfileMetadata metadata = {g_interval.load(),
-                                static_cast<std::int64_t>(now),
-                                static_cast<std::int64_t>(now - g_start_time_ns),
-                                mappings.mappings(),
-                                mappings.count(),
-                                comment_list,
-                                sizeof(comment_list) / sizeof(comment_list[0])};
-    error = WriteProfileFile(target, snapshot, metadata, *g_arena);
-  }
+  int error = WriteSnapshot(*recorder, reason, target);
   if (error != 0) {
     const char* parts[] = {"heaprec: could not write profile '", target,
                            "': ", strerrordesc_np(error), "\n"};
