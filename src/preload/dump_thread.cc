@@ -25,7 +25,7 @@ void OnDumpSignal(int) {
 }
 
 void* DumpLoop(void*) {
-  t_state.in_hook = true;  // everything this thread allocates is heaprec's own
+  // Dump() marks the thread as inside heaprec while it works; between dumps it allocates nothing.
   const std::uint64_t interval_ms = DumpIntervalMs();
   const int timeout =
       interval_ms == 0 ? -1 : static_cast<int>(interval_ms > 0x7fffffff ? 0x7fffffff : interval_ms);

@@ -41,23 +41,21 @@ inline void Release(void* block) {
     HeapRecorder* recorder = g_recorder.load(std::memory_order_acquire);
     if (HEAPREC_UNLIKELY(recorder != nullptr &&
                          recorder->MaybeTracked(reinterpret_cast<std::uint64_t>(block)))) {
-      ForgetSlow(block);
+      if (!ForgetSlow(block)) return;  // deferred until this thread leaves heaprec
     }
   }
-  __libc_free(block);
+  g_real.free(block);
 }
-
-inline bool IsPowerOfTwo(std::size_t x) { return x != 0 && (x & (x - 1)) == 0; }
 
 inline void* Memalign(std::size_t alignment, std::size_t size) {
   if (SampleCountdown(size)) return AllocateSlow(AllocKind::kMemalign, size, alignment);
-  return __libc_memalign(alignment, size);
+  return g_real.memalign(alignment, size);
 }
 
 inline void* New(std::size_t size, std::size_t alignment, bool nothrow) {
   void* block;
   if (alignment == 0) {
-    block = SampleCountdown(size) ? AllocateSlow(AllocKind::kMalloc, size, 0) : __libc_malloc(size);
+    block = SampleCountdown(size) ? AllocateSlow(AllocKind::kMalloc, size, 0) : g_real.malloc(size);
   } else {
     block = Memalign(alignment, size);
   }
@@ -70,7 +68,7 @@ inline void* New(std::size_t size, std::size_t alignment, bool nothrow) {
 
 using heaprec::preload::AllocateSlow;
 using heaprec::preload::AllocKind;
-using heaprec::preload::IsPowerOfTwo;
+using heaprec::preload::g_real;
 using heaprec::preload::Memalign;
 using heaprec::preload::New;
 using heaprec::preload::Release;
@@ -78,16 +76,16 @@ using heaprec::preload::SampleCountdown;
 
 HEAPREC_EXPORT void* malloc(std::size_t size) {
   if (SampleCountdown(size)) return AllocateSlow(AllocKind::kMalloc, size, 0);
-  return __libc_malloc(size);
+  return g_real.malloc(size);
 }
 
 HEAPREC_EXPORT void free(void* block) { Release(block); }
 
 HEAPREC_EXPORT void* calloc(std::size_t count, std::size_t size) {
   std::size_t bytes;
-  if (__builtin_mul_overflow(count, size, &bytes)) return __libc_calloc(count, size);  // ENOMEM
+  if (__builtin_mul_overflow(count, size, &bytes)) return g_real.calloc(count, size);  // ENOMEM
   if (SampleCountdown(bytes)) return AllocateSlow(AllocKind::kCalloc, bytes, 0);
-  return __libc_calloc(count, size);
+  return g_real.calloc(count, size);
 }
 
 HEAPREC_EXPORT void* realloc(void* block, std::size_t size) {
@@ -103,25 +101,16 @@ HEAPREC_EXPORT void* reallocarray(void* block, std::size_t count, std::size_t si
   return heaprec::preload::ReallocTracked(block, bytes);
 }
 
-// glibc 2.36's rules, so a profiled program sees the same errors: EINVAL unless the alignment is a
-// power of two multiple of sizeof(void*), ENOMEM on failure, *out untouched on error.
+// Argument checking (EINVAL for a bad alignment) is the real allocator's, so a profiled program
+// sees exactly the errors it would see without heaprec.
 HEAPREC_EXPORT int posix_memalign(void** out, std::size_t alignment, std::size_t size) {
-  if (alignment % sizeof(void*) != 0 || !IsPowerOfTwo(alignment / sizeof(void*))) return EINVAL;
-  int saved_errno = errno;
-  void* block = Memalign(alignment, size);
-  errno = saved_errno;  // posix_memalign reports through its return value only
-  if (block == nullptr) return ENOMEM;
-  *out = block;
-  return 0;
+  if (SampleCountdown(size)) return heaprec::preload::PosixMemalignSlow(out, alignment, size);
+  return g_real.posix_memalign(out, alignment, size);
 }
 
-// glibc 2.36 rejects alignments that are not a power of two with EINVAL.
 HEAPREC_EXPORT void* aligned_alloc(std::size_t alignment, std::size_t size) {
-  if (!IsPowerOfTwo(alignment)) {
-    errno = EINVAL;
-    return nullptr;
-  }
-  return Memalign(alignment, size);
+  if (SampleCountdown(size)) return AllocateSlow(AllocKind::kAlignedAlloc, size, alignment);
+  return g_real.aligned_alloc(alignment, size);
 }
 
 // memalign accepts any alignment (glibc rounds it up to a power of two itself).
@@ -131,12 +120,12 @@ HEAPREC_EXPORT void* memalign(std::size_t alignment, std::size_t size) {
 
 HEAPREC_EXPORT void* valloc(std::size_t size) {
   if (SampleCountdown(size)) return AllocateSlow(AllocKind::kValloc, size, 0);
-  return __libc_valloc(size);
+  return g_real.valloc(size);
 }
 
 HEAPREC_EXPORT void* pvalloc(std::size_t size) {
   if (SampleCountdown(size)) return AllocateSlow(AllocKind::kPvalloc, size, 0);
-  return __libc_pvalloc(size);
+  return g_real.pvalloc(size);
 }
 
 // C++ allocation functions. Replacing them (rather than letting libstdc++'s call malloc) saves a

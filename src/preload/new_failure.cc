@@ -16,7 +16,7 @@ using GetNewHandlerFn = NewHandler (*)();
 using ThrowBadAllocFn = void (*)();
 
 void* RetryAllocation(std::size_t size, std::size_t alignment) {
-  return alignment == 0 ? __libc_malloc(size) : __libc_memalign(alignment, size);
+  return alignment == 0 ? g_real.malloc(size) : g_real.memalign(alignment, size);
 }
 
 }  // namespace

@@ -113,15 +113,17 @@ void OnCountdownExpired(void* block, std::size_t size) {
 void* RealAllocate(AllocKind kind, std::size_t size, std::size_t alignment) {
   switch (kind) {
     case AllocKind::kMalloc:
-      return __libc_malloc(size);
+      return g_real.malloc(size);
     case AllocKind::kCalloc:
-      return __libc_calloc(1, size);
+      return g_real.calloc(1, size);
     case AllocKind::kMemalign:
-      return __libc_memalign(alignment, size);
+      return g_real.memalign(alignment, size);
+    case AllocKind::kAlignedAlloc:
+      return g_real.aligned_alloc(alignment, size);
     case AllocKind::kValloc:
-      return __libc_valloc(size);
+      return g_real.valloc(size);
     case AllocKind::kPvalloc:
-      return __libc_pvalloc(size);
+      return g_real.pvalloc(size);
   }
   return nullptr;
 }
@@ -134,6 +136,14 @@ void* AllocateSlow(AllocKind kind, std::size_t size, std::size_t alignment) {
   OnCountdownExpired(block, size);
   errno = saved_errno;
   return block;
+}
+
+int PosixMemalignSlow(void** out, std::size_t alignment, std::size_t size) {
+  int error = g_real.posix_memalign(out, alignment, size);
+  int saved_errno = errno;
+  OnCountdownExpired(error == 0 ? *out : nullptr, size);
+  errno = saved_errno;
+  return error;
 }
 
 void* ReallocTracked(void* old_block, std::size_t size) {
@@ -150,7 +160,7 @@ void* ReallocTracked(void* old_block, std::size_t size) {
     s.bytes_until_sample -= static_cast<std::int64_t>(size < (1ull << 62) ? size + 1 : 1ull << 62);
     expired = s.bytes_until_sample <= 0;
   }
-  void* fresh = __libc_realloc(old_block, size);
+  void* fresh = g_real.realloc(old_block, size);
   int saved_errno = errno;
   if (was_tracked) {
     // On failure the old block is untouched and still the program's: track it again.
@@ -165,9 +175,25 @@ void* ReallocTracked(void* old_block, std::size_t size) {
   return fresh;
 }
 
-void ForgetSlow(void* block) {
+bool ForgetSlow(void* block) {
+  ThreadState& t = t_state;
+  if (t.in_hook && t.deferred_count < kMaxDeferredFrees) {
+    t.deferred_frees[t.deferred_count++] = block;
+    return false;
+  }
   HeapRecorder* recorder = g_recorder.load(std::memory_order_acquire);
   if (recorder != nullptr) recorder->Forget(reinterpret_cast<std::uint64_t>(block));
+  return true;
+}
+
+void DrainDeferredFrees() {
+  ThreadState& t = t_state;
+  while (t.deferred_count != 0) {
+    void* block = t.deferred_frees[--t.deferred_count];
+    HeapRecorder* recorder = g_recorder.load(std::memory_order_acquire);
+    if (recorder != nullptr) recorder->Forget(reinterpret_cast<std::uint64_t>(block));
+    g_real.free(block);
+  }
 }
 
 namespace {
@@ -412,12 +438,21 @@ void ForkChild() {
 }
 
 __attribute__((constructor(101))) void StartProfiler() {
+  ResolveRealAllocator();                 // usually done already, by the first allocation
   if (getauxval(AT_SECURE) != 0) return;  // setuid/setgid: stay out of the way entirely
   HookGuard guard;
   if (!ReadSettings(&g_settings)) return;
   if (g_settings.only_pid != 0 && g_settings.only_pid != getpid()) return;
   if (g_settings.no_follow && g_settings.only_pid == 0) StopFollowingExec();
   if (!AnchorOutputTemplate() || !CheckOutputDirectory()) return;
+  if (const char* foreign = ForeignProgramMalloc()) {
+    const char* parts[] = {
+        "heaprec: malloc comes from ", foreign,
+        ", loaded before libheaprec.so; nothing can be profiled: put libheaprec.so "
+        "first in LD_PRELOAD\n"};
+    WriteStderr(parts, sizeof(parts) / sizeof(parts[0]));
+    return;
+  }
   g_start_time_ns = NowNs(CLOCK_REALTIME);
   g_interval.store(g_settings.sample_interval);
   g_arena = new (g_arena_storage) MmapArena();

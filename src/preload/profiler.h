@@ -22,18 +22,30 @@ namespace heaprec::preload {
 // Non-null once the profiler is ready; the free() fast path reads it. Lock-free, signal-safe.
 extern std::atomic<HeapRecorder*> g_recorder;
 
-enum class AllocKind : std::uint8_t { kMalloc, kCalloc, kMemalign, kValloc, kPvalloc };
+enum class AllocKind : std::uint8_t {
+  kMalloc,
+  kCalloc,
+  kMemalign,
+  kAlignedAlloc,
+  kValloc,
+  kPvalloc
+};
 
 // The countdown expired for an allocation of `size` bytes: performs the real allocation
 // (`alignment` for kMemalign) and records it if it is sampled. May lock briefly; never calls malloc
 // for itself.
 void* AllocateSlow(AllocKind kind, std::size_t size, std::size_t alignment);
 
+// posix_memalign's slow path (it returns its block through `out`).
+int PosixMemalignSlow(void** out, std::size_t alignment, std::size_t size);
+
 // realloc with the bookkeeping a moved or resized sampled block needs. May lock.
 void* ReallocTracked(void* old_block, std::size_t size);
 
-// `block` may be sampled (the filter said maybe): forgets it. Call before the real free. May lock.
-void ForgetSlow(void* block);
+// `block` may be sampled (the filter said maybe): forgets it, before the real free. Returns false
+// when the free was deferred instead (the thread is inside heaprec, see HookGuard): the caller must
+// then not free the block. May lock.
+bool ForgetSlow(void* block);
 
 // operator new's failure path (new_failure.cc): new-handler loop, then std::bad_alloc or null.
 void* HandleNewFailure(std::size_t size, std::size_t alignment, bool nothrow);

@@ -1,7 +1,25 @@
-// The allocator heaprec forwards to: glibc's, reached through the __libc_* names it exports.
+// The allocator heaprec forwards to: whatever the program would use without heaprec.
 //
-// Calling these directly avoids the classic bootstrap trap of interposers that find the next malloc
-// with dlsym(RTLD_NEXT), since dlsym itself may call calloc before the pointer is known.
+// Usually that is glibc, reached through the __libc_* names it exports. But another allocator may
+// be preloaded after heaprec (LD_PRELOAD=libheaprec.so:libjemalloc.so) or linked into the program;
+// then every block must come from and go back to that allocator, including blocks heaprec handed
+// out before it knew. So the table below starts out pointing at resolver trampolines, and the first
+// call of any entry point resolves all of them at once, from a single allocator library:
+//
+//   g_real.malloc ──first call──▶ Resolve(): the library defining "malloc" for the program
+//                                  (dlsym RTLD_DEFAULT, or RTLD_NEXT when that is heaprec itself)
+//                                  glibc ─▶ __libc_* ;  other ─▶ its functions, with fallbacks
+//                                  built on its malloc/memalign for what it lacks (jemalloc has no
+//                                  pvalloc)
+//
+// Taking each function from "the next definition" independently would be wrong: a missing pvalloc
+// would come from glibc and its blocks would then be freed by jemalloc.
+//
+// heaprec does not define malloc_usable_size and the allocators' extended APIs (mallocx, ...): the
+// program reaches them in the same library heaprec forwards to.
+//
+// Resolution needs no allocation (dlsym and dladdr of existing names do not allocate); a nested
+// call during it, or a call from another thread racing it, is served by glibc directly.
 #pragma once
 
 #include <cstddef>
@@ -15,3 +33,32 @@ void* __libc_memalign(std::size_t alignment, std::size_t size);
 void* __libc_valloc(std::size_t size);
 void* __libc_pvalloc(std::size_t size);
 }
+
+namespace heaprec::preload {
+
+struct RealAllocator {
+  void* (*malloc)(std::size_t);
+  void (*free)(void*);
+  void* (*calloc)(std::size_t, std::size_t);
+  void* (*realloc)(void*, std::size_t);
+  void* (*memalign)(std::size_t, std::size_t);
+  int (*posix_memalign)(void**, std::size_t, std::size_t);
+  void* (*aligned_alloc)(std::size_t, std::size_t);
+  void* (*valloc)(std::size_t);
+  void* (*pvalloc)(std::size_t);
+};
+
+// Read on every allocation: plain function pointers, written once by the resolver.
+extern RealAllocator g_real;
+
+// Resolves g_real now if it is not yet (start-up calls it so that the choice is made early).
+void ResolveRealAllocator();
+
+// The file of the allocator library in use ("glibc" when it is the C library), for diagnostics.
+const char* RealAllocatorName();
+
+// Null when the program's malloc is heaprec's; otherwise the file of the library that provides it,
+// loaded before heaprec (LD_PRELOAD=libjemalloc.so:libheaprec.so): the program never calls heaprec.
+const char* ForeignProgramMalloc();
+
+}  // namespace heaprec::preload

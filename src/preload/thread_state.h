@@ -8,22 +8,39 @@
 
 namespace heaprec::preload {
 
+// Frees of possibly-sampled blocks that arrive while this thread is inside heaprec, held until it
+// leaves (see HookGuard). Beyond this many, the free is handled on the spot.
+inline constexpr int kMaxDeferredFrees = 32;
+
 struct ThreadState {
   SamplerState sampler;  // zero-initialized: the first allocation of a thread takes the slow path
   bool seeded;           // sampler drew its first distance
   bool in_hook;          // this thread is inside heaprec: allocations pass straight through
+  std::uint8_t deferred_count;
+  void* deferred_frees[kMaxDeferredFrees];
   std::uintptr_t stack_low, stack_high;  // bounds for frame-pointer unwinding, 0 until known
 };
 
 extern __thread ThreadState t_state __attribute__((tls_model("initial-exec")));
 
+// Forgets and frees the deferred blocks. Called by the outermost HookGuard on its way out.
+void DrainDeferredFrees();
+
 // Marks the thread as inside heaprec for a scope, so that anything it allocates (libunwind's
 // caches, the dynamic loader, zlib) is passed straight to the real allocator and never sampled or
 // recorded.
+//
+// Inside the scope the thread may hold one of heaprec's locks. A signal handler that runs on it and
+// frees a sampled block must not take those locks (it would wait for itself), so such frees are
+// deferred: the block is neither forgotten nor given back to the allocator until the outermost
+// guard ends, which keeps its address from being reused in between.
 class HookGuard {
  public:
   HookGuard() : previous_(t_state.in_hook) { t_state.in_hook = true; }
-  ~HookGuard() { t_state.in_hook = previous_; }
+  ~HookGuard() {
+    t_state.in_hook = previous_;
+    if (!previous_ && t_state.deferred_count != 0) DrainDeferredFrees();
+  }
   HookGuard(const HookGuard&) = delete;
   HookGuard& operator=(const HookGuard&) = delete;
 

@@ -73,10 +73,9 @@ TEST_F(ToolsTest, DumpIntervalLeavesNumberedProfiles) {
         << files[i];
     if (pid < 0) pid = CommentValue(profile, "pid");
     EXPECT_EQ(CommentValue(profile, "pid"), pid);
-    // site_periodic only ever grows, 10 objects at a time.
+    // site_periodic only ever grows (a dump may land in the middle of one of its rounds of 10).
     int64_t live = SiteValues(profile, "site_periodic").inuse_objects;
     EXPECT_GE(live, previous_live) << files[i];
-    EXPECT_EQ(live % 10, 0) << files[i];
     previous_live = live;
   }
   EXPECT_EQ(Basename(files.back()), "p." + std::to_string(pid) + ".pb.gz");

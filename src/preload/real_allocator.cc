@@ -1,0 +1,191 @@
+#include "preload/real_allocator.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <link.h>
+#include <sched.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <atomic>
+
+extern "C" const ElfW(Ehdr) __ehdr_start;  // heaprec's own ELF header
+
+namespace heaprec::preload {
+namespace {
+
+std::atomic<int> g_state{0};  // 0 unresolved, 1 resolving, 2 resolved
+__thread bool t_resolving __attribute__((tls_model("initial-exec")));
+const char* g_name = "unresolved";
+
+bool IsPowerOfTwo(std::size_t x) { return x != 0 && (x & (x - 1)) == 0; }
+
+// glibc exports no __libc_ names for posix_memalign and aligned_alloc; these give the same results
+// from __libc_memalign with glibc 2.36's argument checks.
+int GlibcPosixMemalign(void** out, std::size_t alignment, std::size_t size) {
+  if (alignment % sizeof(void*) != 0 || !IsPowerOfTwo(alignment / sizeof(void*))) return EINVAL;
+  int saved_errno = errno;
+  void* block = __libc_memalign(alignment, size);
+  errno = saved_errno;
+  if (block == nullptr) return ENOMEM;
+  *out = block;
+  return 0;
+}
+
+void* GlibcAlignedAlloc(std::size_t alignment, std::size_t size) {
+  if (!IsPowerOfTwo(alignment)) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  return __libc_memalign(alignment, size);
+}
+
+constexpr RealAllocator kGlibc = {__libc_malloc,     __libc_free,     __libc_calloc,
+                                  __libc_realloc,    __libc_memalign, GlibcPosixMemalign,
+                                  GlibcAlignedAlloc, __libc_valloc,   __libc_pvalloc};
+
+// What another allocator may lack, built on posix_memalign, which every allocator that replaces
+// malloc provides (it is POSIX). Used only when that allocator is in charge.
+std::size_t PageSize() { return static_cast<std::size_t>(getpagesize()); }
+void* AlignedVia(std::size_t alignment, std::size_t size) {
+  std::size_t a = sizeof(void*);
+  while (a < alignment) a <<= 1;  // memalign rounds odd alignments up, as glibc's does
+  void* p = nullptr;
+  return g_real.posix_memalign(&p, a, size) == 0 ? p : nullptr;
+}
+void* FallbackCalloc(std::size_t count, std::size_t size) {
+  std::size_t bytes;
+  if (__builtin_mul_overflow(count, size, &bytes)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  void* p = g_real.malloc(bytes);
+  if (p != nullptr) memset(p, 0, bytes);
+  return p;
+}
+void* FallbackAlignedAlloc(std::size_t alignment, std::size_t size) {
+  if (!IsPowerOfTwo(alignment)) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  return AlignedVia(alignment, size);
+}
+void* FallbackValloc(std::size_t size) { return AlignedVia(PageSize(), size); }
+void* FallbackPvalloc(std::size_t size) {
+  return AlignedVia(PageSize(), (size + PageSize() - 1) & ~(PageSize() - 1));
+}
+
+bool InHeaprec(const void* address) {
+  Dl_info info;
+  return dladdr(address, &info) != 0 && info.dli_fbase == &__ehdr_start;
+}
+
+// `name` as the program sees it, skipping heaprec's own definition.
+void* Lookup(const char* name) {
+  void* fn = dlsym(RTLD_DEFAULT, name);
+  if (fn == nullptr || InHeaprec(fn)) fn = dlsym(RTLD_NEXT, name);
+  return fn;
+}
+
+// `name` from the library loaded at `base`, or `fallback` when that library does not define it.
+template <typename Fn>
+Fn From(const void* base, const char* name, Fn fallback) {
+  void* fn = Lookup(name);
+  Dl_info info;
+  if (fn == nullptr || dladdr(fn, &info) == 0 || info.dli_fbase != base) return fallback;
+  return reinterpret_cast<Fn>(fn);
+}
+
+RealAllocator Resolve() {
+  Dl_info glibc, chosen;
+  void* malloc_fn = Lookup("malloc");
+  if (malloc_fn == nullptr || dladdr(malloc_fn, &chosen) == 0 ||
+      dladdr(reinterpret_cast<void*>(__libc_malloc), &glibc) == 0 ||
+      chosen.dli_fbase == glibc.dli_fbase) {
+    g_name = "glibc";
+    return kGlibc;
+  }
+  const void* base = chosen.dli_fbase;
+  RealAllocator a = {};
+  a.malloc = reinterpret_cast<void* (*)(std::size_t)>(malloc_fn);
+  a.free = From(base, "free", static_cast<void (*)(void*)>(nullptr));
+  a.realloc = From(base, "realloc", static_cast<void* (*)(void*, std::size_t)>(nullptr));
+  a.posix_memalign =
+      From(base, "posix_memalign", static_cast<int (*)(void**, std::size_t, std::size_t)>(nullptr));
+  if (a.free == nullptr || a.realloc == nullptr || a.posix_memalign == nullptr) {
+    g_name = "glibc";  // a partial malloc replacement: not one heaprec can forward to consistently
+    return kGlibc;
+  }
+  a.calloc = From(base, "calloc", FallbackCalloc);
+  a.memalign = From(base, "memalign", AlignedVia);
+  a.aligned_alloc = From(base, "aligned_alloc", FallbackAlignedAlloc);
+  a.valloc = From(base, "valloc", FallbackValloc);
+  a.pvalloc = From(base, "pvalloc", FallbackPvalloc);
+  g_name = chosen.dli_fname != nullptr ? chosen.dli_fname : "another allocator";
+  return a;
+}
+
+// Resolves once. Returns false for a nested call made by the resolving thread itself, which must
+// then be served by glibc; a thread racing the resolution waits for it.
+bool EnsureResolved() {
+  if (g_state.load(std::memory_order_acquire) == 2) return true;
+  if (t_resolving) return false;
+  int expected = 0;
+  if (g_state.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
+    t_resolving = true;
+    RealAllocator resolved = Resolve();
+    t_resolving = false;
+    g_real = resolved;
+    g_state.store(2, std::memory_order_release);
+    return true;
+  }
+  while (g_state.load(std::memory_order_acquire) != 2) sched_yield();
+  return true;
+}
+
+// The trampolines g_real starts with.
+void* ResolveMalloc(std::size_t n) {
+  return EnsureResolved() ? g_real.malloc(n) : __libc_malloc(n);
+}
+void ResolveFree(void* p) { EnsureResolved() ? g_real.free(p) : __libc_free(p); }
+void* ResolveCalloc(std::size_t c, std::size_t n) {
+  return EnsureResolved() ? g_real.calloc(c, n) : __libc_calloc(c, n);
+}
+void* ResolveRealloc(void* p, std::size_t n) {
+  return EnsureResolved() ? g_real.realloc(p, n) : __libc_realloc(p, n);
+}
+void* ResolveMemalign(std::size_t a, std::size_t n) {
+  return EnsureResolved() ? g_real.memalign(a, n) : __libc_memalign(a, n);
+}
+int ResolvePosixMemalign(void** out, std::size_t a, std::size_t n) {
+  return EnsureResolved() ? g_real.posix_memalign(out, a, n) : GlibcPosixMemalign(out, a, n);
+}
+void* ResolveAlignedAlloc(std::size_t a, std::size_t n) {
+  return EnsureResolved() ? g_real.aligned_alloc(a, n) : GlibcAlignedAlloc(a, n);
+}
+void* ResolveValloc(std::size_t n) {
+  return EnsureResolved() ? g_real.valloc(n) : __libc_valloc(n);
+}
+void* ResolvePvalloc(std::size_t n) {
+  return EnsureResolved() ? g_real.pvalloc(n) : __libc_pvalloc(n);
+}
+
+}  // namespace
+
+RealAllocator g_real = {ResolveMalloc,       ResolveFree,     ResolveCalloc,
+                        ResolveRealloc,      ResolveMemalign, ResolvePosixMemalign,
+                        ResolveAlignedAlloc, ResolveValloc,   ResolvePvalloc};
+
+void ResolveRealAllocator() { EnsureResolved(); }
+
+const char* RealAllocatorName() { return g_name; }
+
+const char* ForeignProgramMalloc() {
+  void* fn = dlsym(RTLD_DEFAULT, "malloc");
+  Dl_info info;
+  if (fn == nullptr || dladdr(fn, &info) == 0 || info.dli_fbase == &__ehdr_start) return nullptr;
+  return info.dli_fname != nullptr ? info.dli_fname : "unknown";
+}
+
+}  // namespace heaprec::preload
