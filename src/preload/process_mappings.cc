@@ -5,14 +5,16 @@
 #include <link.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
 
+#include "preload/elf_notes.h"
+#include "preload/unloaded_libraries.h"
+
 namespace heaprec::preload {
 namespace {
-
-constexpr std::size_t kBuildIdHexBytes = 41;
 
 std::uint64_t ParseHex(char** cursor) {
   std::uint64_t v = 0;
@@ -36,36 +38,6 @@ void SkipField(char** cursor) {
   while (*p != ' ' && *p != '\0') ++p;
   while (*p == ' ') ++p;
   *cursor = p;
-}
-
-// Finds the GNU build-id note among an object's PT_NOTE segments and writes it as hex.
-bool BuildIdOf(const dl_phdr_info* info, char* hex_out) {
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-    if (ph.p_type != PT_NOTE) continue;
-    auto* p = reinterpret_cast<const char*>(info->dlpi_addr + ph.p_vaddr);
-    const char* end = p + ph.p_memsz;
-    while (p + sizeof(ElfW(Nhdr)) <= end) {
-      auto* note = reinterpret_cast<const ElfW(Nhdr)*>(p);
-      const char* name = p + sizeof(ElfW(Nhdr));
-      const char* desc = name + ((note->n_namesz + 3) & ~3u);
-      const char* next = desc + ((note->n_descsz + 3) & ~3u);
-      if (next > end) break;
-      if (note->n_type == NT_GNU_BUILD_ID && note->n_namesz == 4 &&
-          std::memcmp(name, "GNU", 4) == 0 && note->n_descsz <= 20) {
-        static const char kDigits[] = "0123456789abcdef";
-        for (std::uint32_t b = 0; b < note->n_descsz; ++b) {
-          auto byte = static_cast<unsigned char>(desc[b]);
-          hex_out[2 * b] = kDigits[byte >> 4];
-          hex_out[2 * b + 1] = kDigits[byte & 15];
-        }
-        hex_out[2 * note->n_descsz] = '\0';
-        return true;
-      }
-      p = next;
-    }
-  }
-  return false;
 }
 
 }  // namespace
@@ -120,6 +92,11 @@ bool ProcessMappings::ParseLine(char* line) {
   SkipField(&p);  // device
   SkipField(&p);  // inode
   if (!executable || *p == '\0') return true;
+  return Append(start, limit, offset, p, "");
+}
+
+bool ProcessMappings::Append(std::uint64_t start, std::uint64_t limit, std::uint64_t offset,
+                             const char* path, const char* build_id) {
   if (count_ == capacity_) {
     std::size_t capacity = capacity_ == 0 ? 64 : capacity_ * 2;
     auto* fresh = memory_.AllocateArray<ProfileMapping>(capacity);
@@ -142,17 +119,42 @@ bool ProcessMappings::ParseLine(char* line) {
       mappings_[i].build_id = build_ids_ + i * kBuildIdHexBytes;
   }
   char* id = build_ids_ + count_ * kBuildIdHexBytes;
-  id[0] = '\0';
-  mappings_[count_++] = {start, limit, offset, p, id};
+  std::size_t id_length = std::strlen(build_id);
+  if (id_length >= kBuildIdHexBytes) id_length = 0;
+  std::memcpy(id, build_id, id_length);
+  id[id_length] = '\0';
+  mappings_[count_++] = {start, limit, offset, path, id};
   return true;
+}
+
+void ProcessMappings::AddUnloadedLibraries() {
+  const std::size_t mapped_now = count_;
+  struct Context {
+    ProcessMappings* self;
+    std::size_t mapped_now;
+  } context = {this, mapped_now};
+  ForEachUnloadedMapping(
+      [](const ProfileMapping& m, void* data) {
+        auto* c = static_cast<Context*>(data);
+        for (std::size_t i = 0; i < c->mapped_now; ++i) {
+          const ProfileMapping& current = c->self->mappings_[i];
+          if (m.start < current.limit && current.start < m.limit) return;  // addresses reused
+        }
+        c->self->Append(m.start, m.limit, m.file_offset, m.path, m.build_id);
+      },
+      &context);
+  if (count_ != mapped_now) {
+    std::sort(mappings_, mappings_ + count_,
+              [](const ProfileMapping& a, const ProfileMapping& b) { return a.start < b.start; });
+  }
 }
 
 void ProcessMappings::AttachBuildIds() {
   dl_iterate_phdr(
       [](dl_phdr_info* info, std::size_t, void* data) -> int {
         auto* self = static_cast<ProcessMappings*>(data);
-        char hex[kBuildIdHexBytes];
-        if (!BuildIdOf(info, hex)) return 0;
+        char hex[kBuildIdHexBytes] = {};
+        if (!GnuBuildIdHex(info, hex)) return 0;
         for (int i = 0; i < info->dlpi_phnum; ++i) {
           const ElfW(Phdr)& ph = info->dlpi_phdr[i];
           if (ph.p_type != PT_LOAD || (ph.p_flags & PF_X) == 0) continue;
@@ -179,6 +181,7 @@ bool ProcessMappings::Read() {
     line = end + 1;
   }
   AttachBuildIds();
+  AddUnloadedLibraries();
   return true;
 }
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "core/memory_resource.h"
 #include "core/pprof_writer.h"
@@ -28,7 +29,10 @@ class ProcessMappings {
  private:
   bool ReadMapsFile();
   bool ParseLine(char* line);
+  bool Append(std::uint64_t start, std::uint64_t limit, std::uint64_t offset, const char* path,
+              const char* build_id);
   void AttachBuildIds();
+  void AddUnloadedLibraries();  // libraries dlclose'd earlier, where nothing else is mapped now
 
   MemoryResource& memory_;
   char* text_ = nullptr;  // the maps file; paths point into it

@@ -19,6 +19,7 @@
 #include "preload/real_allocator.h"
 #include "preload/settings.h"
 #include "preload/thread_state.h"
+#include "preload/unloaded_libraries.h"
 #include "preload/unwinder.h"
 
 extern "C" char* program_invocation_short_name;  // glibc: the program's base name, no allocation
@@ -327,6 +328,10 @@ int Dump(DumpReason reason, const char* path) {
   return error;
 }
 
+MemoryResource* ProfilerMemory() {
+  return g_recorder.load(std::memory_order_acquire) != nullptr ? g_arena : nullptr;
+}
+
 bool IsActive() {
   return g_recorder.load(std::memory_order_acquire) != nullptr &&
          g_sampling.load(std::memory_order_relaxed);
@@ -415,14 +420,17 @@ void StopFollowingExec() {
   }
 }
 
+// Lock order: dump, recorder, unloaded-library list, arena (the arena's lock is always innermost).
 void ForkPrepare() {
   g_dump_mutex.Lock();
   if (HeapRecorder* recorder = g_recorder.load()) recorder->LockForFork();
+  LockUnloadedForFork();
   g_arena->LockForFork();
 }
 
 void ForkParent() {
   g_arena->UnlockAfterForkInParent();
+  UnlockUnloadedAfterForkInParent();
   if (HeapRecorder* recorder = g_recorder.load()) recorder->UnlockAfterForkInParent();
   g_dump_mutex.Unlock();
 }
@@ -431,6 +439,7 @@ void ForkParent() {
 // at exit. Interval dumps stop in the child: its dump thread was not copied by fork().
 void ForkChild() {
   g_arena->ResetAfterForkInChild();
+  ResetUnloadedAfterForkInChild();
   if (HeapRecorder* recorder = g_recorder.load()) recorder->ResetAfterForkInChild();
   g_dump_mutex.ResetAfterFork();
   g_dump_sequence = 0;

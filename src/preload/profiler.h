@@ -56,6 +56,9 @@ enum class DumpReason { kExit, kInterval, kSignal, kApi };
 // value. Takes the dump lock; allocates only from the profiler's arena. Not for signal handlers.
 int Dump(DumpReason reason, const char* path);
 
+// The profiler's own memory, or null when it is not profiling. For the dlclose hook.
+MemoryResource* ProfilerMemory();
+
 // Control for the public API.
 bool IsActive();
 void SetSampling(bool on);

@@ -1,0 +1,53 @@
+// dlclose, interposed so that a library's code keeps its name in profiles after it is unloaded (see
+// unloaded_libraries.h). Everything else about dlclose is the real one's: heaprec only looks at the
+// library before and after.
+#include <dlfcn.h>
+
+#include <atomic>
+
+#include "preload/profiler.h"
+#include "preload/thread_state.h"
+#include "preload/unloaded_libraries.h"
+
+#define HEAPREC_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace heaprec::preload {
+namespace {
+
+using DlcloseFn = int (*)(void*);
+
+DlcloseFn RealDlclose() {
+  // dlsym of a name that exists does not allocate; a race only makes two threads look it up.
+  static std::atomic<DlcloseFn> real{nullptr};
+  DlcloseFn fn = real.load(std::memory_order_acquire);
+  if (fn == nullptr) {
+    fn = reinterpret_cast<DlcloseFn>(dlsym(RTLD_NEXT, "dlclose"));
+    real.store(fn, std::memory_order_release);
+  }
+  return fn;
+}
+
+}  // namespace
+}  // namespace heaprec::preload
+
+HEAPREC_EXPORT int dlclose(void* handle) {
+  using namespace heaprec::preload;
+  using heaprec::MemoryResource;
+  DlcloseFn real = RealDlclose();
+  if (real == nullptr) return -1;
+  MemoryResource* memory = ProfilerMemory();
+  if (memory == nullptr) return real(handle);  // not profiling
+  LoadedObject object;
+  bool described;
+  {
+    HookGuard guard;
+    described = DescribeLoadedObject(handle, &object);
+  }
+  // The library's destructors run inside the real dlclose: their frees are the program's.
+  int result = real(handle);
+  if (described && result == 0) {
+    HookGuard guard;
+    if (!IsStillLoaded(object)) RememberUnloaded(object, *memory);
+  }
+  return result;
+}

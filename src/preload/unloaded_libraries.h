@@ -1,0 +1,53 @@
+// Libraries unloaded with dlclose keep their place in profiles.
+//
+// A frame captured while a plugin was loaded points into code that is gone by the time the profile
+// is written, so /proc/self/maps no longer names it and the frame would stay an anonymous address.
+// heaprec's dlclose describes the library's executable segments just before the real dlclose and,
+// if the library is really gone afterwards (dlclose only drops a reference), remembers them. Dumps
+// add the remembered segments that do not overlap anything mapped now; where a later library took
+// the same addresses, the current one wins (those frames are ambiguous, and recent ones more
+// likely).
+//
+// All functions: no malloc (memory from the profiler's arena), take one mutex briefly, not
+// async-signal-safe.
+#pragma once
+
+#include <limits.h>
+
+#include <cstdint>
+
+#include "core/memory_resource.h"
+#include "core/pprof_writer.h"
+#include "preload/elf_notes.h"
+
+namespace heaprec::preload {
+
+struct LoadedObject {
+  static constexpr int kMaxSegments = 8;
+  std::uintptr_t base;
+  char path[PATH_MAX];
+  char build_id[kBuildIdHexBytes];
+  int segment_count;
+  struct {
+    std::uint64_t start, limit, file_offset;
+  } segments[kMaxSegments];
+};
+
+// Describes the object behind a dlopen handle (false for handles heaprec cannot resolve).
+bool DescribeLoadedObject(void* handle, LoadedObject* out);
+
+// Whether an object with that base and path is still loaded.
+bool IsStillLoaded(const LoadedObject& object);
+
+// Remembers an unloaded object's segments (once per distinct segment).
+void RememberUnloaded(const LoadedObject& object, MemoryResource& memory);
+
+// Calls visit(const ProfileMapping&) for every remembered segment, under the list's lock.
+void ForEachUnloadedMapping(void (*visit)(const ProfileMapping&, void*), void* context);
+
+// fork(): keep the lock consistent across fork, like the recorder's.
+void LockUnloadedForFork();
+void UnlockUnloadedAfterForkInParent();
+void ResetUnloadedAfterForkInChild();
+
+}  // namespace heaprec::preload
