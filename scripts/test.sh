@@ -6,3 +6,5 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/build.sh"
 build=${HEAPREC_BUILD_DIR:-$root/build}
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)" "$@"
+# The core and CLI-side tests again under AddressSanitizer+UBSan and ThreadSanitizer.
+"$root/scripts/test-sanitizers.sh"
