@@ -1,12 +1,17 @@
 #include "core/heap_recorder.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 namespace heaprec {
 
 HeapRecorder::HeapRecorder(MemoryResource& memory, const RecorderOptions& options)
     : memory_(memory), options_(options), stacks_(memory), history_(memory), live_(memory) {}
+
+std::int64_t HeapRecorder::Contribution(const LiveObject& o) {
+  return std::llround(o.weight * static_cast<double>(o.size));
+}
 
 void HeapRecorder::Record(std::uint64_t key, const std::uint64_t* frames, std::uint32_t depth,
                           std::uint64_t size, double weight, std::uint64_t alloc_time_ns) {
@@ -24,14 +29,18 @@ void HeapRecorder::Record(std::uint64_t key, const std::uint64_t* frames, std::u
       if (dropped) dropped_.fetch_add(1, std::memory_order_relaxed);
     }
   }
+  LiveObject object = {stack, size, weight, alloc_time_ns};
   LiveObject replaced;
-  switch (live_.Insert(key, {stack, size, weight, alloc_time_ns}, &replaced)) {
+  switch (live_.Insert(key, object, &replaced)) {
     case LiveTable::InsertResult::kInserted:
       samples_.fetch_add(1, std::memory_order_relaxed);
+      AddLive(object);
       return;
     case LiveTable::InsertResult::kReplaced: {
       samples_.fetch_add(1, std::memory_order_relaxed);
       replaced_.fetch_add(1, std::memory_order_relaxed);
+      AddLive(object);
+      SubtractLive(replaced);
       MutexLock lock(stack_lock_);
       stacks_.Unref(replaced.stack);
       return;
@@ -47,21 +56,26 @@ void HeapRecorder::Record(std::uint64_t key, const std::uint64_t* frames, std::u
 
 bool HeapRecorder::Forget(std::uint64_t key) {
   LiveObject removed;
-  if (!live_.Remove(key, &removed)) return false;
+  if (!Detach(key, &removed)) return false;
   ReleaseDetached(removed);
   return true;
 }
 
 bool HeapRecorder::Detach(std::uint64_t key, LiveObject* detached) {
-  return live_.Remove(key, detached);
+  if (!live_.Remove(key, detached)) return false;
+  SubtractLive(*detached);
+  return true;
 }
 
 void HeapRecorder::Reattach(std::uint64_t key, const LiveObject& detached) {
   LiveObject replaced;
   switch (live_.Insert(key, detached, &replaced)) {
     case LiveTable::InsertResult::kInserted:
+      AddLive(detached);
       return;
     case LiveTable::InsertResult::kReplaced:  // cannot happen for a block the caller still owns
+      AddLive(detached);
+      SubtractLive(replaced);
       ReleaseDetached(replaced);
       return;
     case LiveTable::InsertResult::kOutOfMemory:

@@ -69,6 +69,10 @@ class HeapRecorder {
   RecorderStats Stats() const;
   MemoryResource& memory() const { return memory_; }
 
+  // The estimated live bytes: the sum of weight × size over live objects, kept up to date by every
+  // change to the live set. Lock-free; for peak detection.
+  std::int64_t LiveBytesEstimate() const { return live_bytes_.load(std::memory_order_relaxed); }
+
   // fork(): the prepare handler takes every lock so the child never inherits one mid-update.
   void LockForFork();
   void UnlockAfterForkInParent();
@@ -87,6 +91,16 @@ class HeapRecorder {
   std::atomic<std::uint64_t> forgotten_{0};
   std::atomic<std::uint64_t> replaced_{0};
   std::atomic<std::uint64_t> dropped_{0};
+  std::atomic<std::int64_t> live_bytes_{0};
+
+  // What one live object adds to LiveBytesEstimate(); the same value is subtracted when it leaves.
+  static std::int64_t Contribution(const LiveObject& o);
+  void AddLive(const LiveObject& o) {
+    live_bytes_.fetch_add(Contribution(o), std::memory_order_relaxed);
+  }
+  void SubtractLive(const LiveObject& o) {
+    live_bytes_.fetch_sub(Contribution(o), std::memory_order_relaxed);
+  }
 };
 
 // A consistent-enough copy of the live set for serialization: every object live when its shard was

@@ -119,8 +119,9 @@ class ProfileEncoder {
 
  private:
   bool InternFixedStrings() {
-    const char* fixed[] = {"alloc_objects", "count",       "alloc_space", "bytes",
-                           "inuse_objects", "inuse_space", "space"};
+    const char* fixed[] = {"alloc_objects", "count",           "alloc_space",
+                           "bytes",         "inuse_objects",   "inuse_space",
+                           "space",         "oldest_alloc_ns", "nanoseconds"};
     for (const char* s : fixed) {
       if (strings_.Intern(s) < 0) return false;
     }
@@ -226,7 +227,10 @@ class ProfileEncoder {
     return true;
   }
 
-  void WriteSample(StackId stack, std::uint64_t size, const double values[4]) {
+  // `oldest_alloc_ns` is the allocation time of the group's oldest live object, 0 when none is
+  // live.
+  void WriteSample(StackId stack, std::uint64_t size, const double values[4],
+                   std::uint64_t oldest_alloc_ns) {
     StackFrames frames = snapshot_.Frames(stack);
     std::uint64_t ids[kMaxDepth];
     if (frames.depth > kMaxDepth) frames.depth = kMaxDepth;
@@ -241,10 +245,18 @@ class ProfileEncoder {
       std::int64_t rounded[4];
       for (int i = 0; i < 4; ++i) rounded[i] = std::llround(values[i]);
       sample.add_packed_int64(pprof::kSampleValue, rounded, rounded + 4);
-      Writer label(sample, pprof::kSampleLabel);
-      label.add_int64(pprof::kLabelKey, S("bytes"));
-      label.add_int64(pprof::kLabelNum, static_cast<std::int64_t>(size));
-      label.add_int64(pprof::kLabelNumUnit, S("bytes"));
+      {
+        Writer label(sample, pprof::kSampleLabel);
+        label.add_int64(pprof::kLabelKey, S("bytes"));
+        label.add_int64(pprof::kLabelNum, static_cast<std::int64_t>(size));
+        label.add_int64(pprof::kLabelNumUnit, S("bytes"));
+      }
+      if (oldest_alloc_ns != 0) {
+        Writer label(sample, pprof::kSampleLabel);
+        label.add_int64(pprof::kLabelKey, S("oldest_alloc_ns"));
+        label.add_int64(pprof::kLabelNum, static_cast<std::int64_t>(oldest_alloc_ns));
+        label.add_int64(pprof::kLabelNumUnit, S("nanoseconds"));
+      }
     }
     Flush();
   }
@@ -277,11 +289,14 @@ class ProfileEncoder {
         values[1] = history[hi].bytes;
         ++hi;
       }
+      std::uint64_t oldest = 0;
       for (; oi < on && objects[oi].stack == stack && objects[oi].size == size; ++oi) {
         values[2] += objects[oi].weight;
         values[3] += objects[oi].weight * static_cast<double>(size);
+        std::uint64_t t = objects[oi].alloc_time_ns;
+        if (t != 0 && (oldest == 0 || t < oldest)) oldest = t;
       }
-      WriteSample(stack, size, values);
+      WriteSample(stack, size, values, oldest);
     }
   }
 

@@ -2,7 +2,10 @@
 //
 //   sample_type  alloc_objects/count  alloc_space/bytes  inuse_objects/count  inuse_space/bytes
 //   period_type  space/bytes, period = sampling interval, default_sample_type = inuse_space
-//   one sample per (stack, requested size), with a numeric label bytes = that size
+//   one sample per (stack, requested size), with a numeric label bytes = that size and, when some
+//   of its objects are live, a numeric label oldest_alloc_ns = when the oldest of them was
+//   allocated (CLOCK_REALTIME nanoseconds), so reports can show how long a site has been holding
+//   memory
 //
 // Values are sums of per-object weights (each object unbiased at sample time), rounded once per
 // sample. Frames are written as locations with an address and the mapping that contains it;

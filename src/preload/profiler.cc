@@ -16,6 +16,7 @@
 #include "preload/dump_thread.h"
 #include "preload/process_mappings.h"
 #include "preload/profile_output.h"
+#include "preload/profiler_state.h"
 #include "preload/real_allocator.h"
 #include "preload/settings.h"
 #include "preload/thread_state.h"
@@ -28,6 +29,26 @@ namespace heaprec::preload {
 
 __thread ThreadState t_state __attribute__((tls_model("initial-exec")));
 std::atomic<HeapRecorder*> g_recorder{nullptr};
+MmapArena* g_arena = nullptr;
+Settings g_settings;
+std::atomic<std::uint64_t> g_interval{Sampler::kDefaultInterval};
+std::atomic<std::uint64_t> g_unwind_failures{0};
+std::atomic<std::uint64_t> g_truncated_stacks{0};
+std::uint64_t g_start_time_ns = 0;
+
+std::uint64_t NowNs(clockid_t clock) {
+  timespec ts;
+  clock_gettime(clock, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull +
+         static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+void WriteStderr(const char* const* parts, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i) {
+    ssize_t ignored = write(STDERR_FILENO, parts[i], strlen(parts[i]));
+    (void)ignored;
+  }
+}
 
 namespace {
 
@@ -39,25 +60,9 @@ constexpr std::int64_t kInactiveRecheckBytes = 1 << 20;
 // allocation hook already used them.
 alignas(MmapArena) unsigned char g_arena_storage[sizeof(MmapArena)];
 alignas(HeapRecorder) unsigned char g_recorder_storage[sizeof(HeapRecorder)];
-MmapArena* g_arena = nullptr;
 
-Settings g_settings;
-std::atomic<std::uint64_t> g_interval{Sampler::kDefaultInterval};
 std::atomic<bool> g_sampling{false};
-std::atomic<std::uint64_t> g_unwind_failures{0};
-std::atomic<std::uint64_t> g_truncated_stacks{0};
 std::atomic<std::uint64_t> g_thread_seeds{0};
-std::uint64_t g_start_time_ns = 0;
-Mutex g_dump_mutex;
-unsigned g_dump_sequence = 0;    // guarded by g_dump_mutex
-bool g_final_dump_done = false;  // guarded by g_dump_mutex
-
-std::uint64_t NowNs(clockid_t clock) {
-  timespec ts;
-  clock_gettime(clock, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull +
-         static_cast<std::uint64_t>(ts.tv_nsec);
-}
 
 void SeedThread(ThreadState& t) {
   std::uint64_t ordinal = g_thread_seeds.fetch_add(1, std::memory_order_relaxed);
@@ -197,137 +202,6 @@ void DrainDeferredFrees() {
   }
 }
 
-namespace {
-
-const char* ReasonName(DumpReason reason) {
-  switch (reason) {
-    case DumpReason::kExit:
-      return "exit";
-    case DumpReason::kInterval:
-      return "interval";
-    case DumpReason::kSignal:
-      return "signal";
-    case DumpReason::kApi:
-      return "api";
-  }
-  return "unknown";
-}
-
-void WriteStderr(const char* const* parts, std::size_t count) {
-  for (std::size_t i = 0; i < count; ++i) {
-    ssize_t ignored = write(STDERR_FILENO, parts[i], strlen(parts[i]));
-    (void)ignored;
-  }
-}
-
-// The comments every profile carries: the tool's version and the counters a user needs to judge
-// the profile (how much was sampled, what was lost). Fixed storage: dumps never call malloc.
-class ProfileComments {
- public:
-  void Add(const char* name, std::uint64_t value) {
-    char digits[24];
-    int n = 0;
-    do {
-      digits[n++] = static_cast<char>('0' + value % 10);
-      value /= 10;
-    } while (value != 0);
-    char* out = Next();
-    std::size_t length = strlen(name);
-    if (out == nullptr || length + 1 + static_cast<std::size_t>(n) + 1 > kLength) return;
-    memcpy(out, name, length);
-    out[length++] = '=';
-    while (n > 0) out[length++] = digits[--n];
-    out[length] = '\0';
-  }
-  void AddText(const char* first, const char* second = "") {
-    char* out = Next();
-    if (out == nullptr || strlen(first) + strlen(second) + 1 > kLength) return;
-    strcpy(out, first);
-    strcat(out, second);
-  }
-  const char* const* list() const { return list_; }
-  std::size_t count() const { return count_; }
-
- private:
-  static constexpr std::size_t kCapacity = 16, kLength = 96;
-  char* Next() {
-    if (count_ == kCapacity) return nullptr;
-    storage_[count_][0] = '\0';
-    list_[count_] = storage_[count_];
-    return storage_[count_++];
-  }
-  char storage_[kCapacity][kLength];
-  const char* list_[kCapacity];
-  std::size_t count_ = 0;
-};
-
-// Where a dump goes: the caller's path, or the next name from the output template.
-bool ChooseTarget(DumpReason reason, const char* path, char* target, std::size_t capacity) {
-  if (path != nullptr) {
-    std::size_t length = strlen(path);
-    if (length == 0 || length >= capacity) return false;
-    memcpy(target, path, length + 1);
-    return true;
-  }
-  unsigned sequence = reason == DumpReason::kExit ? 0 : ++g_dump_sequence;
-  return ExpandOutputTemplate(g_settings.output_template, getpid(), program_invocation_short_name,
-                              static_cast<long long>(NowNs(CLOCK_REALTIME) / 1000000000ull),
-                              sequence, target, capacity);
-}
-
-int WriteSnapshot(HeapRecorder& recorder, DumpReason reason, const char* target) {
-  ProcessMappings mappings(*g_arena);
-  if (!mappings.Read()) return EIO;
-  HeapSnapshot snapshot;
-  if (!snapshot.Take(recorder)) return ENOMEM;
-  snapshot.SortByStackAndSize();
-  const RecorderStats& stats = snapshot.stats();
-  ProfileComments comments;
-  comments.AddText("heaprec " HEAPREC_VERSION);
-  comments.Add("sample_interval", g_interval.load());
-  comments.Add("samples", stats.samples);
-  comments.Add("live_samples", snapshot.object_count());
-  comments.Add("dropped", stats.dropped);
-  comments.Add("unwind_failures", g_unwind_failures.load());
-  comments.Add("truncated_stacks", g_truncated_stacks.load());
-  comments.Add("missed_frees", stats.replaced);
-  // The profiler's own footprint: what its arena mapped, plus the recorder's static tables.
-  comments.Add("profiler_bytes", g_arena->BytesMapped() + sizeof(HeapRecorder) + sizeof(MmapArena));
-  comments.Add("pid", static_cast<std::uint64_t>(getpid()));
-  comments.AddText("reason=", ReasonName(reason));
-  std::uint64_t now = NowNs(CLOCK_REALTIME);
-  ProfileMetadata metadata = {g_interval.load(),
-                              static_cast<std::int64_t>(now),
-                              static_cast<std::int64_t>(now - g_start_time_ns),
-                              mappings.mappings(),
-                              mappings.count(),
-                              comments.list(),
-                              comments.count()};
-  return WriteProfileFile(target, snapshot, metadata, *g_arena);
-}
-
-}  // namespace
-
-int Dump(DumpReason reason, const char* path) {
-  HeapRecorder* recorder = g_recorder.load(std::memory_order_acquire);
-  if (recorder == nullptr) return ENOSYS;
-  HookGuard guard;
-  MutexLock lock(g_dump_mutex);
-  if (g_final_dump_done && reason != DumpReason::kApi) return 0;
-  char target[PATH_MAX];
-  if (!ChooseTarget(reason, path, target, sizeof(target))) return ENAMETOOLONG;
-  if (reason == DumpReason::kExit) g_final_dump_done = true;
-  int error = WriteSnapshot(*recorder, reason, target);
-  if (error != 0) {
-    const char* parts[] = {"heaprec: could not write profile '", target,
-                           "': ", strerrordesc_np(error), "\n"};
-    WriteStderr(parts, sizeof(parts) / sizeof(parts[0]));
-  } else if (g_settings.manifest[0] != '\0') {
-    AppendToManifest(g_settings.manifest, getpid(), ReasonName(reason), target);
-  }
-  return error;
-}
-
 MemoryResource* ProfilerMemory() {
   return g_recorder.load(std::memory_order_acquire) != nullptr ? g_arena : nullptr;
 }
@@ -422,7 +296,7 @@ void StopFollowingExec() {
 
 // Lock order: dump, recorder, unloaded-library list, arena (the arena's lock is always innermost).
 void ForkPrepare() {
-  g_dump_mutex.Lock();
+  LockDumpsForFork();
   if (HeapRecorder* recorder = g_recorder.load()) recorder->LockForFork();
   LockUnloadedForFork();
   g_arena->LockForFork();
@@ -432,7 +306,7 @@ void ForkParent() {
   g_arena->UnlockAfterForkInParent();
   UnlockUnloadedAfterForkInParent();
   if (HeapRecorder* recorder = g_recorder.load()) recorder->UnlockAfterForkInParent();
-  g_dump_mutex.Unlock();
+  UnlockDumpsAfterForkInParent();
 }
 
 // The child keeps every tracked object (they are alive in the child too) and writes its own profile
@@ -441,9 +315,7 @@ void ForkChild() {
   g_arena->ResetAfterForkInChild();
   ResetUnloadedAfterForkInChild();
   if (HeapRecorder* recorder = g_recorder.load()) recorder->ResetAfterForkInChild();
-  g_dump_mutex.ResetAfterFork();
-  g_dump_sequence = 0;
-  g_final_dump_done = false;
+  ResetDumpsAfterForkInChild();
 }
 
 __attribute__((constructor(101))) void StartProfiler() {

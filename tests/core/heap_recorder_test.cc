@@ -67,6 +67,23 @@ TEST_F(HeapRecorderTest, RecordsAndForgets) {
   EXPECT_EQ(history_a, 10);
 }
 
+TEST_F(HeapRecorderTest, LiveBytesEstimateFollowsTheLiveSet) {
+  std::uint64_t s[] = {1};
+  recorder_->Record(0x100, s, 1, 100, 2.5, 0);  // 250
+  recorder_->Record(0x200, s, 1, 10, 1.0, 0);   // 10
+  EXPECT_EQ(recorder_->LiveBytesEstimate(), 260);
+  recorder_->Record(0x200, s, 1, 30, 1.0, 0);  // replaces the 10
+  EXPECT_EQ(recorder_->LiveBytesEstimate(), 280);
+  LiveObject detached;
+  ASSERT_TRUE(recorder_->Detach(0x100, &detached));
+  EXPECT_EQ(recorder_->LiveBytesEstimate(), 30);
+  recorder_->Reattach(0x100, detached);
+  EXPECT_EQ(recorder_->LiveBytesEstimate(), 280);
+  recorder_->Forget(0x100);
+  recorder_->Forget(0x200);
+  EXPECT_EQ(recorder_->LiveBytesEstimate(), 0);
+}
+
 TEST_F(HeapRecorderTest, StacksOfFreedObjectsAreReleasedWithoutHistory) {
   recorder_ =
       std::make_unique<HeapRecorder>(memory_, RecorderOptions{.keep_allocation_history = false});
@@ -182,6 +199,7 @@ TEST_F(HeapRecorderTest, ConcurrentRecordingForgettingAndSnapshots) {
   EXPECT_GT(snapshots, 0);
   RecorderStats stats = recorder_->Stats();
   EXPECT_EQ(stats.live_objects, 0u);
+  EXPECT_EQ(recorder_->LiveBytesEstimate(), 0);
   EXPECT_EQ(stats.samples, static_cast<std::uint64_t>(kThreads) * kRounds);
   EXPECT_EQ(stats.forgotten, stats.samples);
   EXPECT_EQ(stats.dropped, 0u);

@@ -105,6 +105,37 @@ TEST_F(PprofWriterTest, WritesGoHeapConventions) {
             (std::vector<std::int64_t>{1, 4000, 1, 4000}));
 }
 
+TEST_F(PprofWriterTest, OldestLiveAllocationTimeIsALabel) {
+  SystemMemoryResource memory;
+  HeapRecorder recorder(memory, RecorderOptions{});
+  std::uint64_t a[] = {0x401010};
+  recorder.Record(0x10, a, 1, 64, 1.0, 5000);
+  recorder.Record(0x20, a, 1, 64, 1.0, 3000);  // the oldest live one
+  recorder.Record(0x30, a, 1, 64, 1.0, 1000);
+  recorder.Forget(0x30);  // older still, but dead
+  recorder.Record(0x40, a, 1, 128, 1.0, 7000);
+  recorder.Forget(0x40);  // a group with nothing live: no label
+  HeapSnapshot snapshot;
+  ASSERT_TRUE(snapshot.Take(recorder));
+  snapshot.SortByStackAndSize();
+  StringSink sink;
+  ASSERT_TRUE(WriteHeapProfile(snapshot, Metadata(), memory, sink));
+  Profile p = ReadProfile(sink.bytes);
+  ASSERT_EQ(p.samples.size(), 2u);
+  for (const Sample& s : p.samples) {
+    std::int64_t size = s.labels.at(0).num;
+    if (size == 64) {
+      ASSERT_EQ(s.labels.size(), 2u);
+      EXPECT_EQ(s.labels[1].key, "oldest_alloc_ns");
+      EXPECT_EQ(s.labels[1].num, 3000);
+      EXPECT_EQ(s.labels[1].num_unit, "nanoseconds");
+    } else {
+      EXPECT_EQ(size, 128);
+      EXPECT_EQ(s.labels.size(), 1u);
+    }
+  }
+}
+
 TEST_F(PprofWriterTest, GzipFileSinkWritesAReadableFile) {
   HeapSnapshot snapshot;
   ASSERT_TRUE(snapshot.Take(recorder_));

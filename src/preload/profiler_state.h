@@ -1,0 +1,34 @@
+// The process-wide state of the preload library that its parts share: settings, the profiler's own
+// memory, the sampling interval and the counters every profile reports. Defined in profiler.cc.
+// Internal to the preload library.
+#pragma once
+
+#include <time.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "core/arena.h"
+#include "preload/settings.h"
+
+namespace heaprec::preload {
+
+extern Settings g_settings;                    // read once at start-up, then constant
+extern MmapArena* g_arena;                     // null until start-up succeeded
+extern std::atomic<std::uint64_t> g_interval;  // the sampling interval now
+extern std::atomic<std::uint64_t> g_unwind_failures;
+extern std::atomic<std::uint64_t> g_truncated_stacks;
+extern std::uint64_t g_start_time_ns;  // CLOCK_REALTIME at start-up
+
+std::uint64_t NowNs(clockid_t clock);
+
+// One line on stderr from fixed parts, without stdio (which may allocate or hold locks).
+void WriteStderr(const char* const* parts, std::size_t count);
+
+// fork() handling of the dump state (dumps.cc).
+void LockDumpsForFork();
+void UnlockDumpsAfterForkInParent();
+void ResetDumpsAfterForkInChild();
+
+}  // namespace heaprec::preload
