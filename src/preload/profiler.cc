@@ -84,6 +84,7 @@ void Record(HeapRecorder& recorder, void* block, std::size_t size, std::uint64_t
   if (truncated) g_truncated_stacks.fetch_add(1, std::memory_order_relaxed);
   recorder.Record(reinterpret_cast<std::uint64_t>(block), frames, depth, size,
                   Sampler::Weight(size, interval), NowNs(CLOCK_REALTIME));
+  MaybeCapturePeak(recorder);
 }
 
 // The thread's countdown expired on an allocation of `size` bytes, already performed (`block`, null

@@ -50,7 +50,7 @@ bool ForgetSlow(void* block);
 // operator new's failure path (new_failure.cc): new-handler loop, then std::bad_alloc or null.
 void* HandleNewFailure(std::size_t size, std::size_t alignment, bool nothrow);
 
-enum class DumpReason { kExit, kInterval, kSignal, kApi };
+enum class DumpReason { kExit, kInterval, kSignal, kApi, kPeak };
 
 // Writes a profile (to `path`, or the next name from the template when null). Returns 0 or an errno
 // value. Takes the dump lock; allocates only from the profiler's arena. Not for signal handlers.
@@ -58,6 +58,10 @@ int Dump(DumpReason reason, const char* path);
 
 // The profiler's own memory, or null when it is not profiling. For the dlclose hook.
 MemoryResource* ProfilerMemory();
+
+// After a sampled allocation: copies the live set if the live-bytes estimate passed 1.1x the last
+// captured peak (dumps.cc). May lock (try-lock only for the copy); allocates from the arena.
+void MaybeCapturePeak(HeapRecorder& recorder);
 
 // Control for the public API.
 bool IsActive();

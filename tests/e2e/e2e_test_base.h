@@ -31,8 +31,9 @@ class E2eTest : public ::testing::Test {
     return profiled;
   }
 
-  // The profiles written to the test directory.
+  // The profiles written to the test directory (peak-heap profiles apart).
   std::vector<std::string> Profiles() const { return ListProfiles(dir_.path()); }
+  std::vector<std::string> PeakProfiles() const { return ListProfiles(dir_.path(), true); }
 
   // The only profile in the test directory (fails the test if there is not exactly one).
   Profile OnlyProfile() {

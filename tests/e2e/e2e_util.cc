@@ -102,11 +102,18 @@ RunResult HeaprecRun(const std::string& dir, const std::vector<std::string>& fla
   return RunProgram(argv, dir, env);
 }
 
-std::vector<std::string> ListProfiles(const std::string& dir) {
+namespace {
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() > suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+}  // namespace
+
+std::vector<std::string> ListProfiles(const std::string& dir, bool peak) {
   std::vector<std::string> files;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     std::string name = entry.path().filename().string();
-    if (name.size() > 6 && name.compare(name.size() - 6, 6, ".pb.gz") == 0) {
+    if (EndsWith(name, ".pb.gz") && EndsWith(name, ".peak.pb.gz") == peak) {
       files.push_back(entry.path().string());
     }
   }

@@ -45,7 +45,9 @@ RunResult HeaprecRun(const std::string& dir, const std::vector<std::string>& fla
                      const std::vector<std::string>& program, const EnvChanges& env = {});
 
 // Files in `dir` whose names end in ".pb.gz", sorted.
-std::vector<std::string> ListProfiles(const std::string& dir);
+// The profiles in `dir`, sorted: the ordinary ones, or (peak = true) the peak-heap ones
+// (NAME.peak.pb.gz, written at exit next to the final profile).
+std::vector<std::string> ListProfiles(const std::string& dir, bool peak = false);
 
 std::string ReadFile(const std::string& path);
 

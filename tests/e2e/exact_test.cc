@@ -2,6 +2,7 @@
 // values must match what the workload is known to allocate and keep, to the byte and the object.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <regex>
 #include <string>
@@ -109,6 +110,27 @@ TEST_F(ExactTest, ApiDumpSeesTheMidRunLiveSet) {
   Profile final_profile = ReadProfileFile(files[1]);
   EXPECT_EQ(SiteValues(final_profile, "site_api_phase1"), (Values{kN, kN * 1000, 0, 0}));
   EXPECT_EQ(SiteValues(final_profile, "site_api_phase2"), (Values{kN, kN * 2000, kN, kN * 2000}));
+}
+
+// The peak profile, written at exit next to the final one, holds what was live at the peak (the
+// site freed before the end), and the final profile does not. In exact mode the peak copy is taken
+// once the live bytes pass 1.1x the previous copy, so it holds at least 1/1.1 of the true peak.
+TEST_F(ExactTest, PeakProfileHoldsWhatWasLiveAtThePeak) {
+  Profiled({"--sample-interval", "1"}, {WL_PEAK, "20000"});
+  Profile final_profile = OnlyProfile();
+  EXPECT_EQ(SiteValues(final_profile, "site_peak_build").inuse_space, 0);
+  EXPECT_EQ(SiteValues(final_profile, "site_after_peak").inuse_space, 2000 * 1000);
+  std::vector<std::string> peaks = PeakProfiles();
+  ASSERT_EQ(peaks.size(), 1u);
+  Profile peak = ReadProfileFile(peaks[0]);
+  EXPECT_NE(std::find(peak.comments.begin(), peak.comments.end(), "reason=peak"),
+            peak.comments.end());
+  Values at_peak = SiteValues(peak, "site_peak_build");
+  EXPECT_GE(at_peak.inuse_space, static_cast<int64_t>(20000 * 1000 / 1.1));
+  EXPECT_LE(at_peak.inuse_space, 20000 * 1000);
+  EXPECT_EQ(at_peak.inuse_space, at_peak.inuse_objects * 1000);
+  EXPECT_EQ(SiteValues(peak, "site_after_peak").inuse_space, 0);
+  EXPECT_LE(peak.time_nanos, final_profile.time_nanos);
 }
 
 }  // namespace
