@@ -35,8 +35,17 @@ class Appender {
     } while (v != 0 || n < min_digits);
     for (int i = n - 1; i >= 0; --i) Add(&digits[i], 1);
   }
+  // A minus sign for negative values (years before 1 AD, absurd times).
+  void AddSigned(long long v, int min_digits) {
+    unsigned long long magnitude = static_cast<unsigned long long>(v);
+    if (v < 0) {
+      Add("-", 1);
+      magnitude = 0 - magnitude;  // also right for LLONG_MIN
+    }
+    AddUnsigned(magnitude, min_digits);
+  }
   bool Finish() {
-    if (overflow_) return false;
+    if (overflow_ || size_ >= capacity_) return false;  // no room even for the terminator
     out_[size_] = '\0';
     return true;
   }
@@ -52,11 +61,12 @@ class Appender {
 void AddTime(Appender& a, long long unix_seconds) {
   time_t t = static_cast<time_t>(unix_seconds);
   struct tm tm;
-  if (gmtime_r(&t, &tm) == nullptr) {
-    a.AddUnsigned(static_cast<unsigned long long>(unix_seconds), 1);
+  if (gmtime_r(&t, &tm) == nullptr) {  // the year does not fit in an int
+    a.AddSigned(unix_seconds, 1);
     return;
   }
-  a.AddUnsigned(static_cast<unsigned>(tm.tm_year + 1900), 4);
+  // In long long: tm_year + 1900 overflows int for the last 1900 years gmtime_r can represent.
+  a.AddSigned(static_cast<long long>(tm.tm_year) + 1900, 4);
   a.AddUnsigned(static_cast<unsigned>(tm.tm_mon + 1), 2);
   a.AddUnsigned(static_cast<unsigned>(tm.tm_mday), 2);
   a.Add("T");
@@ -81,6 +91,7 @@ void AddProgramName(Appender& a, const char* program) {
 
 bool ExpandOutputTemplate(const char* pattern, int pid, const char* program, long long unix_seconds,
                           unsigned sequence, char* out, std::size_t capacity) {
+  if (capacity == 0) return false;  // not even room for the terminator; `out` is not touched
   Appender a(out, capacity);
   for (const char* p = pattern; *p != '\0'; ++p) {
     if (*p != '%' || p[1] == '\0') {

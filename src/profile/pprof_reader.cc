@@ -1,12 +1,17 @@
 // pprof decoding with protozero. Two passes over the top-level message: the first collects the
 // string table (which may appear anywhere), the second decodes everything else and resolves
 // string indexes. Field numbers follow github.com/google/pprof/proto/profile.proto.
+//
+// Every allocation the model makes is charged, before it is made, against the memory budget of
+// ReadOptions::max_decoded_bytes (see pprof_reader.h): protobuf is so much denser than the model
+// that bounding the input alone does not bound memory.
 #include "profile/pprof_reader.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <protozero/exception.hpp>
@@ -22,9 +27,23 @@ namespace {
 using protozero::pbf_reader;
 using protozero::pbf_wire_type;
 
+// What one heap block costs beyond its requested size (glibc: an 8-byte header, 16-byte
+// granularity, 32-byte minimum).
+constexpr size_t kBlockOverheadBytes = 16;
+// One entry of the unordered_set<uint64_t> id indexes built by Validate: a 16-byte node in a
+// 32-byte block, plus about one 8-byte bucket.
+constexpr size_t kIdIndexEntryBytes = 40;
+
+// "2048 MiB", or in KiB or bytes for budgets that are not whole MiB (tests use small ones).
+std::string FormatBytes(size_t bytes) {
+  if (bytes % (size_t{1} << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
+  if (bytes % (size_t{1} << 10) == 0) return std::to_string(bytes >> 10) + " KiB";
+  return std::to_string(bytes) + " bytes";
+}
+
 class Decoder {
  public:
-  explicit Decoder(std::string_view source) : source_(source) {}
+  Decoder(std::string_view source, size_t budget) : source_(source), budget_(budget) {}
 
   Profile Decode(std::string_view data) {
     CollectStrings(data);
@@ -34,18 +53,23 @@ class Decoder {
     while (msg.next()) {
       switch (msg.tag()) {
         case pprof::kProfileSampleType:
+          Reserve(p.sample_types, 1);
           p.sample_types.push_back(DecodeValueType(SubMessage(msg)));
           break;
         case pprof::kProfileSample:
+          Reserve(p.samples, 1);
           p.samples.push_back(DecodeSample(SubMessage(msg)));
           break;
         case pprof::kProfileMapping:
+          Reserve(p.mappings, 1);
           p.mappings.push_back(DecodeMapping(SubMessage(msg)));
           break;
         case pprof::kProfileLocation:
+          Reserve(p.locations, 1);
           p.locations.push_back(DecodeLocation(SubMessage(msg)));
           break;
         case pprof::kProfileFunction:
+          Reserve(p.functions, 1);
           p.functions.push_back(DecodeFunction(SubMessage(msg)));
           break;
         case pprof::kProfileDropFrames:
@@ -61,13 +85,20 @@ class Decoder {
           p.duration_nanos = Int(msg);
           break;
         case pprof::kProfilePeriodType:
-          p.period_type = DecodeValueType(SubMessage(msg));
+          p.period_type = DecodeValueType(SubMessage(msg));  // the charge for the old value stays
           break;
         case pprof::kProfilePeriod:
           p.period = Int(msg);
           break;
         case pprof::kProfileComment:
-          for (int64_t index : Int64s(msg)) p.comments.push_back(String(index, "comment"));
+          if (msg.wire_type() == pbf_wire_type::length_delimited) {
+            auto indexes = msg.get_packed_int64();
+            Reserve(p.comments, indexes.size());
+            for (int64_t index : indexes) p.comments.push_back(String(index, "comment"));
+          } else {
+            Reserve(p.comments, 1);
+            p.comments.push_back(String(Int(msg), "comment"));
+          }
           break;
         case pprof::kProfileDefaultSampleType:
           default_sample_type = Int(msg);
@@ -88,12 +119,50 @@ class Decoder {
   }
 
  private:
+  // --- memory budget ---
+
+  [[noreturn]] void OverBudget() const {
+    Fail("profile is too large: it would need more than " + FormatBytes(budget_) + " to load");
+  }
+
+  // Accounts for `bytes` more of the model, or fails if that would pass the budget.
+  void Charge(size_t bytes) {
+    if (bytes > budget_ - used_) OverBudget();
+    used_ += bytes;
+  }
+
+  // Makes room for `extra` more elements in `v`, charging the new block before allocating it.
+  // Growth is explicit (doubling, or exactly what a packed field needs) so that the charge is the
+  // real capacity; the old block counts until it is freed, as both coexist while elements move.
+  template <typename T>
+  void Reserve(std::vector<T>& v, size_t extra) {
+    size_t old_capacity = v.capacity();
+    if (extra <= old_capacity - v.size()) return;
+    size_t capacity = std::max(v.size() + extra, 2 * old_capacity);
+    if (capacity > (budget_ - used_) / sizeof(T)) OverBudget();  // (and no overflow below)
+    Charge(capacity * sizeof(T) + kBlockOverheadBytes);
+    v.reserve(capacity);
+    if (old_capacity != 0) used_ -= old_capacity * sizeof(T) + kBlockOverheadBytes;
+  }
+
+  // Charges a copy of a string of `size` bytes: nothing for one that fits std::string's own
+  // buffer, else its heap block.
+  void ChargeString(size_t size) {
+    static const size_t kInlineCapacity = std::string().capacity();
+    if (size > kInlineCapacity) Charge(size + 1 + kBlockOverheadBytes);
+  }
+
+  // --- decoding ---
+
   void CollectStrings(std::string_view data) {
     pbf_reader msg(data.data(), data.size());
     while (msg.next()) {
       if (msg.tag() == pprof::kProfileStringTable) {
         Expect(msg, pbf_wire_type::length_delimited);
-        strings_.push_back(msg.get_string());
+        protozero::data_view s = msg.get_view();
+        Reserve(strings_, 1);
+        ChargeString(s.size());
+        strings_.emplace_back(s.data(), s.size());
       } else {
         msg.skip();
       }
@@ -125,38 +194,45 @@ class Decoder {
   }
   bool Bool(pbf_reader& msg) const {
     Expect(msg, pbf_wire_type::varint);
-    return msg.get_bool();
+    // Not get_bool(): protozero 1.7.1 reads its first byte before checking that one is left (an
+    // over-read at the end of the buffer), and takes a non-canonical zero such as 80 00 for true.
+    return msg.get_uint64() != 0;
   }
 
   // Repeated scalars may be packed (proto3 default) or one field per element; accept both.
-  std::vector<int64_t> Int64s(pbf_reader& msg) const {
-    std::vector<int64_t> out;
+  void AppendInt64s(pbf_reader& msg, std::vector<int64_t>& out) {
     if (msg.wire_type() == pbf_wire_type::length_delimited) {
-      for (int64_t v : msg.get_packed_int64()) out.push_back(v);
+      auto range = msg.get_packed_int64();
+      Reserve(out, range.size());
+      out.insert(out.end(), range.begin(), range.end());
     } else {
+      Reserve(out, 1);
       out.push_back(Int(msg));
     }
-    return out;
   }
-  std::vector<uint64_t> Uint64s(pbf_reader& msg) const {
-    std::vector<uint64_t> out;
+  void AppendUint64s(pbf_reader& msg, std::vector<uint64_t>& out) {
     if (msg.wire_type() == pbf_wire_type::length_delimited) {
-      for (uint64_t v : msg.get_packed_uint64()) out.push_back(v);
+      auto range = msg.get_packed_uint64();
+      Reserve(out, range.size());
+      out.insert(out.end(), range.begin(), range.end());
     } else {
+      Reserve(out, 1);
       out.push_back(Uint(msg));
     }
-    return out;
   }
 
-  const std::string& String(int64_t index, const char* what) const {
+  // The string at `index`, charged as the copy the caller is about to make.
+  const std::string& String(int64_t index, const char* what) {
     if (index < 0 || static_cast<uint64_t>(index) >= strings_.size()) {
       Fail(std::string(what) + " string index " + std::to_string(index) +
            " is out of range (string table has " + std::to_string(strings_.size()) + " entries)");
     }
-    return strings_[static_cast<size_t>(index)];
+    const std::string& s = strings_[static_cast<size_t>(index)];
+    ChargeString(s.size());
+    return s;
   }
 
-  ValueType DecodeValueType(pbf_reader msg) const {
+  ValueType DecodeValueType(pbf_reader msg) {
     ValueType vt;
     while (msg.next()) {
       switch (msg.tag()) {
@@ -173,7 +249,7 @@ class Decoder {
     return vt;
   }
 
-  Label DecodeLabel(pbf_reader msg) const {
+  Label DecodeLabel(pbf_reader msg) {
     Label label;
     while (msg.next()) {
       switch (msg.tag()) {
@@ -196,17 +272,18 @@ class Decoder {
     return label;
   }
 
-  Sample DecodeSample(pbf_reader msg) const {
+  Sample DecodeSample(pbf_reader msg) {
     Sample s;
     while (msg.next()) {
       switch (msg.tag()) {
         case pprof::kSampleLocationId:
-          for (uint64_t id : Uint64s(msg)) s.location_ids.push_back(id);
+          AppendUint64s(msg, s.location_ids);
           break;
         case pprof::kSampleValue:
-          for (int64_t v : Int64s(msg)) s.values.push_back(v);
+          AppendInt64s(msg, s.values);
           break;
         case pprof::kSampleLabel:
+          Reserve(s.labels, 1);
           s.labels.push_back(DecodeLabel(SubMessage(msg)));
           break;
         default:
@@ -216,7 +293,7 @@ class Decoder {
     return s;
   }
 
-  Mapping DecodeMapping(pbf_reader msg) const {
+  Mapping DecodeMapping(pbf_reader msg) {
     Mapping m;
     while (msg.next()) {
       switch (msg.tag()) {
@@ -274,7 +351,7 @@ class Decoder {
     return line;
   }
 
-  Location DecodeLocation(pbf_reader msg) const {
+  Location DecodeLocation(pbf_reader msg) {
     Location loc;
     while (msg.next()) {
       switch (msg.tag()) {
@@ -288,6 +365,7 @@ class Decoder {
           loc.address = Uint(msg);
           break;
         case pprof::kLocationLine:
+          Reserve(loc.lines, 1);
           loc.lines.push_back(DecodeLine(SubMessage(msg)));
           break;
         case pprof::kLocationIsFolded:
@@ -300,7 +378,7 @@ class Decoder {
     return loc;
   }
 
-  Function DecodeFunction(pbf_reader msg) const {
+  Function DecodeFunction(pbf_reader msg) {
     Function f;
     while (msg.next()) {
       switch (msg.tag()) {
@@ -327,8 +405,12 @@ class Decoder {
   }
 
   // Checks the references between entities, mirroring what pprof itself refuses.
-  void Validate(const Profile& p) const {
+  void Validate(const Profile& p) {
+    Charge((p.mappings.size() + p.functions.size() + p.locations.size()) * kIdIndexEntryBytes);
     std::unordered_set<uint64_t> mapping_ids, location_ids, function_ids;
+    mapping_ids.reserve(p.mappings.size());
+    function_ids.reserve(p.functions.size());
+    location_ids.reserve(p.locations.size());
     for (const Mapping& m : p.mappings) {
       if (m.id == 0) Fail("mapping with reserved id 0");
       if (!mapping_ids.insert(m.id).second) Fail("duplicate mapping id " + std::to_string(m.id));
@@ -366,6 +448,8 @@ class Decoder {
   }
 
   std::string_view source_;
+  size_t budget_;
+  size_t used_ = 0;  // never above budget_
   std::vector<std::string> strings_;
 };
 
@@ -373,7 +457,7 @@ class Decoder {
 
 Profile ReadProfile(std::string_view bytes, std::string_view source, const ReadOptions& options) {
   if (bytes.empty()) throw ProfileError(std::string(source) + ": empty file");
-  Decoder decoder(source);
+  Decoder decoder(source, options.max_decoded_bytes);
   bool gzipped = internal::LooksGzipped(bytes);
   std::string inflated;
   if (gzipped) {

@@ -1,5 +1,6 @@
 // pprof encoding with protozero. Strings are interned in a first walk over the model so that the
-// message can then be written in field-number order, as pprof's own encoder does.
+// message can then be written in field-number order, as pprof's own encoder does. Encoding is
+// lossless: ReadProfile gives back an equal Profile for anything the reader can produce.
 #include "profile/pprof_writer.h"
 
 #include <protozero/pbf_writer.hpp>
@@ -75,82 +76,122 @@ void PutBool(pbf_writer& w, protozero::pbf_tag_type tag, bool v) {
   if (v) w.add_bool(tag, v);
 }
 
-void PutValueType(pbf_writer& parent, protozero::pbf_tag_type tag, const ValueType& vt,
-                  const StringTable& st) {
-  pbf_writer w(parent, tag);
-  PutInt(w, pprof::kValueTypeType, st.Index(vt.type));
-  PutInt(w, pprof::kValueTypeUnit, st.Index(vt.unit));
-}
+// Writes sub-messages. Not with protozero's nested pbf_writer(parent, tag): that one removes a
+// sub-message that ends up empty (and so does its commit()), and with default values omitted an
+// empty message is a real value: ValueType{"", ""}, Label{}, a Sample without locations, values
+// or labels would vanish, and a vanished sample type leaves every sample with a value too many.
+// Each sub-message is encoded into a buffer of its own and added whole, empty or not. One buffer
+// per nesting level, reused, so that a large profile does not allocate once per message.
+class MessageWriter {
+ public:
+  explicit MessageWriter(const StringTable& st) : st_(st) {}
+
+  void PutValueType(pbf_writer& parent, protozero::pbf_tag_type tag, const ValueType& vt) {
+    Put(parent, tag, outer_, [&](pbf_writer& w) {
+      PutInt(w, pprof::kValueTypeType, st_.Index(vt.type));
+      PutInt(w, pprof::kValueTypeUnit, st_.Index(vt.unit));
+    });
+  }
+
+  void PutSample(pbf_writer& parent, const Sample& s) {
+    Put(parent, pprof::kProfileSample, outer_, [&](pbf_writer& w) {
+      w.add_packed_uint64(pprof::kSampleLocationId, s.location_ids.begin(), s.location_ids.end());
+      w.add_packed_int64(pprof::kSampleValue, s.values.begin(), s.values.end());
+      for (const Label& l : s.labels) {
+        Put(w, pprof::kSampleLabel, inner_, [&](pbf_writer& lw) {
+          PutInt(lw, pprof::kLabelKey, st_.Index(l.key));
+          PutInt(lw, pprof::kLabelStr, st_.Index(l.str));
+          PutInt(lw, pprof::kLabelNum, l.num);
+          PutInt(lw, pprof::kLabelNumUnit, st_.Index(l.num_unit));
+        });
+      }
+    });
+  }
+
+  void PutMapping(pbf_writer& parent, const Mapping& m) {
+    Put(parent, pprof::kProfileMapping, outer_, [&](pbf_writer& w) {
+      PutUint(w, pprof::kMappingId, m.id);
+      PutUint(w, pprof::kMappingMemoryStart, m.memory_start);
+      PutUint(w, pprof::kMappingMemoryLimit, m.memory_limit);
+      PutUint(w, pprof::kMappingFileOffset, m.file_offset);
+      PutInt(w, pprof::kMappingFilename, st_.Index(m.filename));
+      PutInt(w, pprof::kMappingBuildId, st_.Index(m.build_id));
+      PutBool(w, pprof::kMappingHasFunctions, m.has_functions);
+      PutBool(w, pprof::kMappingHasFilenames, m.has_filenames);
+      PutBool(w, pprof::kMappingHasLineNumbers, m.has_line_numbers);
+      PutBool(w, pprof::kMappingHasInlineFrames, m.has_inline_frames);
+    });
+  }
+
+  void PutLocation(pbf_writer& parent, const Location& loc) {
+    Put(parent, pprof::kProfileLocation, outer_, [&](pbf_writer& w) {
+      PutUint(w, pprof::kLocationId, loc.id);
+      PutUint(w, pprof::kLocationMappingId, loc.mapping_id);
+      PutUint(w, pprof::kLocationAddress, loc.address);
+      for (const Line& line : loc.lines) {
+        Put(w, pprof::kLocationLine, inner_, [&](pbf_writer& lw) {
+          PutUint(lw, pprof::kLineFunctionId, line.function_id);
+          PutInt(lw, pprof::kLineLine, line.line);
+        });
+      }
+      PutBool(w, pprof::kLocationIsFolded, loc.is_folded);
+    });
+  }
+
+  void PutFunction(pbf_writer& parent, const Function& f) {
+    Put(parent, pprof::kProfileFunction, outer_, [&](pbf_writer& w) {
+      PutUint(w, pprof::kFunctionId, f.id);
+      PutInt(w, pprof::kFunctionName, st_.Index(f.name));
+      PutInt(w, pprof::kFunctionSystemName, st_.Index(f.system_name));
+      PutInt(w, pprof::kFunctionFilename, st_.Index(f.filename));
+      PutInt(w, pprof::kFunctionStartLine, f.start_line);
+    });
+  }
+
+ private:
+  // Encodes one sub-message with `fill` into `buffer` and adds it to `parent` under `tag`.
+  template <typename Fill>
+  static void Put(pbf_writer& parent, protozero::pbf_tag_type tag, std::string& buffer,
+                  Fill&& fill) {
+    buffer.clear();
+    {
+      pbf_writer w(buffer);
+      fill(w);
+    }
+    parent.add_message(tag, buffer);
+  }
+
+  const StringTable& st_;
+  std::string outer_;  // a message directly inside Profile
+  std::string inner_;  // a message inside that one (Label, Line)
+};
 
 }  // namespace
 
 std::string EncodeProfile(const Profile& p, bool gzip) {
   StringTable st;
   InternAll(p, st);
+  MessageWriter mw(st);
 
   std::string out;
-  {
-    pbf_writer pw(out);
-    for (const ValueType& vt : p.sample_types) PutValueType(pw, pprof::kProfileSampleType, vt, st);
-    for (const Sample& s : p.samples) {
-      pbf_writer w(pw, pprof::kProfileSample);
-      w.add_packed_uint64(pprof::kSampleLocationId, s.location_ids.begin(), s.location_ids.end());
-      w.add_packed_int64(pprof::kSampleValue, s.values.begin(), s.values.end());
-      for (const Label& l : s.labels) {
-        pbf_writer lw(w, pprof::kSampleLabel);
-        PutInt(lw, pprof::kLabelKey, st.Index(l.key));
-        PutInt(lw, pprof::kLabelStr, st.Index(l.str));
-        PutInt(lw, pprof::kLabelNum, l.num);
-        PutInt(lw, pprof::kLabelNumUnit, st.Index(l.num_unit));
-      }
-    }
-    for (const Mapping& m : p.mappings) {
-      pbf_writer w(pw, pprof::kProfileMapping);
-      PutUint(w, pprof::kMappingId, m.id);
-      PutUint(w, pprof::kMappingMemoryStart, m.memory_start);
-      PutUint(w, pprof::kMappingMemoryLimit, m.memory_limit);
-      PutUint(w, pprof::kMappingFileOffset, m.file_offset);
-      PutInt(w, pprof::kMappingFilename, st.Index(m.filename));
-      PutInt(w, pprof::kMappingBuildId, st.Index(m.build_id));
-      PutBool(w, pprof::kMappingHasFunctions, m.has_functions);
-      PutBool(w, pprof::kMappingHasFilenames, m.has_filenames);
-      PutBool(w, pprof::kMappingHasLineNumbers, m.has_line_numbers);
-      PutBool(w, pprof::kMappingHasInlineFrames, m.has_inline_frames);
-    }
-    for (const Location& loc : p.locations) {
-      pbf_writer w(pw, pprof::kProfileLocation);
-      PutUint(w, pprof::kLocationId, loc.id);
-      PutUint(w, pprof::kLocationMappingId, loc.mapping_id);
-      PutUint(w, pprof::kLocationAddress, loc.address);
-      for (const Line& line : loc.lines) {
-        pbf_writer lw(w, pprof::kLocationLine);
-        PutUint(lw, pprof::kLineFunctionId, line.function_id);
-        PutInt(lw, pprof::kLineLine, line.line);
-      }
-      PutBool(w, pprof::kLocationIsFolded, loc.is_folded);
-    }
-    for (const Function& f : p.functions) {
-      pbf_writer w(pw, pprof::kProfileFunction);
-      PutUint(w, pprof::kFunctionId, f.id);
-      PutInt(w, pprof::kFunctionName, st.Index(f.name));
-      PutInt(w, pprof::kFunctionSystemName, st.Index(f.system_name));
-      PutInt(w, pprof::kFunctionFilename, st.Index(f.filename));
-      PutInt(w, pprof::kFunctionStartLine, f.start_line);
-    }
-    for (const std::string* s : st.strings()) pw.add_string(pprof::kProfileStringTable, *s);
-    PutInt(pw, pprof::kProfileDropFrames, st.Index(p.drop_frames));
-    PutInt(pw, pprof::kProfileKeepFrames, st.Index(p.keep_frames));
-    PutInt(pw, pprof::kProfileTimeNanos, p.time_nanos);
-    PutInt(pw, pprof::kProfileDurationNanos, p.duration_nanos);
-    if (!p.period_type.type.empty() || !p.period_type.unit.empty()) {
-      PutValueType(pw, pprof::kProfilePeriodType, p.period_type, st);
-    }
-    PutInt(pw, pprof::kProfilePeriod, p.period);
-    std::vector<int64_t> comments;
-    for (const std::string& c : p.comments) comments.push_back(st.Index(c));
-    pw.add_packed_int64(pprof::kProfileComment, comments.begin(), comments.end());
-    PutInt(pw, pprof::kProfileDefaultSampleType, st.Index(p.default_sample_type));
-  }  // sub-writers commit on destruction; past this scope `out` is complete
+  pbf_writer pw(out);
+  for (const ValueType& vt : p.sample_types) mw.PutValueType(pw, pprof::kProfileSampleType, vt);
+  for (const Sample& s : p.samples) mw.PutSample(pw, s);
+  for (const Mapping& m : p.mappings) mw.PutMapping(pw, m);
+  for (const Location& loc : p.locations) mw.PutLocation(pw, loc);
+  for (const Function& f : p.functions) mw.PutFunction(pw, f);
+  for (const std::string* s : st.strings()) pw.add_string(pprof::kProfileStringTable, *s);
+  PutInt(pw, pprof::kProfileDropFrames, st.Index(p.drop_frames));
+  PutInt(pw, pprof::kProfileKeepFrames, st.Index(p.keep_frames));
+  PutInt(pw, pprof::kProfileTimeNanos, p.time_nanos);
+  PutInt(pw, pprof::kProfileDurationNanos, p.duration_nanos);
+  // Absent reads back as ValueType{}, so the default can be left out.
+  if (p.period_type != ValueType{}) mw.PutValueType(pw, pprof::kProfilePeriodType, p.period_type);
+  PutInt(pw, pprof::kProfilePeriod, p.period);
+  std::vector<int64_t> comments;
+  for (const std::string& c : p.comments) comments.push_back(st.Index(c));
+  pw.add_packed_int64(pprof::kProfileComment, comments.begin(), comments.end());
+  PutInt(pw, pprof::kProfileDefaultSampleType, st.Index(p.default_sample_type));
   return gzip ? internal::Gzip(out) : out;
 }
 

@@ -3,9 +3,12 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <cstring>
+#include <memory>
 #include <protozero/pbf_writer.hpp>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "profile/gzip.h"
 #include "profile/pprof_reader.h"
@@ -231,6 +234,137 @@ TEST(HostileInputTest, GzipBombBeyondDefaultLimit) {
   std::string bomb = GzipZeros(kMaxProfileBytes + (1 << 20));
   EXPECT_LT(bomb.size(), 2u << 20);
   EXPECT_NE(ErrorOf(bomb).find("exceeds the limit of 1024 MiB"), std::string::npos);
+}
+
+// Decodes `bytes` from an exactly sized heap block, so that a sanitizer build sees any read past
+// the end (a std::string's terminator would hide a one-byte over-read).
+Profile ReadExactlySized(std::string_view bytes, const ReadOptions& options = {}) {
+  auto copy = std::make_unique<char[]>(bytes.size());
+  std::memcpy(copy.get(), bytes.data(), bytes.size());
+  return ReadProfile(std::string_view(copy.get(), bytes.size()), "input", options);
+}
+
+// A boolean field tag with no value at the very end of the input: protozero's get_bool() read the
+// missing byte before noticing (fuzz/crashes/pprof_reader_fuzzer/truncated-bool-overread).
+TEST(HostileInputTest, TruncatedBoolAtEndOfInput) {
+  const std::string_view inputs[] = {
+      std::string_view("\x32\x00\x1a\x01\x38", 5),          // Mapping.has_functions
+      std::string_view("\x32\x00\x1a\x03\x08\x01\x50", 7),  // Mapping.has_inline_frames
+      std::string_view("\x32\x00\x22\x03\x08\x01\x28", 7),  // Location.is_folded
+  };
+  for (std::string_view input : inputs) {
+    EXPECT_THROW(ReadExactlySized(input), ProfileError);
+    EXPECT_THROW(ReadExactlySized(input.substr(0, input.size() - 1)), ProfileError);
+  }
+}
+
+TEST(HostileInputTest, BoolIsTheWholeVarint) {
+  // Mapping {id: 1, has_functions: <varint>}.
+  auto has_functions = [](std::string_view varint) {
+    std::string raw("\x32\x00\x1a", 3);
+    raw += static_cast<char>(3 + varint.size());
+    raw += "\x08\x01\x38";
+    raw += varint;
+    return ReadExactlySized(raw).mappings.at(0).has_functions;
+  };
+  EXPECT_FALSE(has_functions(std::string_view("\x00", 1)));
+  EXPECT_FALSE(has_functions(std::string_view("\x80\x00", 2)));  // non-canonical zero
+  EXPECT_FALSE(has_functions(std::string_view("\x80\x80\x80\x00", 4)));
+  EXPECT_TRUE(has_functions("\x01"));
+  EXPECT_TRUE(has_functions("\x02"));
+  EXPECT_TRUE(has_functions("\x80\x01"));  // 128: nonzero, hence true
+  EXPECT_TRUE(has_functions(std::string_view("\x81\x00", 2)));
+  // Location {id: 1, is_folded: 80 00}.
+  std::string folded("\x32\x00\x22\x05\x08\x01\x28\x80\x00", 9);
+  EXPECT_FALSE(ReadExactlySized(folded).locations.at(0).is_folded);
+  // A varint too long or cut short is an error, not a boolean.
+  std::string overlong("\x32\x00\x1a\x0e\x08\x01\x38", 7);
+  overlong += std::string(11, '\x80');
+  EXPECT_THROW(ReadExactlySized(overlong), ProfileError);
+  EXPECT_THROW(ReadExactlySized(std::string_view("\x32\x00\x1a\x04\x08\x01\x38\x80", 8)),
+               ProfileError);
+}
+
+// --- decoded-memory budget ---
+
+// A raw profile of `count` empty samples: 2 bytes each in the file, a Sample in memory.
+std::string EmptySamples(size_t count) {
+  std::string raw("\x32\x00", 2);
+  for (size_t i = 0; i < count; ++i) raw.append("\x12\x00", 2);
+  return raw;
+}
+
+ReadOptions Budget(size_t bytes) {
+  ReadOptions options;
+  options.max_decoded_bytes = bytes;
+  return options;
+}
+
+TEST(HostileInputTest, DecodedBudgetStopsEmptySamples) {
+  std::string raw = EmptySamples(100'000);  // 200 KB, more than 7 MB as Samples
+  EXPECT_NE(ErrorOf(raw, Budget(1 << 20))
+                .find("input.pb.gz: profile is too large: it would need more than 1 MiB to load"),
+            std::string::npos);
+  EXPECT_TRUE(Rejected(internal::Gzip(raw), Budget(1 << 20)));
+  EXPECT_EQ(ReadProfile(raw).samples.size(), 100'000u);  // the default budget allows it
+  EXPECT_EQ(ReadProfile(raw, "input", Budget(16 << 20)).samples.size(), 100'000u);
+}
+
+TEST(HostileInputTest, DecodedBudgetStopsAGzipAmplifier) {
+  // The README's example, smaller: a few KiB of gzip, 4 MiB of protobuf, over 150 MiB as a model.
+  std::string bomb = internal::Gzip(EmptySamples(2 << 20));
+  EXPECT_LT(bomb.size(), 64u << 10);
+  EXPECT_NE(ErrorOf(bomb, Budget(64 << 20)).find("would need more than 64 MiB to load"),
+            std::string::npos);
+}
+
+TEST(HostileInputTest, DecodedBudgetCountsStringCopies) {
+  // One 1 MiB string, used as the key of 100 labels: 1 MiB of input, 100 MiB of copies.
+  std::string raw;
+  {
+    protozero::pbf_writer w(raw);
+    w.add_string(6, "");
+    w.add_string(6, std::string(1 << 20, 'k'));
+    protozero::pbf_writer sample(w, 2);
+    for (int i = 0; i < 100; ++i) {
+      protozero::pbf_writer label(sample, 3);
+      label.add_int64(1, 1);  // key: string 1
+    }
+  }
+  EXPECT_LT(raw.size(), (1u << 20) + 4096);
+  EXPECT_NE(ErrorOf(raw, Budget(16 << 20)).find("would need more than 16 MiB"), std::string::npos);
+  EXPECT_EQ(ReadProfile(raw, "input", Budget(128 << 20)).samples.at(0).labels.size(), 100u);
+}
+
+TEST(HostileInputTest, DecodedBudgetCountsPackedValues) {
+  // One sample with a million packed values of one byte each: 8 MiB as int64s.
+  std::string raw("\x32\x00", 2);
+  std::string values;
+  {
+    protozero::pbf_writer w(values);
+    std::vector<int64_t> zeros(1'000'000, 0);
+    w.add_packed_int64(2, zeros.begin(), zeros.end());
+  }
+  {
+    protozero::pbf_writer w(raw);
+    w.add_message(2, values);
+  }
+  EXPECT_NE(ErrorOf(raw, Budget(4 << 20)).find("would need more than 4 MiB"), std::string::npos);
+  // With the budget it needs, it loads (the sample then has no sample type to match: invalid).
+  EXPECT_NE(ErrorOf(raw, Budget(16 << 20)).find("1000000 values"), std::string::npos);
+}
+
+TEST(HostileInputTest, DecodedBudgetMessageForOddSizes) {
+  EXPECT_NE(ErrorOf(EmptySamples(1000), Budget(3 << 10)).find("more than 3 KiB to load"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(EmptySamples(1000), Budget(1000)).find("more than 1000 bytes to load"),
+            std::string::npos);
+}
+
+TEST(HostileInputTest, RealProfilesFitSmallBudgets) {
+  Profile p = testing::MakeFullProfile();
+  EXPECT_EQ(ReadProfile(EncodeProfile(p), "input", Budget(64 << 10)), p);
+  EXPECT_TRUE(Rejected(EncodeProfile(p), Budget(256)));
 }
 
 TEST(HostileInputTest, MissingFileAndDirectory) {
