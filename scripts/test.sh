@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# The README's second command: installs, builds, and runs the whole test suite with ctest.
+# The README's second command: installs, builds, and runs the whole test suite: the core and
+# CLI-side unit tests under AddressSanitizer+UBSan and ThreadSanitizer, a short fuzz run, and then
+# every ctest test (unit, end-to-end, reliability, report and benchmark smoke tests) on the normal
+# build, whose summary is the last thing printed.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/install-deps.sh"
 "$root/scripts/build.sh"
 build=${HEAPREC_BUILD_DIR:-$root/build}
-ctest --test-dir "$build" --output-on-failure -j "$(nproc)" "$@"
-# The core and CLI-side tests again under AddressSanitizer+UBSan and ThreadSanitizer.
 "$root/scripts/test-sanitizers.sh"
+# A short fuzz run of the pprof reader and the settings parser (fuzz/README.md has a longer one).
+"$root/fuzz/run.sh" 20
+ctest --test-dir "$build" --output-on-failure -j "$(nproc)" "$@"
