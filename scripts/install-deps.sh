@@ -12,7 +12,13 @@ packages=(
   libcli11-dev        # command-line parsing
   libgtest-dev libgmock-dev libbenchmark-dev
   golang-go golang-github-google-pprof-dev  # the standalone pprof used to validate our output
+  chromium            # headless browser for the flame-graph page test (tests/flame)
 )
+# Node.js and npm install the flame-graph page's packages at build time (web/package-lock.json).
+# The machines come with them (Node.js 20, npm bundled); Debian's packages only where they are missing.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  packages+=(nodejs npm)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

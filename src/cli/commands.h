@@ -14,5 +14,6 @@ inline constexpr int kExitUsage = 2;    // bad command line
 void RegisterRunCommand(CLI::App& app, int* exit_code);
 void RegisterReportCommand(CLI::App& app, int* exit_code);
 void RegisterSymbolizeCommand(CLI::App& app, int* exit_code);
+void RegisterFlameCommand(CLI::App& app, int* exit_code);
 
 }  // namespace heaprec::cli

@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   heaprec::cli::RegisterRunCommand(app, &exit_code);
   heaprec::cli::RegisterReportCommand(app, &exit_code);
   heaprec::cli::RegisterSymbolizeCommand(app, &exit_code);
+  heaprec::cli::RegisterFlameCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
