@@ -15,5 +15,7 @@ void RegisterRunCommand(CLI::App& app, int* exit_code);
 void RegisterReportCommand(CLI::App& app, int* exit_code);
 void RegisterSymbolizeCommand(CLI::App& app, int* exit_code);
 void RegisterFlameCommand(CLI::App& app, int* exit_code);
+void RegisterDiffCommand(CLI::App& app, int* exit_code);
+void RegisterLeaksCommand(CLI::App& app, int* exit_code);
 
 }  // namespace heaprec::cli

@@ -12,6 +12,8 @@ int main(int argc, char** argv) {
   heaprec::cli::RegisterReportCommand(app, &exit_code);
   heaprec::cli::RegisterSymbolizeCommand(app, &exit_code);
   heaprec::cli::RegisterFlameCommand(app, &exit_code);
+  heaprec::cli::RegisterDiffCommand(app, &exit_code);
+  heaprec::cli::RegisterLeaksCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

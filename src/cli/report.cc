@@ -3,13 +3,18 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <climits>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <iterator>
+#include <limits>
+#include <map>
 #include <unordered_map>
 
 #include "cli/json_writer.h"
+#include "profile/sampling_error.h"
 
 namespace heaprec::cli {
 namespace {
@@ -23,18 +28,6 @@ std::string Hex(uint64_t v) {
 std::string BaseName(const std::string& path) {
   size_t slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-size_t SelectSampleIndex(const Profile& p, const std::string& requested) {
-  const std::string& wanted = requested.empty() ? p.default_sample_type : requested;
-  for (size_t i = 0; i < p.sample_types.size(); ++i) {
-    if (p.sample_types[i].type == wanted) return i;
-  }
-  if (requested.empty() && !p.sample_types.empty()) return p.sample_types.size() - 1;
-  std::string known;
-  for (const ValueType& vt : p.sample_types) known += (known.empty() ? "" : ", ") + vt.type;
-  throw UnknownSampleIndexError("unknown sample index '" + wanted +
-                                "'; this profile has: " + (known.empty() ? "none" : known));
 }
 
 // Assigns every location its report rows (nodes), innermost frame first.
@@ -52,8 +45,9 @@ class NodeTable {
         if (it == functions.end()) continue;
         const Function& f = *it->second;
         // Rows are per function (name + file), merging duplicate Function entries.
-        nodes.push_back(Intern("f:" + f.name + '\0' + f.filename, [&] {
+        nodes.push_back(Intern("f:" + f.name + '\0' + f.filename, [&](const std::string& key) {
           ReportRow row;
+          row.key = key;
           row.function = f.name.empty() ? f.system_name : f.name;
           row.file = f.filename;
           row.line = f.start_line;
@@ -64,12 +58,14 @@ class NodeTable {
         // Unsymbolized: one row per address, as pprof shows them.
         auto mit = mappings.find(loc.mapping_id);
         std::string mapping = mit == mappings.end() ? "" : BaseName(mit->second->filename);
-        nodes.push_back(Intern("a:" + mapping + '\0' + Hex(loc.address), [&] {
-          ReportRow row;
-          row.function = row.address = Hex(loc.address);
-          row.mapping = mapping;
-          return row;
-        }));
+        nodes.push_back(
+            Intern("a:" + mapping + '\0' + Hex(loc.address), [&](const std::string& key) {
+              ReportRow row;
+              row.key = key;
+              row.function = row.address = Hex(loc.address);
+              row.mapping = mapping;
+              return row;
+            }));
       }
     }
   }
@@ -84,7 +80,7 @@ class NodeTable {
   template <typename MakeRow>
   size_t Intern(const std::string& key, MakeRow make_row) {
     auto [it, inserted] = index_.try_emplace(key, rows_.size());
-    if (inserted) rows_.push_back(make_row());
+    if (inserted) rows_.push_back(make_row(key));
     return it->second;
   }
 
@@ -103,26 +99,51 @@ std::string FormatPercent(double pct) {
   return buf;
 }
 
-std::string PadLeft(const std::string& s, size_t width) {
-  return s.size() >= width ? s : std::string(width - s.size(), ' ') + s;
-}
-
-std::string RowLabel(const ReportRow& row) {
-  if (!row.address.empty()) {
-    return row.mapping.empty() ? row.function : row.function + " (" + row.mapping + ")";
+// The variance model of one sample index: which value pair gives a sample's object size when it
+// has no `bytes` label.
+class VarianceModel {
+ public:
+  VarianceModel(const Profile& p, size_t index) : p_(p), index_(index) {
+    const std::string& type = p.sample_types[index].type;
+    std::string prefix = type.rfind("alloc_", 0) == 0 ? "alloc_" : "inuse_";
+    for (size_t i = 0; i < p.sample_types.size(); ++i) {
+      if (p.sample_types[i].type == prefix + "space") space_ = i;
+      if (p.sample_types[i].type == prefix + "objects") objects_ = i;
+    }
   }
-  if (row.file.empty()) return row.function;
-  std::string label = row.function + " " + BaseName(row.file);
-  if (row.line > 0) label += ":" + std::to_string(row.line);
-  return label;
-}
+
+  double Variance(const Sample& s) const {
+    int64_t value = s.values[index_];
+    if (value == 0) return 0.0;
+    int64_t size = SampleObjectSize(s);
+    if (size < 0 && space_ < s.values.size() && objects_ < s.values.size() &&
+        s.values[objects_] != 0) {
+      size = std::llround(static_cast<double>(s.values[space_]) /
+                          static_cast<double>(s.values[objects_]));
+    }
+    if (size < 0) return std::numeric_limits<double>::quiet_NaN();
+    return ValueVariance(p_.sample_types[index_].type, value, size, p_.period);
+  }
+
+ private:
+  const Profile& p_;
+  size_t index_;
+  size_t space_ = SIZE_MAX;
+  size_t objects_ = SIZE_MAX;
+};
+
+// Column widths of the text report: values, and (sampled) "±" + the 95% margin ("±1023.9 KiB").
+constexpr size_t kValueWidth = 11;
+constexpr size_t kMarginWidth = 12;
 
 void PrintText(const Profile& p, const Report& r, const ReportOptions& o, size_t shown,
                std::ostream& out) {
   const std::string& unit = r.sample_type.unit;
   if (!o.source.empty()) out << "File: " << o.source << "\n";
   out << "Sample index: " << r.sample_type.type << " (" << unit << ")\n";
-  out << "Total: " << FormatValue(r.total, unit) << " in " << r.samples << " samples\n";
+  out << "Total: " << FormatValue(r.total, unit) << " in " << r.samples << " samples";
+  if (r.sampled) out << " (" << FormatMargin(r.total_variance, unit) << " at 95%)";
+  out << "\n";
   if (p.period > 0) {
     out << "Sampling interval: " << FormatValue(p.period, p.period_type.unit);
     if (!p.period_type.type.empty()) out << " of " << p.period_type.type;
@@ -133,18 +154,39 @@ void PrintText(const Profile& p, const Report& r, const ReportOptions& o, size_t
     for (const std::string& c : p.comments) out << " " << c;
     out << "\n";
   }
-  out << "Showing top " << shown << " of " << r.rows.size() << " functions\n";
-  out << PadLeft("flat", 11) << PadLeft("flat%", 8) << PadLeft("sum%", 8) << PadLeft("cum", 11)
-      << PadLeft("cum%", 8) << "  function\n";
+  out << "Showing top " << shown << " of " << r.rows.size() << " functions";
+  if (r.sampled) out << " (±: 95% interval)";
+  out << "\n";
+  out << PadLeft("flat", kValueWidth);
+  if (r.sampled) out << PadLeft("±", kMarginWidth);
+  out << PadLeft("flat%", 8) << PadLeft("sum%", 8) << PadLeft("cum", kValueWidth);
+  if (r.sampled) out << PadLeft("±", kMarginWidth);
+  out << PadLeft("cum%", 8) << "  function\n";
   double sum = 0;
   for (size_t i = 0; i < shown; ++i) {
     const ReportRow& row = r.rows[i];
     sum += Percent(row.flat, r.total);
-    out << PadLeft(FormatValue(row.flat, unit), 11)
-        << PadLeft(FormatPercent(Percent(row.flat, r.total)), 8) << PadLeft(FormatPercent(sum), 8)
-        << PadLeft(FormatValue(row.cum, unit), 11)
-        << PadLeft(FormatPercent(Percent(row.cum, r.total)), 8) << "  " << RowLabel(row) << "\n";
+    out << PadLeft(FormatValue(row.flat, unit), kValueWidth);
+    if (r.sampled) out << PadLeft(FormatMargin(row.flat_variance, unit), kMarginWidth);
+    out << PadLeft(FormatPercent(Percent(row.flat, r.total)), 8) << PadLeft(FormatPercent(sum), 8)
+        << PadLeft(FormatValue(row.cum, unit), kValueWidth);
+    if (r.sampled) out << PadLeft(FormatMargin(row.cum_variance, unit), kMarginWidth);
+    out << PadLeft(FormatPercent(Percent(row.cum, r.total)), 8) << "  " << RowLabel(row) << "\n";
   }
+}
+
+// The ends of the 95% interval as JSON numbers, rounded outwards to whole units; null when the
+// report is exact or the variance unknown.
+void JsonInterval(JsonWriter& j, const std::string& name, bool sampled, int64_t value,
+                  double variance) {
+  if (!sampled || !std::isfinite(variance)) {
+    j.Key(name + "_low").Null();
+    j.Key(name + "_high").Null();
+    return;
+  }
+  Interval ci = Confidence95(static_cast<double>(value), variance);
+  j.Key(name + "_low").Int(static_cast<int64_t>(std::floor(ci.low)));
+  j.Key(name + "_high").Int(static_cast<int64_t>(std::ceil(ci.high)));
 }
 
 void PrintJson(const Profile& p, const Report& r, const ReportOptions& o, size_t shown,
@@ -154,7 +196,11 @@ void PrintJson(const Profile& p, const Report& r, const ReportOptions& o, size_t
   j.Key("file").String(o.source);
   j.Key("sample_index").String(r.sample_type.type);
   j.Key("unit").String(r.sample_type.unit);
+  // The confidence level of the *_low/*_high intervals; null (and the intervals too) when exact.
+  j.Key("confidence");
+  r.sampled ? j.Double(0.95) : j.Null();
   j.Key("total").Int(r.total);
+  JsonInterval(j, "total", r.sampled, r.total, r.total_variance);
   j.Key("samples").Int(static_cast<int64_t>(r.samples));
   j.Key("period").Int(p.period);
   j.Key("period_type").BeginObject();
@@ -179,9 +225,11 @@ void PrintJson(const Profile& p, const Report& r, const ReportOptions& o, size_t
     j.Key("mapping");
     row.address.empty() ? j.Null() : j.String(row.mapping);
     j.Key("flat").Int(row.flat);
+    JsonInterval(j, "flat", r.sampled, row.flat, row.flat_variance);
     j.Key("flat_percent").Double(Percent(row.flat, r.total));
     j.Key("sum_percent").Double(sum);
     j.Key("cum").Int(row.cum);
+    JsonInterval(j, "cum", r.sampled, row.cum, row.cum_variance);
     j.Key("cum_percent").Double(Percent(row.cum, r.total));
     j.EndObject();
   }
@@ -190,43 +238,125 @@ void PrintJson(const Profile& p, const Report& r, const ReportOptions& o, size_t
   out << "\n";
 }
 
+size_t SelectSampleIndex(const Profile& p, const std::string& requested) {
+  const std::string& wanted = requested.empty() ? p.default_sample_type : requested;
+  for (size_t i = 0; i < p.sample_types.size(); ++i) {
+    if (p.sample_types[i].type == wanted) return i;
+  }
+  if (requested.empty() && !p.sample_types.empty()) return p.sample_types.size() - 1;
+  std::string known;
+  for (const ValueType& vt : p.sample_types) known += (known.empty() ? "" : ", ") + vt.type;
+  throw UnknownSampleIndexError("unknown sample index '" + wanted +
+                                "'; this profile has: " + (known.empty() ? "none" : known));
+}
+
+// Whether `type` is one of the values heaprec samples (and sampling_error.h models).
+bool IsHeapSampleType(const std::string& type) {
+  return type == "inuse_space" || type == "inuse_objects" || type == "alloc_space" ||
+         type == "alloc_objects";
+}
+
 }  // namespace
 
-Report ComputeReport(const Profile& p, const std::string& sample_index) {
+Report ComputeReport(const Profile& p, const std::string& sample_index, bool with_stacks) {
   size_t index = SelectSampleIndex(p, sample_index);
   Report r;
   r.sample_type = p.sample_types[index];
+  r.sampled = IsSampled(p) && IsHeapSampleType(r.sample_type.type);
+  VarianceModel model(p, index);
   NodeTable nodes(p);
   std::vector<ReportRow>& rows = nodes.rows();
   // seen[n] == sample number + 1 when node n was already counted in cum for that sample.
   std::vector<size_t> seen(rows.size(), 0);
+  std::map<std::vector<size_t>, ReportStack> stacks;
+  std::vector<size_t> frames;
   for (const Sample& s : p.samples) {
     if (index >= s.values.size()) continue;
     int64_t v = s.values[index];
+    double var = r.sampled ? model.Variance(s) : 0.0;
     r.total += v;
+    r.total_variance += var;
     ++r.samples;
     bool leaf = true;
+    frames.clear();
     for (uint64_t location_id : s.location_ids) {
       const std::vector<size_t>* ids = nodes.Nodes(location_id);
       if (ids == nullptr) continue;
       for (size_t n : *ids) {
-        if (leaf) rows[n].flat += v;
+        frames.push_back(n);
+        if (leaf) {
+          rows[n].flat += v;
+          rows[n].flat_variance += var;
+        }
         leaf = false;
         if (seen[n] != r.samples) {
           seen[n] = r.samples;
           rows[n].cum += v;
+          rows[n].cum_variance += var;
         }
       }
     }
+    if (with_stacks) {
+      ReportStack& stack = stacks[frames];
+      stack.value += v;
+      stack.variance += var;
+    }
   }
-  std::erase_if(rows, [](const ReportRow& row) { return row.flat == 0 && row.cum == 0; });
-  std::sort(rows.begin(), rows.end(), [](const ReportRow& a, const ReportRow& b) {
+  // Rows that hold nothing are dropped, unless a stack that holds something goes through them
+  // (possible only when positive and negative values cancel, as in a diff profile).
+  std::vector<bool> keep(rows.size(), false);
+  for (size_t n = 0; n < rows.size(); ++n) keep[n] = rows[n].flat != 0 || rows[n].cum != 0;
+  for (auto& [key, stack] : stacks) {
+    if (stack.value == 0) continue;
+    for (size_t n : key) keep[n] = true;
+  }
+  std::vector<size_t> order;
+  for (size_t n = 0; n < rows.size(); ++n) {
+    if (keep[n]) order.push_back(n);
+  }
+  std::sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+    const ReportRow& a = rows[x];
+    const ReportRow& b = rows[y];
     if (std::llabs(a.flat) != std::llabs(b.flat)) return std::llabs(a.flat) > std::llabs(b.flat);
     if (std::llabs(a.cum) != std::llabs(b.cum)) return std::llabs(a.cum) > std::llabs(b.cum);
-    return a.function < b.function;
+    if (a.function != b.function) return a.function < b.function;
+    return a.key < b.key;
   });
-  r.rows = std::move(rows);
+  std::vector<size_t> new_index(rows.size(), SIZE_MAX);
+  r.rows.reserve(order.size());
+  for (size_t n : order) {
+    new_index[n] = r.rows.size();
+    r.rows.push_back(std::move(rows[n]));
+  }
+  for (auto& [key, stack] : stacks) {
+    if (stack.value == 0) continue;
+    for (size_t n : key) stack.frames.push_back(new_index[n]);
+    r.stacks.push_back(std::move(stack));
+  }
+  std::sort(r.stacks.begin(), r.stacks.end(), [](const ReportStack& a, const ReportStack& b) {
+    if (std::llabs(a.value) != std::llabs(b.value))
+      return std::llabs(a.value) > std::llabs(b.value);
+    return a.frames < b.frames;
+  });
   return r;
+}
+
+std::string RowLabel(const ReportRow& row) {
+  if (!row.address.empty()) {
+    return row.mapping.empty() ? row.function : row.function + " (" + row.mapping + ")";
+  }
+  if (row.file.empty()) return row.function;
+  std::string label = row.function + " " + BaseName(row.file);
+  if (row.line > 0) label += ":" + std::to_string(row.line);
+  return label;
+}
+
+std::string PadLeft(const std::string& s, size_t width) {
+  size_t columns = 0;
+  for (char c : s) {
+    if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) ++columns;  // not a continuation byte
+  }
+  return columns >= width ? s : std::string(width - columns, ' ') + s;
 }
 
 std::string FormatValue(int64_t value, const std::string& unit) {
@@ -250,6 +380,12 @@ std::string FormatValue(int64_t value, const std::string& unit) {
   std::snprintf(buf, sizeof buf, "%" PRId64, value);
   if (unit.empty() || unit == "count") return buf;
   return std::string(buf) + " " + unit;
+}
+
+std::string FormatMargin(double variance, const std::string& unit) {
+  if (!std::isfinite(variance)) return "±?";
+  double half = Confidence95(0.0, variance).high;
+  return "±" + FormatValue(std::llround(half), unit);
 }
 
 void PrintReport(const Profile& profile, const ReportOptions& options, std::ostream& out) {

@@ -1,0 +1,145 @@
+// `heaprec leaks`: finds the allocation sites whose live bytes keep growing across a series of
+// profiles of one process (the numbered files of `heaprec run --dump-interval`, then the exit
+// profile).
+//
+// Per site, over the n profiles of a series (times t_i in seconds from the first profile, live
+// bytes y_i = the site's inuse_space, v_i = its sampling variance from profile/sampling_error.h):
+//
+//   slope b     ordinary least squares: b = Σ(t_i - t̄)(y_i - ȳ) / Sxx, Sxx = Σ(t_i - t̄)².
+//   R²          1 - SSR/SST of that line (0 for a constant series).
+//   stderr(b)   sqrt(Var_fit + Var_sampling), where
+//                 Var_fit      = SSR / (n - 2) / Sxx, the usual OLS variance: how far the points
+//                                scatter around the line (the program's own ups and downs, and
+//                                sampling noise that is independent from one profile to the next);
+//                 Var_sampling = Σ_i Σ_j |c_i| |c_j| min(v_i, v_j), c_i = (t_i - t̄) / Sxx, an upper
+//                                bound of the variance the sampling errors give b = Σ c_i y_i.
+//                                Those errors are correlated across profiles (a sampled object
+//                                keeps its weight in every profile until it is freed), so a few
+//                                lucky samples early on can tilt the whole line without any scatter
+//                                showing it. Objects are sampled independently, so Cov(e_i, e_j) is
+//                                the variance of the objects live in both profiles: between 0 and
+//                                min(v_i, v_j), which gives the bound. 0 in exact mode.
+//               The sum counts part of the sampling noise twice: the test errs on the side of not
+//               accusing a site.
+//   t           b / stderr(b): how many standard errors the slope is above zero.
+//   suspect     n >= kMinProfilesForSuspect, b > 0, last > first, t >= min_t (default 3; one-sided
+//               p ≈ 0.001 under a normal approximation, strict because every site of the program is
+//               tested) and R² >= min_r2 (default 0.5: the growth is steady, not one jump or
+//               noise).
+//   score       b · R² (bytes/s): fast and steady growth first. Suspects rank before the other
+//               sites, each group by decreasing score.
+//   age         for the last profile in which the site holds sampled objects carrying the
+//               `oldest_alloc_ns` label: that profile's time_nanos - the smallest oldest_alloc_ns
+//               of the site's samples; unknown when the profiles lack the label.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "profile/profile.h"
+
+namespace heaprec::cli {
+
+inline constexpr size_t kMinProfilesForSuspect = 4;
+
+// The least-squares line through (t_i, y_i) with the statistics above. `variances` may be empty
+// (no sampling error).
+struct LinearFit {
+  size_t n = 0;
+  double slope = 0;      // y units per t unit
+  double intercept = 0;  // y at t = 0
+  double r2 = 0;
+  double var_fit = 0;       // residual-based variance of the slope (0 when n <= 2)
+  double var_sampling = 0;  // bound of the sampling errors' contribution
+  double stderr_slope = 0;  // sqrt(var_fit + var_sampling)
+  double t = 0;             // slope / stderr_slope; kMaxT when stderr is 0 and slope > 0
+};
+inline constexpr double kMaxT = 1e6;
+
+LinearFit FitLine(const std::vector<double>& t, const std::vector<double>& y,
+                  const std::vector<double>& variances);
+
+enum class LeakSiteKind { kFunction, kStack };
+
+struct LeakOptions {
+  LeakSiteKind by = LeakSiteKind::kFunction;
+  bool single_series = false;  // all profiles in one series, whatever their pid
+  double min_t = 3.0;
+  double min_r2 = 0.5;
+};
+
+// One profile of a series, as read from disk.
+struct LeakInput {
+  std::string file;
+  Profile profile;
+};
+
+struct LeakPoint {
+  double seconds = 0;  // since the series' first profile
+  int64_t bytes = 0;   // the site's inuse_space
+  double variance = 0;
+  double low = 0;  // 95% interval
+  double high = 0;
+};
+
+struct LeakSite {
+  std::string name;                // the leaf function (with --by stack: the leaf of the stack)
+  std::string file;                // its source file, "" if unknown
+  int64_t line = 0;                // its start line, 0 if unknown
+  std::vector<std::string> stack;  // --by stack: function names, leaf first; else {name}
+  std::vector<LeakPoint> points;   // one per profile of the series
+  LinearFit fit;
+  int64_t first_bytes = 0;
+  int64_t last_bytes = 0;
+  int64_t max_bytes = 0;
+  std::optional<double> age_seconds;  // see above
+  bool suspect = false;
+  double score = 0;
+
+  int64_t growth() const { return last_bytes - first_bytes; }
+  std::string Label() const;  // "name file:line" or the stack "leaf < caller < ..."
+};
+
+struct LeakSeries {
+  std::optional<int64_t> pid;  // none with single_series, or when the profiles carry no pid
+  std::vector<std::string> files;
+  std::vector<int64_t> time_nanos;
+  double duration_seconds = 0;
+  int64_t period = 0;           // sampling interval of the profiles (the largest, if they differ)
+  std::vector<LeakSite> sites;  // ranked: suspects first, then by score
+  size_t suspects = 0;
+  size_t peak_profiles_left_out = 0;  // profiles with reason=peak (see AnalyzeLeaks)
+};
+
+// Groups the profiles by pid (unless options.single_series), orders each series by time_nanos
+// (then file name) and ranks its sites. Profiles written with reason=peak (NAME.peak.pb.gz) are
+// left out: taken when the heap was largest, they would bias every trend upwards. Series are
+// returned by pid. Throws std::runtime_error if a profile has no inuse_space values.
+std::vector<LeakSeries> AnalyzeLeaks(std::vector<LeakInput> inputs, const LeakOptions& options);
+
+struct LeakReportOptions {
+  size_t top = 10;  // rows per series; 0 = all
+  LeakOptions analysis;
+};
+
+void PrintLeaksText(const std::vector<LeakSeries>& series, const LeakReportOptions& options,
+                    std::ostream& out);
+void PrintLeaksJson(const std::vector<LeakSeries>& series, const LeakReportOptions& options,
+                    std::ostream& out);
+
+// A standalone SVG chart of the live bytes of the first `sites` sites of `series` over time, with
+// 95% error bars, the fitted line of each suspect, axes with units and a legend.
+std::string LeaksSvg(const LeakSeries& series, size_t sites);
+
+// A self-contained HTML page: per series, its chart and table.
+std::string LeaksHtml(const std::vector<LeakSeries>& series, const LeakReportOptions& options,
+                      size_t chart_sites);
+
+// Formats a duration in seconds ("850 ms", "12.3 s", "4.1 min", "2.0 h").
+std::string FormatSeconds(double seconds);
+
+}  // namespace heaprec::cli

@@ -1,0 +1,164 @@
+// `heaprec leaks FILES... | DIR`: ranks the allocation sites whose live bytes keep growing across
+// a series of profiles (heaprec run --dump-interval), as a table (text or JSON), an SVG chart and
+// an HTML page. The statistics are described in leaks.h.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <stdexcept>
+
+#include "cli/commands.h"
+#include "cli/leaks.h"
+#include "profile/pprof_reader.h"
+
+namespace heaprec::cli {
+namespace {
+
+struct LeaksArgs {
+  std::vector<std::string> paths;
+  size_t top = 10;
+  std::string format = "text";
+  std::string by = "function";
+  bool single_series = false;
+  int64_t pid = -1;
+  std::string svg;
+  std::string html;
+  size_t chart_sites = 5;
+  double min_t = 3.0;
+  double min_r2 = 0.5;
+};
+
+bool IsProfileName(const std::string& name) {
+  auto ends_with = [&](const std::string& suffix) {
+    return name.size() > suffix.size() &&
+           name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  return ends_with(".pb.gz") || ends_with(".pb");
+}
+
+// The files named, with every profile (*.pb.gz, *.pb) of the directories named. Throws
+// std::runtime_error for a missing path or a directory without profiles.
+std::vector<std::string> CollectFiles(const std::vector<std::string>& paths) {
+  std::vector<std::string> files;
+  for (const std::string& path : paths) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) {
+      std::vector<std::string> found;
+      for (const auto& entry : std::filesystem::directory_iterator(path, ec)) {
+        std::error_code ignored;
+        if (entry.is_regular_file(ignored) && IsProfileName(entry.path().filename().string())) {
+          found.push_back(entry.path().string());
+        }
+      }
+      if (ec) throw std::runtime_error(path + ": " + ec.message());
+      if (found.empty()) throw std::runtime_error(path + ": no profiles (*.pb.gz, *.pb)");
+      std::sort(found.begin(), found.end());
+      files.insert(files.end(), found.begin(), found.end());
+    } else if (std::filesystem::exists(path, ec)) {
+      files.push_back(path);
+    } else {
+      throw std::runtime_error(path + ": no such file or directory");
+    }
+  }
+  return files;
+}
+
+void WriteText(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) throw std::runtime_error(path + ": cannot write");
+}
+
+int RunLeaks(const LeaksArgs& args) {
+  LeakReportOptions options;
+  options.top = args.top;
+  options.analysis.by = args.by == "stack" ? LeakSiteKind::kStack : LeakSiteKind::kFunction;
+  options.analysis.single_series = args.single_series;
+  options.analysis.min_t = args.min_t;
+  options.analysis.min_r2 = args.min_r2;
+  try {
+    std::vector<LeakInput> inputs;
+    for (const std::string& file : CollectFiles(args.paths)) {
+      inputs.push_back({file, ReadProfileFile(file)});
+    }
+    std::vector<LeakSeries> series = AnalyzeLeaks(std::move(inputs), options.analysis);
+    if (args.pid >= 0) {
+      std::erase_if(series, [&](const LeakSeries& s) { return s.pid != args.pid; });
+      if (series.empty()) {
+        std::cerr << "heaprec leaks: no profile of pid " << args.pid << "\n";
+        return kExitFailure;
+      }
+    }
+    if (args.format == "json") {
+      PrintLeaksJson(series, options, std::cout);
+    } else {
+      PrintLeaksText(series, options, std::cout);
+    }
+    std::cout.flush();
+    if (!args.svg.empty() && !series.empty()) {
+      // One chart per file: the longest series (ties: the first by pid).
+      const LeakSeries* chosen = &series.front();
+      for (const LeakSeries& s : series) {
+        if (s.files.size() > chosen->files.size()) chosen = &s;
+      }
+      if (series.size() > 1) {
+        std::cerr << "heaprec leaks: " << series.size() << " processes; the chart shows "
+                  << (chosen->pid ? "pid " + std::to_string(*chosen->pid) : "the unnamed one")
+                  << " (choose with --pid, or chart them all with --html)\n";
+      }
+      WriteText(args.svg, LeaksSvg(*chosen, args.chart_sites));
+    }
+    if (!args.html.empty()) WriteText(args.html, LeaksHtml(series, options, args.chart_sites));
+  } catch (const ProfileError& e) {
+    std::cerr << "heaprec leaks: " << e.what() << "\n";
+    return kExitFailure;
+  } catch (const std::runtime_error& e) {
+    std::cerr << "heaprec leaks: " << e.what() << "\n";
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterLeaksCommand(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<LeaksArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "leaks",
+      "Rank the allocation sites whose live bytes keep growing across a series of profiles "
+      "(heaprec run --dump-interval)");
+  cmd->add_option("FILES", args->paths,
+                  "Profiles of one or more processes, or directories holding them (*.pb.gz)")
+      ->required();
+  cmd->add_option("--top", args->top, "Sites to show per process (0 = all)")->capture_default_str();
+  cmd->add_option("--format", args->format, "Output format")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  cmd->add_option("--by", args->by,
+                  "What a site is: the function that called the allocator, or the whole stack")
+      ->check(CLI::IsMember({"function", "stack"}))
+      ->capture_default_str();
+  cmd->add_flag("--single-series", args->single_series,
+                "Treat all the profiles as one series instead of grouping them by pid");
+  cmd->add_option("--pid", args->pid, "Only the profiles of this process")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--svg", args->svg, "Write a chart of live bytes over time of the top sites");
+  cmd->add_option("--html", args->html, "Write a self-contained HTML page: charts and tables");
+  cmd->add_option("--chart-sites", args->chart_sites, "Sites drawn in the charts")
+      ->check(CLI::Range(1, 10))
+      ->capture_default_str();
+  cmd->add_option("--min-t", args->min_t,
+                  "A suspect's slope is at least this many standard errors above zero")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--min-r2", args->min_r2,
+                  "A suspect's line explains at least this share of "
+                  "its variation (R squared)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  cmd->callback([args, exit_code] { *exit_code = RunLeaks(*args); });
+}
+
+}  // namespace heaprec::cli
