@@ -156,9 +156,12 @@ int PosixMemalignSlow(void** out, std::size_t alignment, std::size_t size) {
 void* ReallocTracked(void* old_block, std::size_t size) {
   HeapRecorder* recorder = g_recorder.load(std::memory_order_acquire);
   LiveObject detached;
-  bool was_tracked = recorder != nullptr && old_block != nullptr &&
-                     recorder->MaybeTracked(reinterpret_cast<std::uint64_t>(old_block)) &&
-                     recorder->Detach(reinterpret_cast<std::uint64_t>(old_block), &detached);
+  bool was_tracked = false;
+  if (recorder != nullptr && old_block != nullptr &&
+      recorder->MaybeTracked(reinterpret_cast<std::uint64_t>(old_block))) {
+    HookGuard guard;  // a signal handler that allocates must not wait for the lock held here
+    was_tracked = recorder->Detach(reinterpret_cast<std::uint64_t>(old_block), &detached);
+  }
   // realloc(p, 0) frees p and allocates nothing: it does not count as an allocation.
   bool counts = old_block == nullptr || size != 0;
   SamplerState& s = t_state.sampler;
@@ -170,6 +173,7 @@ void* ReallocTracked(void* old_block, std::size_t size) {
   void* fresh = g_real.realloc(old_block, size);
   int saved_errno = errno;
   if (was_tracked) {
+    HookGuard guard;
     // On failure the old block is untouched and still the program's: track it again.
     if (fresh == nullptr && size != 0) {
       recorder->Reattach(reinterpret_cast<std::uint64_t>(old_block), detached);
@@ -189,18 +193,25 @@ bool ForgetSlow(void* block) {
     return false;
   }
   HeapRecorder* recorder = g_recorder.load(std::memory_order_acquire);
-  if (recorder != nullptr) recorder->Forget(reinterpret_cast<std::uint64_t>(block));
+  if (recorder != nullptr) {
+    HookGuard guard;  // a signal handler that allocates must not wait for the locks Forget takes
+    recorder->Forget(reinterpret_cast<std::uint64_t>(block));
+  }
   return true;
 }
 
+// Runs as the outermost HookGuard ends. The thread is marked as inside heaprec again while it
+// forgets, for the same reason as in ForgetSlow; frees deferred meanwhile join the loop.
 void DrainDeferredFrees() {
   ThreadState& t = t_state;
+  t.in_hook = true;
   while (t.deferred_count != 0) {
     void* block = t.deferred_frees[--t.deferred_count];
     HeapRecorder* recorder = g_recorder.load(std::memory_order_acquire);
     if (recorder != nullptr) recorder->Forget(reinterpret_cast<std::uint64_t>(block));
     g_real.free(block);
   }
+  t.in_hook = false;
 }
 
 MemoryResource* ProfilerMemory() {

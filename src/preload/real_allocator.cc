@@ -21,23 +21,19 @@ const char* g_name = "unresolved";
 
 bool IsPowerOfTwo(std::size_t x) { return x != 0 && (x & (x - 1)) == 0; }
 
-// glibc exports no __libc_ names for posix_memalign and aligned_alloc; these give the same results
-// from __libc_memalign with glibc 2.36's argument checks.
+// glibc exports no __libc_ names for posix_memalign and aligned_alloc; these give glibc 2.36's
+// results from __libc_memalign: posix_memalign rejects alignments that are not a power-of-two
+// multiple of sizeof(void*) with EINVAL (and leaves errno as the allocation left it), aligned_alloc
+// accepts any alignment like memalign (the power-of-two check only came with glibc 2.38).
 int GlibcPosixMemalign(void** out, std::size_t alignment, std::size_t size) {
   if (alignment % sizeof(void*) != 0 || !IsPowerOfTwo(alignment / sizeof(void*))) return EINVAL;
-  int saved_errno = errno;
   void* block = __libc_memalign(alignment, size);
-  errno = saved_errno;
   if (block == nullptr) return ENOMEM;
   *out = block;
   return 0;
 }
 
 void* GlibcAlignedAlloc(std::size_t alignment, std::size_t size) {
-  if (!IsPowerOfTwo(alignment)) {
-    errno = EINVAL;
-    return nullptr;
-  }
   return __libc_memalign(alignment, size);
 }
 
@@ -81,10 +77,20 @@ bool InHeaprec(const void* address) {
   return dladdr(address, &info) != 0 && info.dli_fbase == &__ehdr_start;
 }
 
-// `name` as the program sees it, skipping heaprec's own definition.
+// A non-PIE program that takes the address of malloc gets a "canonical PLT entry": an undefined
+// symbol with an address, which dlsym(RTLD_DEFAULT) returns and which jumps to the real definition
+// (heaprec's). It is not an allocator: calling it from heaprec would recurse.
+bool IsPltStub(void* address) {
+  Dl_info info;
+  void* extra = nullptr;  // dladdr1 returns the ElfW(Sym) of the symbol found here
+  if (dladdr1(address, &info, &extra, RTLD_DL_SYMENT) == 0 || extra == nullptr) return false;
+  return static_cast<const ElfW(Sym)*>(extra)->st_shndx == SHN_UNDEF;
+}
+
+// `name` as the program sees it, skipping heaprec's own definition and PLT stubs.
 void* Lookup(const char* name) {
   void* fn = dlsym(RTLD_DEFAULT, name);
-  if (fn == nullptr || InHeaprec(fn)) fn = dlsym(RTLD_NEXT, name);
+  if (fn == nullptr || InHeaprec(fn) || IsPltStub(fn)) fn = dlsym(RTLD_NEXT, name);
   return fn;
 }
 
@@ -184,7 +190,9 @@ const char* RealAllocatorName() { return g_name; }
 const char* ForeignProgramMalloc() {
   void* fn = dlsym(RTLD_DEFAULT, "malloc");
   Dl_info info;
-  if (fn == nullptr || dladdr(fn, &info) == 0 || info.dli_fbase == &__ehdr_start) return nullptr;
+  if (fn == nullptr || IsPltStub(fn) || dladdr(fn, &info) == 0 || info.dli_fbase == &__ehdr_start) {
+    return nullptr;  // the program's malloc calls reach heaprec
+  }
   return info.dli_fname != nullptr ? info.dli_fname : "unknown";
 }
 
