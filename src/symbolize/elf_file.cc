@@ -50,4 +50,46 @@ std::optional<uint64_t> FileOffsetToVaddr(Elf* elf, uint64_t file_offset) {
   return std::nullopt;
 }
 
+bool IsDebugOnlyFile(Elf* elf) {
+  bool stripped_code = false;
+  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn != nullptr; scn = elf_nextscn(elf, scn)) {
+    GElf_Shdr shdr;
+    if (gelf_getshdr(scn, &shdr) == nullptr || (shdr.sh_flags & SHF_EXECINSTR) == 0 ||
+        shdr.sh_size == 0) {
+      continue;
+    }
+    if (shdr.sh_type != SHT_NOBITS) return false;  // the code is there: a real binary
+    stripped_code = true;
+  }
+  return stripped_code;
+}
+
+std::optional<uint64_t> MappedAddressToVaddr(Elf* elf, uint64_t address, uint64_t memory_start,
+                                             uint64_t memory_limit, uint64_t page_size) {
+  if (address < memory_start || page_size == 0 || (page_size & (page_size - 1)) != 0) {
+    return std::nullopt;
+  }
+  size_t count = 0;
+  if (elf_getphdrnum(elf, &count) != 0) return std::nullopt;
+  const uint64_t length = memory_limit > memory_start ? memory_limit - memory_start : 0;
+  std::optional<uint64_t> fit;
+  for (size_t i = 0; i < count; ++i) {
+    GElf_Phdr phdr;
+    if (gelf_getphdr(elf, static_cast<int>(i), &phdr) == nullptr || phdr.p_type != PT_LOAD ||
+        (phdr.p_flags & PF_X) == 0 || phdr.p_memsz == 0) {
+      continue;
+    }
+    // The loader maps [page_down(p_vaddr), page_up(p_vaddr + size)) of each segment; heaprec
+    // records executable mappings only.
+    const uint64_t start = phdr.p_vaddr & ~(page_size - 1);
+    const uint64_t end = phdr.p_vaddr + phdr.p_memsz;
+    const uint64_t span = ((end + page_size - 1) & ~(page_size - 1)) - start;
+    const uint64_t vaddr = address - memory_start + start;
+    if (vaddr < phdr.p_vaddr || vaddr >= end || length > span) continue;
+    if (length == span) return vaddr;  // the whole segment: the best match among several
+    if (!fit) fit = vaddr;
+  }
+  return fit;
+}
+
 }  // namespace heaprec::symbolize

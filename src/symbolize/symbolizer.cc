@@ -4,6 +4,7 @@
 
 #include <elfutils/libdwfl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <map>
@@ -31,6 +32,8 @@ struct Module {
   Dwfl_Module* module = nullptr;
   Elf* elf = nullptr;
   Dwarf_Addr bias = 0;  // module address = ELF vaddr + bias
+  // A separate debug file (the binary is gone): its program headers lost the file offsets.
+  bool debug_only = false;
 
   Module() = default;
   Module(const Module&) = delete;
@@ -103,6 +106,7 @@ std::unique_ptr<Module> OpenModule(const Mapping& mapping, const SymbolizeOption
       continue;
     }
     m->status = ModuleStatus::kOk;
+    m->debug_only = symbolize::IsDebugOnlyFile(m->elf);
     return m;
   }
   return m;
@@ -149,6 +153,9 @@ SymbolizeStats Symbolize(Profile& profile, const SymbolizeOptions& options) {
   for (Mapping& m : profile.mappings) mappings[m.id] = &m;
   std::unordered_map<std::string, std::unique_ptr<Module>> modules;
   FunctionTable functions(profile);
+  // Profiles are symbolized on the kind of machine that recorded them.
+  const long system_page_size = sysconf(_SC_PAGESIZE);
+  const uint64_t page_size = system_page_size > 0 ? static_cast<uint64_t>(system_page_size) : 4096;
 
   for (Location& loc : profile.locations) {
     ++stats.locations;
@@ -174,9 +181,14 @@ SymbolizeStats Symbolize(Profile& profile, const SymbolizeOptions& options) {
       ++stats.build_id_mismatch;
       continue;
     }
-    // Runtime address -> file offset (through the mapping) -> ELF vaddr (through PT_LOAD).
+    // Runtime address -> file offset (through the mapping) -> ELF vaddr (through PT_LOAD). A
+    // debug-only file's PT_LOAD offsets are not the binary's: there the mapping's start gives the
+    // segment's.
     std::optional<uint64_t> vaddr;
-    if (loc.address >= mapping.memory_start) {
+    if (module->debug_only) {
+      vaddr = symbolize::MappedAddressToVaddr(module->elf, loc.address, mapping.memory_start,
+                                              mapping.memory_limit, page_size);
+    } else if (loc.address >= mapping.memory_start) {
       vaddr = symbolize::FileOffsetToVaddr(
           module->elf, loc.address - mapping.memory_start + mapping.file_offset);
     }

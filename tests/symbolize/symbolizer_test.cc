@@ -191,6 +191,53 @@ TEST(SymbolizerTest, DeletedFileIsUsedOnlyWithMatchingBuildId) {
   EXPECT_EQ(Symbolize(without_id).no_file, 2u);
 }
 
+// Installs `debug_file` as `<root>/.build-id/xx/rest.debug` and returns the build id.
+std::string InstallBuildIdDebugFile(const std::string& root, const std::string& debug_file) {
+  std::string build_id = symbolize::ReadElfBuildId(debug_file);
+  EXPECT_EQ(build_id.size(), 40u) << debug_file;
+  std::string dir = root + "/.build-id/" + build_id.substr(0, 2);
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(debug_file, dir + "/" + build_id.substr(2) + ".debug");
+  return build_id;
+}
+
+// A binary deleted while it ran (and since replaced by nothing): only its separate debug file,
+// made by `objcopy --only-keep-debug`, is left. Its code sections are NOBITS and its PT_LOAD
+// headers no longer give the binary's file offsets, so the mapping alone places the addresses.
+void ExpectDeletedBinarySymbolizedFromDebugFile(const std::string& target,
+                                                const std::string& debug_file) {
+  TargetRun run = RunTarget(target);
+  std::string root = testing::MakeTempDir();
+  std::string build_id = InstallBuildIdDebugFile(root, debug_file);
+  ASSERT_EQ(build_id, symbolize::ReadElfBuildId(target));
+  Profile p = MakeProfile(run, build_id);
+  for (Mapping& m : p.mappings) m.filename = root + "/gone/symbolize_target (deleted)";
+  SymbolizeStats stats = Symbolize(p, {.debug_root = root});
+  EXPECT_EQ(stats.symbolized, 2u);
+  EXPECT_EQ(stats.no_file + stats.build_id_mismatch + stats.no_symbols, 0u);
+  ExpectSymbolized(p, run);
+}
+
+TEST(SymbolizerTest, DeletedPieFromOnlyKeepDebugFile) {
+  ExpectDeletedBinarySymbolizedFromDebugFile(SYMBOLIZE_TARGET, SYMBOLIZE_TARGET_DEBUG);
+}
+
+TEST(SymbolizerTest, DeletedFixedAddressExecutableFromOnlyKeepDebugFile) {
+  ExpectDeletedBinarySymbolizedFromDebugFile(SYMBOLIZE_TARGET_NOPIE, SYMBOLIZE_TARGET_NOPIE_DEBUG);
+}
+
+TEST(SymbolizerTest, OnlyKeepDebugFileRejectsAddressesOutsideCode) {
+  TargetRun run = RunTarget(SYMBOLIZE_TARGET);
+  std::string root = testing::MakeTempDir();
+  Profile p = MakeProfile(run, InstallBuildIdDebugFile(root, SYMBOLIZE_TARGET_DEBUG));
+  for (Mapping& m : p.mappings) m.filename = root + "/gone (deleted)";
+  p.locations[0].address = p.mappings[0].memory_start - 1;  // before its mapping
+  p.locations[1].address = p.mappings[0].memory_limit + (1ull << 40);
+  SymbolizeStats stats = Symbolize(p, {.debug_root = root});
+  EXPECT_EQ(stats.symbolized, 0u);
+  EXPECT_EQ(stats.no_symbols, 2u);
+}
+
 TEST(SymbolizerTest, MissingFilesAndPseudoMappings) {
   Profile p;
   p.mappings = {
