@@ -1,5 +1,5 @@
-// The heaprec subcommands. Each lives in its own file and registers itself on the top-level CLI11 app;
-// when it runs, its callback stores the process exit status in *exit_code.
+// The heaprec subcommands. Each lives in its own file and registers itself on the top-level CLI11
+// app; when it runs, its callback stores the process exit status in *exit_code.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -12,6 +12,10 @@ inline constexpr int kExitFailure = 1;  // the command could not do its work (ba
 inline constexpr int kExitUsage = 2;    // bad command line
 
 void RegisterRunCommand(CLI::App& app, int* exit_code);
+// For `heaprec run`: keeps the program's own command line (after "--", or from the first argument
+// that is not a run option) out of CLI11's hands, so it reaches the program exactly as given.
+// Returns how many of argv's arguments CLI11 should parse.
+int SplitRunCommandLine(int argc, char** argv);
 void RegisterReportCommand(CLI::App& app, int* exit_code);
 void RegisterSymbolizeCommand(CLI::App& app, int* exit_code);
 void RegisterFlameCommand(CLI::App& app, int* exit_code);

@@ -1,5 +1,5 @@
 // heaprec: runs programs under the live-heap profiler, symbolizes and reports on their profiles.
-#include <cstdio>
+#include <iostream>
 
 #include "cli/commands.h"
 
@@ -15,10 +15,11 @@ int main(int argc, char** argv) {
   heaprec::cli::RegisterDiffCommand(app, &exit_code);
   heaprec::cli::RegisterLeaksCommand(app, &exit_code);
   try {
-    app.parse(argc, argv);
+    app.parse(heaprec::cli::SplitRunCommandLine(argc, argv), argv);
   } catch (const CLI::ParseError& e) {
-    int status = app.exit(e);
-    return status == 0 ? heaprec::cli::kExitOk : heaprec::cli::kExitUsage;
+    if (e.get_exit_code() == 0) return app.exit(e);                     // --help, --version
+    std::cerr << "heaprec: " << e.what() << " (see heaprec --help)\n";  // one line
+    return heaprec::cli::kExitUsage;
   }
   return exit_code;
 }

@@ -19,6 +19,7 @@
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/commands.h"
@@ -52,6 +53,19 @@ struct ManifestEntry {
 };
 
 pid_t g_child = 0;
+
+// The program's command line, split off before CLI11 parses heaprec's own options (see
+// SplitRunCommandLine): handed to the program exactly as given.
+std::vector<std::string> g_program_arguments;
+
+// `heaprec run` options that take a value, so that the value is not mistaken for the program.
+bool TakesValue(std::string_view option) {
+  for (std::string_view known : {"--sample-interval", "-o", "--output", "--dump-interval",
+                                 "--dump-signal", "--max-depth", "--unwind", "--seed", "--top"}) {
+    if (option == known) return true;
+  }
+  return false;
+}
 
 void ForwardSignal(int signal_number) {
   if (g_child > 0) kill(g_child, signal_number);
@@ -92,6 +106,13 @@ bool ValidateOptions(const RunOptions& o) {
   if (!o.dump_signal.empty() && !preload::ParseSignal(o.dump_signal.c_str(), &signal_number)) {
     return fail("--dump-signal", o.dump_signal,
                 "a signal name such as SIGUSR2, USR1, HUP, or its number");
+  }
+  std::uint32_t depth = 0;
+  if (!o.max_depth.empty() && !preload::ParseMaxDepth(o.max_depth.c_str(), &depth)) {
+    return fail("--max-depth", o.max_depth, "a frame count from 1 to 1024");
+  }
+  if (!o.seed.empty() && !preload::ParseSeed(o.seed.c_str(), &u64)) {
+    return fail("--seed", o.seed, "an unsigned integer");
   }
   if (!o.unwind.empty() && o.unwind != "libunwind" && o.unwind != "fp") {
     return fail("--unwind", o.unwind, "libunwind or fp");
@@ -295,9 +316,30 @@ int Run(const RunOptions& o) {
 
 }  // namespace
 
+int SplitRunCommandLine(int argc, char** argv) {
+  if (argc < 2 || std::string_view(argv[1]) != "run") return argc;
+  for (int i = 2; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    int program_start = -1, options_end = i;
+    if (arg == "--") {
+      program_start = i + 1;
+    } else if (arg.empty() || arg[0] != '-') {
+      program_start = i;
+    } else if (arg.find('=') == std::string_view::npos && TakesValue(arg)) {
+      ++i;  // its value, whatever it looks like
+    }
+    if (program_start >= 0) {
+      g_program_arguments.assign(argv + program_start, argv + argc);
+      return options_end;
+    }
+  }
+  return argc;
+}
+
 void RegisterRunCommand(CLI::App& app, int* exit_code) {
   auto options = std::make_shared<RunOptions>();
-  CLI::App* cmd = app.add_subcommand("run", "Run a program under the live-heap profiler");
+  CLI::App* cmd = app.add_subcommand(
+      "run", "Run a program under the live-heap profiler: heaprec run [OPTIONS] [--] PROGRAM [ARGS...]");
   cmd->footer(
       "Every option has an environment twin read by libheaprec.so (e.g. --sample-interval is\n"
       "HEAPREC_SAMPLE_INTERVAL). Output templates expand %p (pid), %t (time), %e (program name).\n"
@@ -315,10 +357,8 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--no-follow", options->no_follow, "Do not profile programs the program executes");
   cmd->add_flag("!--no-symbolize", options->symbolize, "Leave the profiles unsymbolized");
   cmd->add_option("--top", options->top, "Sites to print at the end (0 = none)")->default_val(10);
-  cmd->add_option("command", options->command, "PROGRAM [ARGS...]");
-  cmd->prefix_command();  // everything from PROGRAM on belongs to the program, flags included
-  cmd->callback([options, exit_code, cmd] {
-    for (const std::string& extra : cmd->remaining()) options->command.push_back(extra);
+  cmd->callback([options, exit_code] {
+    options->command = g_program_arguments;
     *exit_code = Run(*options);
   });
 }

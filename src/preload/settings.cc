@@ -133,6 +133,19 @@ bool ParseSignal(const char* text, int* signal_number) {
   return true;
 }
 
+bool ParseMaxDepth(const char* text, std::uint32_t* depth) {
+  const char* p = text;
+  std::uint64_t value = 0;
+  if (!ParseUnsigned(&p, &value) || *p != '\0' || value < 1 || value > kMaxStackDepth) return false;
+  *depth = static_cast<std::uint32_t>(value);
+  return true;
+}
+
+bool ParseSeed(const char* text, std::uint64_t* seed) {
+  const char* p = text;
+  return ParseUnsigned(&p, seed) && *p == '\0';
+}
+
 bool ReadSettings(Settings* settings) {
   memcpy(settings->output_template, kDefaultOutputTemplate, sizeof(kDefaultOutputTemplate));
   const char* value;
@@ -158,14 +171,10 @@ bool ReadSettings(Settings* settings) {
              "a signal name such as SIGUSR2, USR1, HUP, or its number");
     return false;
   }
-  if ((value = getenv("HEAPREC_MAX_DEPTH")) != nullptr) {
-    const char* p = value;
-    std::uint64_t depth = 0;
-    if (!ParseUnsigned(&p, &depth) || *p != '\0' || depth < 1 || depth > kMaxStackDepth) {
-      Complain("HEAPREC_MAX_DEPTH", value, "a frame count from 1 to 1024");
-      return false;
-    }
-    settings->max_depth = static_cast<std::uint32_t>(depth);
+  if ((value = getenv("HEAPREC_MAX_DEPTH")) != nullptr &&
+      !ParseMaxDepth(value, &settings->max_depth)) {
+    Complain("HEAPREC_MAX_DEPTH", value, "a frame count from 1 to 1024");
+    return false;
   }
   if ((value = getenv("HEAPREC_UNWIND")) != nullptr) {
     if (EqualsIgnoreCase(value, "libunwind")) {
@@ -192,12 +201,9 @@ bool ReadSettings(Settings* settings) {
       return false;
     }
   }
-  if ((value = getenv("HEAPREC_SEED")) != nullptr) {
-    const char* p = value;
-    if (!ParseUnsigned(&p, &settings->seed) || *p != '\0') {
-      Complain("HEAPREC_SEED", value, "an unsigned integer");
-      return false;
-    }
+  if ((value = getenv("HEAPREC_SEED")) != nullptr && !ParseSeed(value, &settings->seed)) {
+    Complain("HEAPREC_SEED", value, "an unsigned integer");
+    return false;
   }
   if ((value = getenv("HEAPREC_MANIFEST")) != nullptr && value[0] != '\0' &&
       !CopyPath(value, settings->manifest, sizeof(settings->manifest))) {

@@ -41,5 +41,7 @@ bool ReadSettings(Settings* settings);
 bool ParseByteCount(const char* text, std::uint64_t* bytes);
 bool ParseSeconds(const char* text, std::uint64_t* milliseconds);
 bool ParseSignal(const char* text, int* signal_number);
+bool ParseMaxDepth(const char* text, std::uint32_t* depth);  // 1 to kMaxStackDepth
+bool ParseSeed(const char* text, std::uint64_t* seed);       // any unsigned 64-bit integer
 
 }  // namespace heaprec::preload

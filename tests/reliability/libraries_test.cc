@@ -1,0 +1,90 @@
+// Other code in the process: a library loaded with dlopen and unloaded with dlclose while blocks it
+// allocated live on; another allocator (jemalloc, tcmalloc) preloaded after or before heaprec.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "reliability_util.h"
+
+namespace heaprec::reliability {
+namespace {
+
+class LibrariesTest : public ReliabilityTest {};
+
+TEST_F(LibrariesTest, DlopenDlcloseExact) {
+  RunResult run = CompareWithHeaprec({"--sample-interval", "1"}, {REL_DLOPEN, REL_DLMOD, "20"});
+  EXPECT_EQ(run.out,
+            "dlerror: librel-no-such-library.so: cannot open shared object file: No such file or "
+            "directory\ncycles=20 kept=300000\n");
+  ProfileSet profiles = ReadProfiles(dir());
+  ASSERT_EQ(profiles.files.size(), 1u) << Describe(run);
+  const Profile& profile = profiles.files[0].profile;
+  // The blocks are accounted exactly whatever their stacks say.
+  EXPECT_EQ(SiteValuesOfSize(profile, "", 3000), (Values{100, 300000, 100, 300000}));
+  EXPECT_EQ(SiteValuesOfSize(profile, "", 4000), (Values{100, 400000, 0, 0}));
+  // Their stacks name the library's functions, although the library is no longer loaded when the
+  // profile is written. (Known bug at the time of writing: frames in a library unloaded before
+  // the dump are left as bare addresses; this assertion is the fixed behaviour.)
+  EXPECT_EQ(SiteValues(profile, "rel_dlmod_keep"), (Values{100, 300000, 100, 300000}))
+      << "frames of the dlclosed library are not symbolized";
+  EXPECT_EQ(SiteValues(profile, "rel_dlmod_temp"), (Values{100, 400000, 0, 0}))
+      << "frames of the dlclosed library are not symbolized";
+}
+
+TEST_F(LibrariesTest, DlopenDlcloseDefaultInterval) {
+  RunResult run = CompareWithHeaprec({}, {REL_DLOPEN, REL_DLMOD, "50"});
+  EXPECT_EQ(run.out.substr(run.out.find("cycles=")), "cycles=50 kept=750000\n");
+  EXPECT_EQ(ReadProfiles(dir()).exit_profiles.size(), 1u);
+}
+
+// Another allocator preloaded after heaprec: heaprec forwards every call to it (mallocx blocks
+// freed with free, malloc_usable_size on everything), and the profile has the program's sites.
+class AllocatorAfterTest : public LibrariesTest,
+                           public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(AllocatorAfterTest, HeaprecForwardsToIt) {
+  const std::string library = GetParam() == "jemalloc" ? HEAPREC_JEMALLOC : HEAPREC_TCMALLOC;
+  // heaprec run puts its own library first and keeps the existing LD_PRELOAD after it.
+  RunResult run = CompareWithHeaprec({"--sample-interval", "1"}, {REL_OTHER_ALLOC}, 0, 120,
+                                     {{"LD_PRELOAD", library}});
+  EXPECT_EQ(run.out.find("mallocx: found ok=1000\n") == 0, GetParam() == "jemalloc") << run.out;
+  EXPECT_NE(run.out.find("usable_size ok=6000 of 6000\naligned ok=50 of 50\n"), std::string::npos)
+      << run.out;
+  ProfileSet profiles = ReadProfiles(dir());
+  ASSERT_EQ(profiles.files.size(), 1u) << Describe(run);
+  const Profile& profile = profiles.files[0].profile;
+  EXPECT_EQ(SiteValues(profile, "site_other_keep"), (Values{200, 300000, 200, 300000}));
+  EXPECT_EQ(SiteValues(profile, "site_other_aligned"), (Values{50, 102400, 50, 102400}));
+}
+
+TEST_P(AllocatorAfterTest, DefaultInterval) {
+  const std::string library = GetParam() == "jemalloc" ? HEAPREC_JEMALLOC : HEAPREC_TCMALLOC;
+  RunResult run = CompareWithHeaprec({}, {REL_OTHER_ALLOC}, 0, 120, {{"LD_PRELOAD", library}});
+  EXPECT_EQ(ReadProfiles(dir()).exit_profiles.size(), 1u) << Describe(run);
+}
+
+// Another allocator preloaded before heaprec: the program never calls heaprec. One line says so;
+// the program is otherwise untouched and no (empty) profile is written.
+TEST_P(AllocatorAfterTest, PreloadedBeforeHeaprecSaysSoInOneLine) {
+  const std::string library = GetParam() == "jemalloc" ? HEAPREC_JEMALLOC : HEAPREC_TCMALLOC;
+  RunResult plain = RunGuarded({REL_OTHER_ALLOC}, dir(), {{"LD_PRELOAD", library}});
+  ASSERT_EQ(plain.status, 0) << Describe(plain);
+  RunResult run = RunGuarded({REL_OTHER_ALLOC}, dir(),
+                             {{"LD_PRELOAD", library + ":" + HEAPREC_LIB},
+                              {"HEAPREC_OUTPUT", dir() + "/p.%p.pb.gz"},
+                              {"HEAPREC_SAMPLE_INTERVAL", "1"}});
+  EXPECT_EQ(run.status, 0) << Describe(run);
+  EXPECT_EQ(run.out, plain.out);
+  std::vector<std::string> lines = Lines(run.err);
+  ASSERT_EQ(lines.size(), 1u) << Describe(run);
+  EXPECT_NE(lines[0].find("heaprec"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[0].find(GetParam() == "jemalloc" ? "libjemalloc" : "libtcmalloc"),
+            std::string::npos)
+      << lines[0];
+  EXPECT_TRUE(ReadProfiles(dir()).files.empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Allocators, AllocatorAfterTest, ::testing::Values("jemalloc", "tcmalloc"));
+
+}  // namespace
+}  // namespace heaprec::reliability

@@ -1,0 +1,302 @@
+#include "reliability_util.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "profile/pprof_reader.h"
+
+extern char** environ;
+
+namespace heaprec::reliability {
+
+namespace {
+
+double MonotonicSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+}  // namespace
+
+RunResult RunGuarded(const std::vector<std::string>& argv, const std::string& cwd,
+                     const EnvChanges& env, int timeout_s) {
+  std::vector<std::string> environment;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string entry = *e;
+    std::string name = entry.substr(0, entry.find('='));
+    if (name == "LD_PRELOAD" || name.rfind("HEAPREC_", 0) == 0 || env.count(name) != 0) continue;
+    environment.push_back(entry);
+  }
+  for (const auto& [name, value] : env) {
+    if (value) environment.push_back(name + "=" + *value);
+  }
+  std::vector<char*> envp;
+  for (std::string& entry : environment) envp.push_back(entry.data());
+  envp.push_back(nullptr);
+  std::vector<char*> args;
+  for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+  args.push_back(nullptr);
+
+  static std::atomic<int> counter{0};
+  std::string stem = cwd + "/.guarded" + std::to_string(getpid()) + "-" + std::to_string(++counter);
+  std::string out_path = stem + ".out", err_path = stem + ".err";
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  // Its own process group, so that the guard can kill every descendant of a hung program. Signals
+  // the test process happens to block or ignore are restored to their defaults.
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setpgroup(&attributes, 0);
+  sigset_t none, all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  posix_spawnattr_setsigmask(&attributes, &none);
+  posix_spawnattr_setsigdefault(&attributes, &all);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+                                            POSIX_SPAWN_SETSIGDEF);
+  pid_t pid = 0;
+  int rc = posix_spawn(&pid, args[0], &actions, &attributes, args.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
+  if (rc != 0) throw std::runtime_error("posix_spawn " + argv[0] + ": " + std::strerror(rc));
+
+  const double deadline = MonotonicSeconds() + timeout_s;
+  int status = 0;
+  bool hung = false;
+  for (;;) {
+    pid_t done = waitpid(pid, &status, WNOHANG);
+    if (done == pid) break;
+    if (done < 0 && errno != EINTR) {
+      throw std::runtime_error("waitpid: " + std::string(std::strerror(errno)));
+    }
+    if (MonotonicSeconds() > deadline) {
+      hung = true;
+      kill(-pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      break;
+    }
+    usleep(20 * 1000);
+  }
+  // Whatever the program left running in its group (a hung grandchild) goes too.
+  kill(-pid, SIGKILL);
+  RunResult result;
+  result.status = hung                 ? kHung
+                  : WIFEXITED(status) ? WEXITSTATUS(status)
+                                      : 128 + WTERMSIG(status);
+  result.out = e2e::ReadFile(out_path);
+  result.err = e2e::ReadFile(err_path);
+  if (hung) result.err += "\n[hang guard: killed after " + std::to_string(timeout_s) + " s]\n";
+  unlink(out_path.c_str());
+  unlink(err_path.c_str());
+  return result;
+}
+
+RunResult HeaprecRunGuarded(const std::string& dir, const std::vector<std::string>& flags,
+                            const std::vector<std::string>& program, const EnvChanges& env,
+                            int timeout_s) {
+  std::vector<std::string> argv = {HEAPREC_BIN, "run", "-o", dir + "/p.%p.pb.gz"};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  argv.push_back("--");
+  argv.insert(argv.end(), program.begin(), program.end());
+  return RunGuarded(argv, dir, env, timeout_s);
+}
+
+RunResult PreloadRunGuarded(const std::string& dir, const std::vector<std::string>& program,
+                            const EnvChanges& env, int timeout_s) {
+  EnvChanges all = {{"LD_PRELOAD", HEAPREC_LIB}, {"HEAPREC_OUTPUT", dir + "/p.%p.pb.gz"}};
+  for (const auto& [name, value] : env) all[name] = value;
+  return RunGuarded(program, dir, all, timeout_s);
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    lines.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return lines;
+}
+
+std::string WithoutHeaprecLines(const std::string& text) {
+  std::string kept;
+  for (const std::string& line : Lines(text)) {
+    if (line.rfind("heaprec: wrote ", 0) == 0 || line.rfind("heaprec: no profile was written", 0) == 0) {
+      break;
+    }
+    if (line.rfind("heaprec", 0) == 0) continue;
+    kept += line + "\n";
+  }
+  return kept;
+}
+
+int ProfileSet::Count(const std::string& reason) const {
+  int n = 0;
+  for (const ProfileFile& f : files) n += f.reason == reason;
+  return n;
+}
+
+const Profile& ProfileSet::ExitProfile(int64_t pid) const {
+  auto it = exit_profiles.find(pid);
+  if (it == exit_profiles.end()) {
+    ADD_FAILURE() << "no exit profile for pid " << pid;
+    throw std::runtime_error("no exit profile for pid " + std::to_string(pid));
+  }
+  return files[it->second].profile;
+}
+
+ProfileSet ReadProfiles(const std::string& dir) {
+  ProfileSet set;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    std::string name = entry.path().filename().string();
+    EXPECT_EQ(name.find(".tmp."), std::string::npos) << "temporary file left behind: " << name;
+  }
+  for (const std::string& path : e2e::ListProfiles(dir)) {
+    ProfileFile file;
+    file.path = path;
+    try {
+      file.profile = ReadProfileFile(path);
+    } catch (const std::exception& error) {
+      ADD_FAILURE() << path << " is not a valid profile: " << error.what();
+      continue;
+    }
+    int pids = 0, reasons = 0, versions = 0;
+    for (const std::string& comment : file.profile.comments) {
+      if (comment.rfind("pid=", 0) == 0) ++pids;
+      if (comment.rfind("reason=", 0) == 0) {
+        ++reasons;
+        file.reason = comment.substr(7);
+      }
+      if (comment.rfind("heaprec ", 0) == 0) ++versions;
+    }
+    EXPECT_EQ(pids, 1) << path;
+    EXPECT_EQ(reasons, 1) << path;
+    EXPECT_EQ(versions, 1) << path;
+    file.pid = CommentValue(file.profile, "pid");
+    EXPECT_GT(file.pid, 0) << path;
+    ++set.all_files;
+    if (file.reason == "peak") {
+      std::string base = path.substr(path.rfind('/') + 1);
+      if (base.rfind("p.", 0) == 0) {
+        EXPECT_EQ(base.rfind("p." + std::to_string(file.pid) + ".", 0), 0u) << path;
+      }
+      set.peak_files.push_back(std::move(file));
+    } else {
+      set.files.push_back(std::move(file));
+    }
+  }
+  for (size_t i = 0; i < set.files.size(); ++i) {
+    const ProfileFile& file = set.files[i];
+    std::string base = file.path.substr(file.path.rfind('/') + 1);
+    if (file.reason == "exit") {
+      // Files named by the tests' usual template p.%p.pb.gz must carry their own pid.
+      if (base.rfind("p.", 0) == 0) {
+        EXPECT_EQ(base, "p." + std::to_string(file.pid) + ".pb.gz") << file.path;
+      }
+      EXPECT_EQ(set.exit_profiles.count(file.pid), 0u) << "two exit profiles for pid " << file.pid;
+      set.exit_profiles[file.pid] = i;
+    } else if (base.rfind("p.", 0) == 0) {
+      EXPECT_EQ(base.rfind("p." + std::to_string(file.pid) + ".", 0), 0u) << file.path;
+    }
+  }
+  return set;
+}
+
+std::string Describe(const RunResult& run) {
+  std::ostringstream text;
+  text << "status " << run.status << (run.status == kHung ? " (HUNG: killed by the guard)" : "")
+       << "\n--- stdout (" << run.out.size() << " bytes) ---\n"
+       << run.out.substr(0, 2000) << "\n--- stderr (" << run.err.size() << " bytes) ---\n"
+       << run.err.substr(0, 4000);
+  return text.str();
+}
+
+Values SiteValuesOfSize(const Profile& profile, const std::string& function, int64_t size) {
+  int index[4] = {-1, -1, -1, -1};
+  const char* names[4] = {"alloc_objects", "alloc_space", "inuse_objects", "inuse_space"};
+  for (size_t i = 0; i < profile.sample_types.size(); ++i) {
+    for (int k = 0; k < 4; ++k) {
+      if (profile.sample_types[i].type == names[k]) index[k] = static_cast<int>(i);
+    }
+  }
+  Values total;
+  for (const Sample& s : profile.samples) {
+    bool match = false;
+    for (const Label& label : s.labels) match |= label.key == "bytes" && label.num == size;
+    if (!match || (!function.empty() && !e2e::StackHas(profile, s, function))) continue;
+    total.alloc_objects += s.values.at(index[0]);
+    total.alloc_space += s.values.at(index[1]);
+    total.inuse_objects += s.values.at(index[2]);
+    total.inuse_space += s.values.at(index[3]);
+  }
+  return total;
+}
+
+size_t MaxStackDepth(const Profile& profile) {
+  size_t depth = 0;
+  for (const Sample& s : profile.samples) depth = std::max(depth, s.location_ids.size());
+  return depth;
+}
+
+void CopyFile(const std::string& from, const std::string& to) {
+  std::filesystem::copy_file(from, to, std::filesystem::copy_options::overwrite_existing);
+}
+
+RunResult ReliabilityTest::CompareWithHeaprec(const std::vector<std::string>& flags,
+                                              const std::vector<std::string>& program, int status,
+                                              int timeout_s, const EnvChanges& env) {
+  std::string plain_dir = dir_ / "plain";
+  std::filesystem::create_directories(plain_dir);
+  RunResult plain = RunGuarded(program, plain_dir, env, timeout_s);
+  EXPECT_NE(plain.status, kHung) << "unprofiled run hung\n" << Describe(plain);
+  EXPECT_EQ(plain.status, status) << "unprofiled run\n" << Describe(plain);
+  RunResult profiled = HeaprecRunGuarded(dir_.path(), flags, program, env, timeout_s);
+  EXPECT_NE(profiled.status, kHung) << "profiled run hung\n" << Describe(profiled);
+  EXPECT_EQ(profiled.status, status) << "profiled run\n" << Describe(profiled);
+  EXPECT_EQ(profiled.out, plain.out) << "profiling changed the program's stdout";
+  EXPECT_EQ(WithoutHeaprecLines(profiled.err), plain.err)
+      << "profiling changed the program's stderr\n"
+      << Describe(profiled);
+  return profiled;
+}
+
+RunResult ReliabilityTest::CompareWithPreload(const EnvChanges& env,
+                                              const std::vector<std::string>& program, int status,
+                                              int timeout_s) {
+  std::string plain_dir = dir_ / "plain";
+  std::filesystem::create_directories(plain_dir);
+  RunResult plain = RunGuarded(program, plain_dir, {}, timeout_s);
+  EXPECT_NE(plain.status, kHung) << "unprofiled run hung\n" << Describe(plain);
+  EXPECT_EQ(plain.status, status) << "unprofiled run\n" << Describe(plain);
+  RunResult profiled = PreloadRunGuarded(dir_.path(), program, env, timeout_s);
+  EXPECT_NE(profiled.status, kHung) << "profiled run hung\n" << Describe(profiled);
+  EXPECT_EQ(profiled.status, status) << "profiled run\n" << Describe(profiled);
+  EXPECT_EQ(profiled.out, plain.out) << "profiling changed the program's stdout";
+  EXPECT_EQ(profiled.err, plain.err) << "profiling changed the program's stderr";
+  return profiled;
+}
+
+}  // namespace heaprec::reliability

@@ -1,0 +1,116 @@
+// Helpers for the reliability scenarios (tests/reliability): running programs with a hang guard,
+// with and without heaprec, and checking that every profile left behind is valid.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "../e2e/e2e_util.h"
+#include "profile/profile.h"
+
+namespace heaprec::reliability {
+
+using e2e::EnvChanges;
+using e2e::RunResult;
+using e2e::TempDir;
+
+// Status RunGuarded reports for a run that the hang guard had to kill.
+inline constexpr int kHung = 124;
+
+// Like e2e::RunProgram (same environment handling: LD_PRELOAD and HEAPREC_* removed, then `env`
+// applied; stdin /dev/null; stdout and stderr captured), with a hang guard: the program runs in its
+// own process group, and if it has not exited after `timeout_s` seconds the whole group is killed
+// with SIGKILL and the result's status is kHung. The guard is in this process rather than a
+// `timeout` command so that nothing but the program itself is preloaded. `timeout_s` is a guard
+// against deadlocks only; no test depends on how fast anything runs.
+RunResult RunGuarded(const std::vector<std::string>& argv, const std::string& cwd,
+                     const EnvChanges& env = {}, int timeout_s = 120);
+
+// `heaprec run -o <dir>/p.%p.pb.gz FLAGS -- PROGRAM...` in `dir`, guarded.
+RunResult HeaprecRunGuarded(const std::string& dir, const std::vector<std::string>& flags,
+                            const std::vector<std::string>& program, const EnvChanges& env = {},
+                            int timeout_s = 120);
+
+// `PROGRAM...` with LD_PRELOAD=libheaprec.so and HEAPREC_OUTPUT=<dir>/p.%p.pb.gz plus `env`, in
+// `dir`, guarded.
+RunResult PreloadRunGuarded(const std::string& dir, const std::vector<std::string>& program,
+                            const EnvChanges& env = {}, int timeout_s = 120);
+
+// The lines of `text`, without their newlines.
+std::vector<std::string> Lines(const std::string& text);
+
+// `text` without the lines heaprec run prints at the end (everything from "heaprec: wrote" or
+// "heaprec: no profile was written" on) and without any other line starting with "heaprec".
+std::string WithoutHeaprecLines(const std::string& text);
+
+// Every profile file in a directory, read and checked.
+struct ProfileFile {
+  std::string path;
+  int64_t pid = -1;
+  std::string reason;  // the "reason=" comment
+  Profile profile;
+};
+struct ProfileSet {
+  // Every valid profile except peak-heap profiles (reason=peak), which processes write beside
+  // their exit profile: the scenarios count exit, interval and signal profiles.
+  std::vector<ProfileFile> files;
+  std::vector<ProfileFile> peak_files;  // validated the same way
+  size_t all_files = 0;                 // files + peak_files
+  // pid -> index in `files` of the exit profile of that process (reason=exit).
+  std::map<int64_t, size_t> exit_profiles;
+  int Count(const std::string& reason) const;
+  // The exit profile of `pid` (fails the test and throws if there is none).
+  const Profile& ExitProfile(int64_t pid) const;
+};
+
+// Reads every "*.pb.gz" in `dir` with heaprec::ReadProfileFile and checks (as gtest failures):
+// each is readable, carries one `pid=` and one `reason=` comment and the `heaprec` version comment,
+// exit profiles are named p.<pid>.pb.gz after their own pid comment, no two exit profiles share a
+// pid, and no temporary file (`*.tmp.*`) is left in the directory.
+ProfileSet ReadProfiles(const std::string& dir);
+
+// Whether the run was killed by the hang guard (and a message saying so for gtest).
+std::string Describe(const RunResult& run);
+
+// Values summed over the samples whose stack contains `function` (see e2e::SiteValues).
+using e2e::CommentValue;
+using e2e::SiteValues;
+using e2e::Values;
+
+// Values summed over the samples whose stack contains `function` and whose `bytes` label is
+// `size`; with an empty `function`, over every sample of that size.
+Values SiteValuesOfSize(const Profile& profile, const std::string& function, int64_t size);
+
+// The deepest stack in the profile, in locations.
+size_t MaxStackDepth(const Profile& profile);
+
+// Copies a file (mode kept), for tests that strip, delete or chmod their own copy of a binary.
+void CopyFile(const std::string& from, const std::string& to);
+
+// The fixture: a fresh temporary directory, and a helper comparing a plain and a profiled run.
+class ReliabilityTest : public ::testing::Test {
+ protected:
+  // Runs `program` unprofiled (in <dir>/plain) then under `heaprec run FLAGS` (in <dir>, profiles
+  // to <dir>/p.%p.pb.gz), and expects: neither hung, both exit with `status`, same stdout, and
+  // stderr identical once heaprec's own lines are removed. Returns the profiled run.
+  // `env` applies to both runs (e.g. LD_PRELOAD of another allocator, which heaprec run keeps
+  // after its own library).
+  RunResult CompareWithHeaprec(const std::vector<std::string>& flags,
+                               const std::vector<std::string>& program, int status = 0,
+                               int timeout_s = 120, const EnvChanges& env = {});
+  // The same with LD_PRELOAD and HEAPREC_* variables `env` instead of `heaprec run`; stderr must be
+  // identical (the library prints nothing unless something is wrong).
+  RunResult CompareWithPreload(const EnvChanges& env, const std::vector<std::string>& program,
+                               int status = 0, int timeout_s = 120);
+
+  std::string dir() const { return dir_.path(); }
+  std::string operator/(const std::string& name) const { return dir_ / name; }
+
+  TempDir dir_;
+};
+
+}  // namespace heaprec::reliability
