@@ -12,21 +12,11 @@
 
 #include "cli/flame_assets.h"
 #include "cli/json_writer.h"
+#include "cli/text_format.h"
 #include "profile/sampling_error.h"
 
 namespace heaprec::cli {
 namespace {
-
-std::string Hex(uint64_t v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%" PRIx64, v);
-  return buf;
-}
-
-std::string BaseName(const std::string& path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
 
 // One frame of a location, as it becomes a tree node.
 struct Frame {
@@ -55,7 +45,7 @@ std::unordered_map<uint64_t, std::vector<Frame>> FramesByLocation(const Profile&
       const Function& f = *it->second;
       Frame frame;
       frame.name = f.name.empty() ? f.system_name : f.name;
-      if (frame.name.empty()) frame.name = Hex(loc.address);
+      if (frame.name.empty()) frame.name = HexAddress(loc.address);
       frame.file = f.filename;
       frame.line = line.line;
       frame.inlined = i + 1 < loc.lines.size();
@@ -64,7 +54,7 @@ std::unordered_map<uint64_t, std::vector<Frame>> FramesByLocation(const Profile&
     }
     if (out.empty()) {
       Frame frame;
-      frame.name = Hex(loc.address);
+      frame.name = HexAddress(loc.address);
       auto mit = mappings.find(loc.mapping_id);
       if (mit != mappings.end() && !mit->second->filename.empty()) {
         frame.name += " (" + BaseName(mit->second->filename) + ")";

@@ -14,6 +14,7 @@
 
 #include "cli/json_writer.h"
 #include "cli/report.h"
+#include "cli/text_format.h"
 #include "profile/sampling_error.h"
 
 namespace heaprec::cli {
@@ -91,11 +92,6 @@ std::string FormatSeconds(double seconds) {
 
 namespace {
 
-std::string FileBaseName(const std::string& path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
 // The value of a "NAME=VALUE" comment (comments may also hold several space-separated fields).
 std::optional<std::string> CommentField(const Profile& p, const std::string& name) {
   std::string prefix = name + "=";
@@ -153,7 +149,7 @@ class FrameTable {
       }
       if (frames.empty()) {
         auto mit = mappings.find(loc.mapping_id);
-        std::string mapping = mit == mappings.end() ? "" : FileBaseName(mit->second->filename);
+        std::string mapping = mit == mappings.end() ? "" : BaseName(mit->second->filename);
         char hex[32];
         std::snprintf(hex, sizeof hex, "0x%" PRIx64, loc.address);
         Frame frame;
@@ -404,7 +400,7 @@ std::string LeakSite::Label() const {
     return label;
   }
   if (file.empty()) return name;
-  std::string label = name + " " + FileBaseName(file);
+  std::string label = name + " " + BaseName(file);
   if (line > 0) label += ":" + std::to_string(line);
   return label;
 }

@@ -14,21 +14,11 @@
 #include <unordered_map>
 
 #include "cli/json_writer.h"
+#include "cli/text_format.h"
 #include "profile/sampling_error.h"
 
 namespace heaprec::cli {
 namespace {
-
-std::string Hex(uint64_t v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%" PRIx64, v);
-  return buf;
-}
-
-std::string BaseName(const std::string& path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
 
 // Assigns every location its report rows (nodes), innermost frame first.
 class NodeTable {
@@ -59,10 +49,10 @@ class NodeTable {
         auto mit = mappings.find(loc.mapping_id);
         std::string mapping = mit == mappings.end() ? "" : BaseName(mit->second->filename);
         nodes.push_back(
-            Intern("a:" + mapping + '\0' + Hex(loc.address), [&](const std::string& key) {
+            Intern("a:" + mapping + '\0' + HexAddress(loc.address), [&](const std::string& key) {
               ReportRow row;
               row.key = key;
-              row.function = row.address = Hex(loc.address);
+              row.function = row.address = HexAddress(loc.address);
               row.mapping = mapping;
               return row;
             }));

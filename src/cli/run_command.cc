@@ -339,7 +339,8 @@ int SplitRunCommandLine(int argc, char** argv) {
 void RegisterRunCommand(CLI::App& app, int* exit_code) {
   auto options = std::make_shared<RunOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "run", "Run a program under the live-heap profiler: heaprec run [OPTIONS] [--] PROGRAM [ARGS...]");
+      "run",
+      "Run a program under the live-heap profiler: heaprec run [OPTIONS] [--] PROGRAM [ARGS...]");
   cmd->footer(
       "Every option has an environment twin read by libheaprec.so (e.g. --sample-interval is\n"
       "HEAPREC_SAMPLE_INTERVAL). Output templates expand %p (pid), %t (time), %e (program name).\n"
