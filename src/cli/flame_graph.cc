@@ -95,18 +95,6 @@ void SortChildren(std::vector<FlameNode>& nodes) {
   }
 }
 
-size_t SelectSampleIndex(const Profile& p, const std::string& requested) {
-  const std::string& wanted = requested.empty() ? p.default_sample_type : requested;
-  for (size_t i = 0; i < p.sample_types.size(); ++i) {
-    if (p.sample_types[i].type == wanted) return i;
-  }
-  if (requested.empty() && !p.sample_types.empty()) return p.sample_types.size() - 1;
-  std::string known;
-  for (const ValueType& vt : p.sample_types) known += (known.empty() ? "" : ", ") + vt.type;
-  throw UnknownFlameSampleIndexError("unknown sample index '" + wanted +
-                                     "'; this profile has: " + (known.empty() ? "none" : known));
-}
-
 // The other half of a heaprec pair: inuse_space <-> inuse_objects, alloc_space <-> alloc_objects.
 int PairedType(const FlameGraph& g, const std::string& type) {
   auto swap_suffix = [&](const std::string& from, const std::string& to) -> int {

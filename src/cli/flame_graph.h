@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/report.h"
 #include "profile/profile.h"
 
 namespace heaprec::cli {
@@ -47,11 +48,9 @@ struct FlameGraph {
 // function (name and file) under the same parent are one node.
 FlameGraph BuildFlameGraph(const Profile& profile);
 
-// The requested sample index is not in the profile. what() lists the ones it has.
-class UnknownFlameSampleIndexError : public std::invalid_argument {
- public:
-  using std::invalid_argument::invalid_argument;
-};
+// The requested sample index is not in the profile: the report's error, whose what() lists the
+// sample types the profile has.
+using UnknownFlameSampleIndexError = UnknownSampleIndexError;
 
 struct FlameOptions {
   std::string source{};        // the profile's file name, shown in the page's title

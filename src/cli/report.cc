@@ -228,6 +228,14 @@ void PrintJson(const Profile& p, const Report& r, const ReportOptions& o, size_t
   out << "\n";
 }
 
+// Whether `type` is one of the values heaprec samples (and sampling_error.h models).
+bool IsHeapSampleType(const std::string& type) {
+  return type == "inuse_space" || type == "inuse_objects" || type == "alloc_space" ||
+         type == "alloc_objects";
+}
+
+}  // namespace
+
 size_t SelectSampleIndex(const Profile& p, const std::string& requested) {
   const std::string& wanted = requested.empty() ? p.default_sample_type : requested;
   for (size_t i = 0; i < p.sample_types.size(); ++i) {
@@ -239,14 +247,6 @@ size_t SelectSampleIndex(const Profile& p, const std::string& requested) {
   throw UnknownSampleIndexError("unknown sample index '" + wanted +
                                 "'; this profile has: " + (known.empty() ? "none" : known));
 }
-
-// Whether `type` is one of the values heaprec samples (and sampling_error.h models).
-bool IsHeapSampleType(const std::string& type) {
-  return type == "inuse_space" || type == "inuse_objects" || type == "alloc_space" ||
-         type == "alloc_objects";
-}
-
-}  // namespace
 
 Report ComputeReport(const Profile& p, const std::string& sample_index, bool with_stacks) {
   size_t index = SelectSampleIndex(p, sample_index);

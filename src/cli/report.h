@@ -72,6 +72,10 @@ struct Report {
   std::vector<ReportStack> stacks;  // only when asked for: by decreasing |value|, then frames
 };
 
+// The index of the requested sample type ("" = the profile's default_sample_type, else its last
+// type, as pprof does). Throws UnknownSampleIndexError listing the types the profile has.
+size_t SelectSampleIndex(const Profile& profile, const std::string& requested);
+
 // Throws UnknownSampleIndexError. `with_stacks` also fills Report::stacks.
 Report ComputeReport(const Profile& profile, const std::string& sample_index,
                      bool with_stacks = false);
