@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 
 #include "heaprec/heaprec.h"
 
@@ -22,6 +23,17 @@ void __libc_free(void* block);
 }
 
 namespace heaprec_bench {
+
+// The two allocators every comparison runs: glibc through its exported names, which heaprec never
+// interposes, and the interposed malloc/free (heaprec's when it is preloaded).
+struct Real {
+  static void* Malloc(std::size_t n) { return __libc_malloc(n); }
+  static void Free(void* p) { __libc_free(p); }
+};
+struct Heaprec {
+  static void* Malloc(std::size_t n) { return malloc(n); }
+  static void Free(void* p) { free(p); }
+};
 
 inline std::uint64_t NowNs() {
   timespec ts;

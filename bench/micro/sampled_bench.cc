@@ -22,6 +22,9 @@
 
 #include "micro_common.h"
 
+using heaprec_bench::Heaprec;
+using heaprec_bench::Real;
+
 namespace {
 
 using heaprec_bench::NowNs;
@@ -30,15 +33,6 @@ constexpr int kBatch = 256;
 constexpr int kLeafBatch = 8;
 constexpr int kPaths = 64;
 constexpr std::size_t kSize = 64;
-
-struct Real {
-  static void* Malloc(std::size_t n) { return __libc_malloc(n); }
-  static void Free(void* p) { __libc_free(p); }
-};
-struct Heaprec {
-  static void* Malloc(std::size_t n) { return malloc(n); }
-  static void Free(void* p) { free(p); }
-};
 
 template <typename Alloc>
 void BM_FreeSampled(benchmark::State& state, Alloc) {

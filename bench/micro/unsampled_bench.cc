@@ -26,21 +26,15 @@
 
 #include "micro_common.h"
 
+using heaprec_bench::Heaprec;
+using heaprec_bench::Real;
+
 namespace {
 
 using heaprec_bench::NowNs;
 
 constexpr std::uint64_t kHugeInterval = std::uint64_t{1} << 40;
 constexpr int kBatch = 256;
-
-struct Real {
-  static void* Malloc(std::size_t n) { return __libc_malloc(n); }
-  static void Free(void* p) { __libc_free(p); }
-};
-struct Heaprec {
-  static void* Malloc(std::size_t n) { return malloc(n); }
-  static void Free(void* p) { free(p); }
-};
 
 template <typename Alloc>
 void BM_Batch(benchmark::State& state, Alloc) {

@@ -45,8 +45,7 @@ std::string ReadFile(const std::string& path) {
   return content.str();
 }
 
-RunResult RunProgram(const std::vector<std::string>& argv, const std::string& cwd,
-                     const EnvChanges& env) {
+std::vector<std::string> ChildEnvironment(const EnvChanges& env) {
   std::vector<std::string> environment;
   for (char** e = environ; *e != nullptr; ++e) {
     std::string entry = *e;
@@ -57,6 +56,24 @@ RunResult RunProgram(const std::vector<std::string>& argv, const std::string& cw
   for (const auto& [name, value] : env) {
     if (value) environment.push_back(name + "=" + *value);
   }
+  return environment;
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    lines.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return lines;
+}
+
+RunResult RunProgram(const std::vector<std::string>& argv, const std::string& cwd,
+                     const EnvChanges& env) {
+  std::vector<std::string> environment = ChildEnvironment(env);
   std::vector<char*> envp;
   for (std::string& entry : environment) envp.push_back(entry.data());
   envp.push_back(nullptr);

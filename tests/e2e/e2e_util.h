@@ -51,6 +51,13 @@ std::vector<std::string> ListProfiles(const std::string& dir, bool peak = false)
 
 std::string ReadFile(const std::string& path);
 
+// This process's environment for a child: without LD_PRELOAD and HEAPREC_* (a test says what it
+// wants), with `env` applied (a value sets a variable, nullopt removes it).
+std::vector<std::string> ChildEnvironment(const EnvChanges& env);
+
+// Lines of `text`, without their newlines.
+std::vector<std::string> Lines(const std::string& text);
+
 // The four values of heaprec's heap profiles, summed over some samples.
 struct Values {
   int64_t alloc_objects = 0;

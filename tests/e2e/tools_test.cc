@@ -16,19 +16,6 @@ class ToolsTest : public E2eTest {};
 
 std::string Basename(const std::string& path) { return path.substr(path.rfind('/') + 1); }
 
-// Lines of `text`, without their newlines.
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> lines;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    lines.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return lines;
-}
-
 TEST_F(ToolsTest, RealPprofReadsTheProfile) {
   ASSERT_NE(std::string(HEAPREC_PPROF), "") << "pprof was not built: install golang-go and "
                                                "golang-github-google-pprof-dev";

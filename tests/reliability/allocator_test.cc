@@ -21,10 +21,12 @@ TEST_F(AllocatorTest, EdgeCaseResultsAreUnchangedExact) {
   EXPECT_NE(run.out.find("calloc(SIZE_MAX/2, 3)                    null errno=ENOMEM"),
             std::string::npos)
       << run.out;
-  EXPECT_NE(run.out.find("posix_memalign(3, 64)                    rc=EINVAL errno=0 out=untouched"),
-            std::string::npos)
+  EXPECT_NE(
+      run.out.find("posix_memalign(3, 64)                    rc=EINVAL errno=0 out=untouched"),
+      std::string::npos)
       << run.out;
-  EXPECT_NE(run.out.find("errno kept by malloc and free            2000 of 2000"), std::string::npos)
+  EXPECT_NE(run.out.find("errno kept by malloc and free            2000 of 2000"),
+            std::string::npos)
       << run.out;
   EXPECT_EQ(ReadProfiles(dir()).exit_profiles.size(), 1u);
 }
@@ -70,9 +72,9 @@ TEST_F(AllocatorTest, ExceptionsExact) {
 TEST_F(AllocatorTest, DeepRecursionIsTruncatedToMaxDepth) {
   for (const char* unwind : {"libunwind", "fp"}) {
     SCOPED_TRACE(unwind);
-    RunResult run = CompareWithHeaprec(
-        {"--sample-interval", "1", "--max-depth", "64", "--unwind", unwind},
-        {REL_CXX_STRESS, "deep", "2000"});
+    RunResult run =
+        CompareWithHeaprec({"--sample-interval", "1", "--max-depth", "64", "--unwind", unwind},
+                           {REL_CXX_STRESS, "deep", "2000"});
     EXPECT_EQ(run.out, "depth=2000\n");
     ProfileSet profiles = ReadProfiles(dir());
     ASSERT_EQ(profiles.files.size(), 1u) << Describe(run);

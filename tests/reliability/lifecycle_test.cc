@@ -43,8 +43,8 @@ TEST_F(LifecycleTest, EarlyAllocationsAndLateFrees) {
 // exit(5) from a thread while four others churn malloc/free: the exit profile is written by the
 // exiting thread while the others keep allocating, and the process exits with 5.
 TEST_F(LifecycleTest, ExitFromANonMainThreadWhileOthersAllocate) {
-  RunResult run =
-      CompareWithHeaprec({"--sample-interval", "1", "--no-symbolize"}, {REL_LIFECYCLE, "thread-exit"}, 5);
+  RunResult run = CompareWithHeaprec({"--sample-interval", "1", "--no-symbolize"},
+                                     {REL_LIFECYCLE, "thread-exit"}, 5);
   EXPECT_EQ(run.out, "exit from a thread\n");
   ProfileSet profiles = ReadProfiles(dir());
   ASSERT_EQ(profiles.files.size(), 1u) << Describe(run);

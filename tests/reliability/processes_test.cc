@@ -15,8 +15,8 @@ class ProcessesTest : public ReliabilityTest {};
 // 200 children in batches of 50, every 4th forking a grandchild: 251 processes, each writes its
 // exit profile (exact mode, so every allocation goes through the recorder's locks).
 TEST_F(ProcessesTest, ForkStormWritesOneProfilePerProcess) {
-  RunResult run = CompareWithHeaprec({"--sample-interval", "1", "--no-symbolize"},
-                                     {REL_PROCS, "storm", "200"});
+  RunResult run =
+      CompareWithHeaprec({"--sample-interval", "1", "--no-symbolize"}, {REL_PROCS, "storm", "200"});
   EXPECT_EQ(run.out, "storm children=200 grandchildren=50 ok=200\n");
   ProfileSet profiles = ReadProfiles(dir());
   EXPECT_EQ(profiles.exit_profiles.size(), 251u);
@@ -45,9 +45,9 @@ TEST_F(ProcessesTest, ForkWhileOtherThreadsAreInsideMallocDefaultInterval) {
 // Interval dumps every 10 ms while the program forks in a loop: forks land while a dump holds the
 // dump lock. Interval dumps are the parent's only (the dump thread is not copied by fork).
 TEST_F(ProcessesTest, ForkWhileADumpIsInProgress) {
-  RunResult run = CompareWithHeaprec(
-      {"--sample-interval", "1", "--dump-interval", "0.01", "--no-symbolize"},
-      {REL_PROCS, "loop", "100"});
+  RunResult run =
+      CompareWithHeaprec({"--sample-interval", "1", "--dump-interval", "0.01", "--no-symbolize"},
+                         {REL_PROCS, "loop", "100"});
   EXPECT_EQ(run.out, "loop forks=100 ok=100\n");
   ProfileSet profiles = ReadProfiles(dir());
   EXPECT_EQ(profiles.exit_profiles.size(), 101u);
@@ -67,7 +67,8 @@ class ExecChainTest : public ProcessesTest, public ::testing::WithParamInterface
 
 TEST_P(ExecChainTest, EveryLevelWritesItsOwnProfile) {
   const std::string methods = GetParam();
-  RunResult run = CompareWithHeaprec({"--sample-interval", "1"}, {REL_PROCS, "chain", "2", methods});
+  RunResult run =
+      CompareWithHeaprec({"--sample-interval", "1"}, {REL_PROCS, "chain", "2", methods});
   EXPECT_EQ(run.out, "chain level=2 methods=" + methods + "\nchain level=1 methods=" +
                          methods.substr(1) + "\nchain level=0 methods=\n");
   ProfileSet profiles = ReadProfiles(dir());

@@ -31,8 +31,9 @@ class RealProgramsTest : public ReliabilityTest {
       setup(prof);
     }
     // The command line goes into a script run as `sh run.sh`, which execs the program: heaprec run
-    // then passes no argument of the program's own (see SettingsTest.ArgumentsReachTheProgramVerbatim
-    // for how heaprec run handles arguments), and the program is still the process it profiles.
+    // then passes no argument of the program's own (see
+    // SettingsTest.ArgumentsReachTheProgramVerbatim for how heaprec run handles arguments), and the
+    // program is still the process it profiles.
     std::string script = "exec";
     for (const std::string& arg : argv) {
       std::string quoted = "'";
@@ -54,7 +55,8 @@ class RealProgramsTest : public ReliabilityTest {
     EXPECT_EQ(a.status, 0) << "unprofiled\n" << Describe(a);
     EXPECT_EQ(b.status, a.status) << "profiled\n" << Describe(b);
     EXPECT_EQ(Normalize(b.out, prof), Normalize(a.out, plain));
-    EXPECT_FALSE(a.out.empty() && argv[0].find("g++") == std::string::npos) << "no output to compare";
+    EXPECT_FALSE(a.out.empty() && argv[0].find("g++") == std::string::npos)
+        << "no output to compare";
     ProfileSet set = ReadProfiles(profiles);
     EXPECT_GE(set.exit_profiles.size(), 1u) << Describe(b);
     EXPECT_EQ(static_cast<size_t>(set.Count("exit")), set.files.size());
@@ -64,7 +66,8 @@ class RealProgramsTest : public ReliabilityTest {
   }
 
   static std::string Normalize(std::string text, const std::string& work) {
-    for (size_t at; (at = text.find(work)) != std::string::npos;) text.replace(at, work.size(), "@WORK");
+    for (size_t at; (at = text.find(work)) != std::string::npos;)
+      text.replace(at, work.size(), "@WORK");
     return text;
   }
 
@@ -101,12 +104,13 @@ TEST_F(RealProgramsTest, Ruby) {
 }
 
 TEST_F(RealProgramsTest, Sqlite3) {
-  size_t n = Compare({"/usr/bin/sqlite3", "db.sqlite",
-                      "create table t(a integer, b text);"
-                      "with recursive n(x) as (select 1 union all select x + 1 from n where x < 20000)"
-                      " insert into t select x, printf('row %08d', x) from n;"
-                      "create index ta on t(b);"
-                      "select count(*), sum(a), max(b) from t where a % 7 = 3;"});
+  size_t n =
+      Compare({"/usr/bin/sqlite3", "db.sqlite",
+               "create table t(a integer, b text);"
+               "with recursive n(x) as (select 1 union all select x + 1 from n where x < 20000)"
+               " insert into t select x, printf('row %08d', x) from n;"
+               "create index ta on t(b);"
+               "select count(*), sum(a), max(b) from t where a % 7 = 3;"});
   EXPECT_EQ(n, 1u);
 }
 

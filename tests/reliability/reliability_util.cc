@@ -35,16 +35,7 @@ double MonotonicSeconds() {
 
 RunResult RunGuarded(const std::vector<std::string>& argv, const std::string& cwd,
                      const EnvChanges& env, int timeout_s) {
-  std::vector<std::string> environment;
-  for (char** e = environ; *e != nullptr; ++e) {
-    std::string entry = *e;
-    std::string name = entry.substr(0, entry.find('='));
-    if (name == "LD_PRELOAD" || name.rfind("HEAPREC_", 0) == 0 || env.count(name) != 0) continue;
-    environment.push_back(entry);
-  }
-  for (const auto& [name, value] : env) {
-    if (value) environment.push_back(name + "=" + *value);
-  }
+  std::vector<std::string> environment = e2e::ChildEnvironment(env);
   std::vector<char*> envp;
   for (std::string& entry : environment) envp.push_back(entry.data());
   envp.push_back(nullptr);
@@ -73,8 +64,8 @@ RunResult RunGuarded(const std::vector<std::string>& argv, const std::string& cw
   sigfillset(&all);
   posix_spawnattr_setsigmask(&attributes, &none);
   posix_spawnattr_setsigdefault(&attributes, &all);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                                            POSIX_SPAWN_SETSIGDEF);
+  posix_spawnattr_setflags(&attributes,
+                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   pid_t pid = 0;
   int rc = posix_spawn(&pid, args[0], &actions, &attributes, args.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
@@ -101,9 +92,7 @@ RunResult RunGuarded(const std::vector<std::string>& argv, const std::string& cw
   // Whatever the program left running in its group (a hung grandchild) goes too.
   kill(-pid, SIGKILL);
   RunResult result;
-  result.status = hung                 ? kHung
-                  : WIFEXITED(status) ? WEXITSTATUS(status)
-                                      : 128 + WTERMSIG(status);
+  result.status = hung ? kHung : WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   result.out = e2e::ReadFile(out_path);
   result.err = e2e::ReadFile(err_path);
   if (hung) result.err += "\n[hang guard: killed after " + std::to_string(timeout_s) + " s]\n";
@@ -129,22 +118,11 @@ RunResult PreloadRunGuarded(const std::string& dir, const std::vector<std::strin
   return RunGuarded(program, dir, all, timeout_s);
 }
 
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> lines;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    lines.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return lines;
-}
-
 std::string WithoutHeaprecLines(const std::string& text) {
   std::string kept;
   for (const std::string& line : Lines(text)) {
-    if (line.rfind("heaprec: wrote ", 0) == 0 || line.rfind("heaprec: no profile was written", 0) == 0) {
+    if (line.rfind("heaprec: wrote ", 0) == 0 ||
+        line.rfind("heaprec: no profile was written", 0) == 0) {
       break;
     }
     if (line.rfind("heaprec", 0) == 0) continue;

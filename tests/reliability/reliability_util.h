@@ -40,8 +40,7 @@ RunResult HeaprecRunGuarded(const std::string& dir, const std::vector<std::strin
 RunResult PreloadRunGuarded(const std::string& dir, const std::vector<std::string>& program,
                             const EnvChanges& env = {}, int timeout_s = 120);
 
-// The lines of `text`, without their newlines.
-std::vector<std::string> Lines(const std::string& text);
+using e2e::Lines;
 
 // `text` without the lines heaprec run prints at the end (everything from "heaprec: wrote" or
 // "heaprec: no profile was written" on) and without any other line starting with "heaprec".

@@ -41,25 +41,18 @@ TEST_P(BadEnvironmentTest, OneLineAndTheProgramRunsUnprofiled) {
 
 INSTANTIATE_TEST_SUITE_P(
     Settings, BadEnvironmentTest,
-    ::testing::Values(EnvParam{"HEAPREC_SAMPLE_INTERVAL", "abc"},
-                      EnvParam{"HEAPREC_SAMPLE_INTERVAL", "0"},
-                      EnvParam{"HEAPREC_SAMPLE_INTERVAL", "-4K"},
-                      EnvParam{"HEAPREC_SAMPLE_INTERVAL", "99999999999999999999"},
-                      EnvParam{"HEAPREC_OUTPUT", ""},
-                      EnvParam{"HEAPREC_DUMP_INTERVAL", "soon"},
-                      EnvParam{"HEAPREC_DUMP_INTERVAL", "-1"},
-                      EnvParam{"HEAPREC_DUMP_SIGNAL", "SIGKILL"},
-                      EnvParam{"HEAPREC_DUMP_SIGNAL", "SIGFOO"},
-                      EnvParam{"HEAPREC_DUMP_SIGNAL", "99"},
-                      EnvParam{"HEAPREC_MAX_DEPTH", "0"},
-                      EnvParam{"HEAPREC_MAX_DEPTH", "5000"},
-                      EnvParam{"HEAPREC_MAX_DEPTH", "ten"},
-                      EnvParam{"HEAPREC_UNWIND", "magic"},
-                      EnvParam{"HEAPREC_NO_FOLLOW", "maybe"},
-                      EnvParam{"HEAPREC_SEED", "x1"},
-                      EnvParam{"HEAPREC_SEED", "-1"},
-                      // Format directives in a bad value are printed literally.
-                      EnvParam{"HEAPREC_SAMPLE_INTERVAL", "%n%s%x%p"}),
+    ::testing::Values(
+        EnvParam{"HEAPREC_SAMPLE_INTERVAL", "abc"}, EnvParam{"HEAPREC_SAMPLE_INTERVAL", "0"},
+        EnvParam{"HEAPREC_SAMPLE_INTERVAL", "-4K"},
+        EnvParam{"HEAPREC_SAMPLE_INTERVAL", "99999999999999999999"}, EnvParam{"HEAPREC_OUTPUT", ""},
+        EnvParam{"HEAPREC_DUMP_INTERVAL", "soon"}, EnvParam{"HEAPREC_DUMP_INTERVAL", "-1"},
+        EnvParam{"HEAPREC_DUMP_SIGNAL", "SIGKILL"}, EnvParam{"HEAPREC_DUMP_SIGNAL", "SIGFOO"},
+        EnvParam{"HEAPREC_DUMP_SIGNAL", "99"}, EnvParam{"HEAPREC_MAX_DEPTH", "0"},
+        EnvParam{"HEAPREC_MAX_DEPTH", "5000"}, EnvParam{"HEAPREC_MAX_DEPTH", "ten"},
+        EnvParam{"HEAPREC_UNWIND", "magic"}, EnvParam{"HEAPREC_NO_FOLLOW", "maybe"},
+        EnvParam{"HEAPREC_SEED", "x1"}, EnvParam{"HEAPREC_SEED", "-1"},
+        // Format directives in a bad value are printed literally.
+        EnvParam{"HEAPREC_SAMPLE_INTERVAL", "%n%s%x%p"}),
     [](const ::testing::TestParamInfo<EnvParam>& info) {
       std::string name = std::get<0>(info.param).substr(8) + "_" + std::to_string(info.index);
       return name;
@@ -71,8 +64,8 @@ class BadFlagTest : public SettingsTest, public ::testing::WithParamInterface<Fl
 // Exit status 2 and one line naming the flag; the program does not run.
 TEST_P(BadFlagTest, ExitTwoAndOneLine) {
   const auto& [flag, value] = GetParam();
-  RunResult run = RunGuarded({HEAPREC_BIN, "run", flag, value, "--", REL_SIMPLE, "200", "1000"},
-                             dir());
+  RunResult run =
+      RunGuarded({HEAPREC_BIN, "run", flag, value, "--", REL_SIMPLE, "200", "1000"}, dir());
   EXPECT_EQ(run.status, 2) << Describe(run);
   EXPECT_EQ(run.out, "") << "the program ran";
   std::vector<std::string> lines = Lines(run.err);
@@ -103,8 +96,9 @@ INSTANTIATE_TEST_SUITE_P(
 // documented form is `heaprec run [OPTIONS] [--] PROGRAM [ARGS...]`), including arguments that
 // look like options, brackets, braces, commas, spaces and empty strings.
 TEST_F(SettingsTest, ArgumentsReachTheProgramVerbatim) {
-  const std::vector<std::string> program = {"/usr/bin/printf", "<%s>\\n", "[%s]", "a,b", "[x,y]",
-                                            "{k}", "--", "-o", "--top", "", "two words"};
+  const std::vector<std::string> program = {"/usr/bin/printf", "<%s>\\n", "[%s]",     "a,b",
+                                            "[x,y]",           "{k}",     "--",       "-o",
+                                            "--top",           "",        "two words"};
   RunResult plain = RunGuarded(program, dir());
   ASSERT_EQ(plain.status, 0) << Describe(plain);
   ASSERT_EQ(plain.out, "<[%s]>\n<a,b>\n<[x,y]>\n<{k}>\n<-->\n<-o>\n<--top>\n<>\n<two words>\n");
@@ -124,9 +118,8 @@ TEST_F(SettingsTest, ArgumentsReachTheProgramVerbatim) {
 TEST_F(SettingsTest, OutputParentIsARegularFile) {
   const std::string file = dir() + "/plainfile";
   { std::ofstream(file) << "x"; }
-  RunResult run = RunGuarded({HEAPREC_BIN, "run", "-o", file + "/p.%p.pb.gz", "--", REL_SIMPLE,
-                              "200", "1000"},
-                             dir());
+  RunResult run = RunGuarded(
+      {HEAPREC_BIN, "run", "-o", file + "/p.%p.pb.gz", "--", REL_SIMPLE, "200", "1000"}, dir());
   EXPECT_EQ(run.status, 2) << Describe(run);
   EXPECT_EQ(run.out, "");
   EXPECT_EQ(Lines(run.err).size(), 1u) << Describe(run);
@@ -148,12 +141,18 @@ TEST_F(SettingsTest, OutputDirectoryNotWritableForTheUser) {
   std::filesystem::create_directory(readonly);
   chmod(readonly.c_str(), 0500);
   chown(readonly.c_str(), 65534, 65534);  // nobody's own directory, still mode 0500
-  std::vector<std::string> program = {"/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup",
-                                      "--clear-groups", "--", REL_SIMPLE, "200", "1000"};
+  std::vector<std::string> program = {"/usr/bin/setpriv",
+                                      "--reuid=nobody",
+                                      "--regid=nogroup",
+                                      "--clear-groups",
+                                      "--",
+                                      REL_SIMPLE,
+                                      "200",
+                                      "1000"};
   RunResult plain = RunGuarded(program, dir());
   ASSERT_EQ(plain.status, 0) << Describe(plain);
-  RunResult run = RunGuarded(program, dir(),
-                             {{"LD_PRELOAD", HEAPREC_LIB}, {"HEAPREC_OUTPUT", readonly + "/p.%p.pb.gz"}});
+  RunResult run = RunGuarded(
+      program, dir(), {{"LD_PRELOAD", HEAPREC_LIB}, {"HEAPREC_OUTPUT", readonly + "/p.%p.pb.gz"}});
   EXPECT_EQ(run.status, 0) << Describe(run);
   EXPECT_EQ(run.out, kSimpleOut);
   // setpriv itself loads the library too (as root, it could write): it execs before exiting, so
@@ -181,10 +180,10 @@ TEST_F(SettingsTest, DiskFullDuringTheFinalDump) {
   const std::vector<std::string> program = {REL_SIMPLE, "8000", "16", "--spread", "8000"};
   RunResult plain = RunGuarded(program, dir());
   ASSERT_EQ(plain.status, 0);
-  RunResult run = RunGuarded({HEAPREC_BIN, "run", "--sample-interval", "1", "-o",
-                              full + "/p.%p.pb.gz", "--", REL_SIMPLE, "8000", "16", "--spread",
-                              "8000"},
-                             dir());
+  RunResult run =
+      RunGuarded({HEAPREC_BIN, "run", "--sample-interval", "1", "-o", full + "/p.%p.pb.gz", "--",
+                  REL_SIMPLE, "8000", "16", "--spread", "8000"},
+                 dir());
   EXPECT_EQ(run.status, 0) << Describe(run);
   EXPECT_EQ(run.out, plain.out);
   EXPECT_NE(run.err.find("could not write profile"), std::string::npos) << Describe(run);

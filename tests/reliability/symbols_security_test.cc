@@ -17,9 +17,7 @@ namespace {
 
 class SymbolsTest : public ReliabilityTest {
  protected:
-  void SetUp() override {
-    std::filesystem::create_directories(dir() + "/bin");
-  }
+  void SetUp() override { std::filesystem::create_directories(dir() + "/bin"); }
 
   // Runs a tool, failing the test if it does not succeed.
   void Tool(const std::vector<std::string>& argv) {
@@ -34,10 +32,10 @@ class SymbolsTest : public ReliabilityTest {
     char id[41];
     snprintf(id, sizeof id, "%08x%08x%08x%08x%08x", random(), random(), random(), random(),
              random());
-    RunResult r = RunGuarded({REL_C_COMPILER, "-O1", "-g", "-fno-omit-frame-pointer",
-                              std::string("-Wl,--build-id=0x") + id,
-                              REL_PROGRAMS_DIR "/rel_simple.c", "-o", path},
-                             dir());
+    RunResult r = RunGuarded(
+        {REL_C_COMPILER, "-O1", "-g", "-fno-omit-frame-pointer",
+         std::string("-Wl,--build-id=0x") + id, REL_PROGRAMS_DIR "/rel_simple.c", "-o", path},
+        dir());
     EXPECT_EQ(r.status, 0) << Describe(r);
     return id;
   }
@@ -110,7 +108,7 @@ TEST_F(SymbolsTest, StrippedBinaryReportsAddresses) {
   Tool({HEAPREC_STRIP, "--strip-all", binary});
   std::string report = ProfileAndReport({binary, "300", "1000"});
   EXPECT_EQ(report.find("site_simple_keep"), std::string::npos) << report;
-  EXPECT_NE(report.find("0x"), std::string::npos) << report;  // the program's own frames
+  EXPECT_NE(report.find("0x"), std::string::npos) << report;            // the program's own frames
   EXPECT_NE(report.find("__libc_start"), std::string::npos) << report;  // libc still named
 }
 
@@ -120,8 +118,8 @@ TEST_F(SymbolsTest, StrippedBinaryWithDebugLinkBesideIt) {
   Tool({HEAPREC_OBJCOPY, "--only-keep-debug", binary, binary + ".debug"});
   Tool({HEAPREC_STRIP, "--strip-all", binary});
   // --add-gnu-debuglink records the base name; the debug file is found beside the binary.
-  RunResult link = RunGuarded({HEAPREC_OBJCOPY, "--add-gnu-debuglink=rel_simple.debug", binary},
-                              dir() + "/bin");
+  RunResult link =
+      RunGuarded({HEAPREC_OBJCOPY, "--add-gnu-debuglink=rel_simple.debug", binary}, dir() + "/bin");
   ASSERT_EQ(link.status, 0) << Describe(link);
   std::string report = ProfileAndReport({binary, "300", "1000"});
   EXPECT_NE(report.find("site_simple_keep"), std::string::npos) << report;
@@ -264,7 +262,8 @@ TEST_P(SecureExecTest, TheLibraryStaysPassive) {
   CopyFile(REL_SIMPLE, preloaded);
   ASSERT_EQ(chmod(linked.c_str(), 0755 | GetParam()), 0);
   ASSERT_EQ(chmod(preloaded.c_str(), 0755 | GetParam()), 0);
-  const EnvChanges env = {{"HEAPREC_OUTPUT", out + "/p.%p.pb.gz"}, {"HEAPREC_SAMPLE_INTERVAL", "1"}};
+  const EnvChanges env = {{"HEAPREC_OUTPUT", out + "/p.%p.pb.gz"},
+                          {"HEAPREC_SAMPLE_INTERVAL", "1"}};
   const std::vector<std::string> as_nobody = {"/usr/bin/setpriv", "--reuid=nobody",
                                               "--regid=nogroup", "--clear-groups", "--"};
 

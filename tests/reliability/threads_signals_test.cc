@@ -58,8 +58,7 @@ TEST_P(SignalsInMallocTest, NoCrashNoHangSameOutput) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Handlers, SignalsInMallocTest,
-                         ::testing::Combine(::testing::Values("safe", "malloc"),
-                                            ::testing::Bool()),
+                         ::testing::Combine(::testing::Values("safe", "malloc"), ::testing::Bool()),
                          [](const ::testing::TestParamInfo<SignalParam>& info) {
                            return std::get<0>(info.param) +
                                   (std::get<1>(info.param) ? "_exact" : "_default");
@@ -79,9 +78,9 @@ TEST_F(ThreadsTest, DumpSignalSentHundredsOfTimes) {
 
 // The same in exact mode, where every dump has a large live set to copy while the program frees.
 TEST_F(ThreadsTest, DumpSignalSentHundredsOfTimesExact) {
-  RunResult run = CompareWithHeaprec(
-      {"--dump-signal", "SIGUSR2", "--sample-interval", "1", "--no-symbolize"},
-      {REL_SIGNALS, "dump", "300"});
+  RunResult run =
+      CompareWithHeaprec({"--dump-signal", "SIGUSR2", "--sample-interval", "1", "--no-symbolize"},
+                         {REL_SIGNALS, "dump", "300"});
   EXPECT_EQ(run.out, "dump signals sent=300\n");
   ProfileSet profiles = ReadProfiles(dir());
   EXPECT_EQ(profiles.exit_profiles.size(), 1u);
