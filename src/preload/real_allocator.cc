@@ -17,7 +17,6 @@ namespace {
 
 std::atomic<int> g_state{0};  // 0 unresolved, 1 resolving, 2 resolved
 __thread bool t_resolving __attribute__((tls_model("initial-exec")));
-const char* g_name = "unresolved";
 
 bool IsPowerOfTwo(std::size_t x) { return x != 0 && (x & (x - 1)) == 0; }
 
@@ -109,7 +108,6 @@ RealAllocator Resolve() {
   if (malloc_fn == nullptr || dladdr(malloc_fn, &chosen) == 0 ||
       dladdr(reinterpret_cast<void*>(__libc_malloc), &glibc) == 0 ||
       chosen.dli_fbase == glibc.dli_fbase) {
-    g_name = "glibc";
     return kGlibc;
   }
   const void* base = chosen.dli_fbase;
@@ -119,16 +117,13 @@ RealAllocator Resolve() {
   a.realloc = From(base, "realloc", static_cast<void* (*)(void*, std::size_t)>(nullptr));
   a.posix_memalign =
       From(base, "posix_memalign", static_cast<int (*)(void**, std::size_t, std::size_t)>(nullptr));
-  if (a.free == nullptr || a.realloc == nullptr || a.posix_memalign == nullptr) {
-    g_name = "glibc";  // a partial malloc replacement: not one heaprec can forward to consistently
-    return kGlibc;
-  }
+  // A partial malloc replacement is not one heaprec can forward to consistently.
+  if (a.free == nullptr || a.realloc == nullptr || a.posix_memalign == nullptr) return kGlibc;
   a.calloc = From(base, "calloc", FallbackCalloc);
   a.memalign = From(base, "memalign", AlignedVia);
   a.aligned_alloc = From(base, "aligned_alloc", FallbackAlignedAlloc);
   a.valloc = From(base, "valloc", FallbackValloc);
   a.pvalloc = From(base, "pvalloc", FallbackPvalloc);
-  g_name = chosen.dli_fname != nullptr ? chosen.dli_fname : "another allocator";
   return a;
 }
 
@@ -184,8 +179,6 @@ RealAllocator g_real = {ResolveMalloc,       ResolveFree,     ResolveCalloc,
                         ResolveAlignedAlloc, ResolveValloc,   ResolvePvalloc};
 
 void ResolveRealAllocator() { EnsureResolved(); }
-
-const char* RealAllocatorName() { return g_name; }
 
 const char* ForeignProgramMalloc() {
   void* fn = dlsym(RTLD_DEFAULT, "malloc");

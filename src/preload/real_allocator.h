@@ -54,9 +54,6 @@ extern RealAllocator g_real;
 // Resolves g_real now if it is not yet (start-up calls it so that the choice is made early).
 void ResolveRealAllocator();
 
-// The file of the allocator library in use ("glibc" when it is the C library), for diagnostics.
-const char* RealAllocatorName();
-
 // Null when the program's malloc is heaprec's; otherwise the file of the library that provides it,
 // loaded before heaprec (LD_PRELOAD=libjemalloc.so:libheaprec.so): the program never calls heaprec.
 const char* ForeignProgramMalloc();

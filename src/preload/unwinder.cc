@@ -87,8 +87,6 @@ void InitUnwinder(UnwindMethod method) {
   g_unw_backtrace = backtrace;
 }
 
-bool UsingLibunwind() { return g_unw_backtrace != nullptr; }
-
 std::uint32_t CaptureStack(std::uint64_t* frames, std::uint32_t max_depth, bool* truncated) {
   // Capture into `frames` itself, which the caller sized max_depth + kCaptureExtraFrames.
   void** raw = reinterpret_cast<void**>(frames);

@@ -34,7 +34,4 @@ void InitUnwinder(UnwindMethod method);
 // `frames` must have room for max_depth + kCaptureExtraFrames entries.
 std::uint32_t CaptureStack(std::uint64_t* frames, std::uint32_t max_depth, bool* truncated);
 
-// Whether libunwind is in use (false: frame pointers).
-bool UsingLibunwind();
-
 }  // namespace heaprec::preload
