@@ -14,7 +14,8 @@ std::int64_t HeapRecorder::Contribution(const LiveObject& o) {
 }
 
 void HeapRecorder::Record(std::uint64_t key, const std::uint64_t* frames, std::uint32_t depth,
-                          std::uint64_t size, double weight, std::uint64_t alloc_time_ns) {
+                          std::uint64_t size, double weight, std::uint64_t alloc_time_ns,
+                          std::uint32_t generation) {
   StackId stack;
   {
     MutexLock lock(stack_lock_);
@@ -29,7 +30,7 @@ void HeapRecorder::Record(std::uint64_t key, const std::uint64_t* frames, std::u
       if (dropped) dropped_.fetch_add(1, std::memory_order_relaxed);
     }
   }
-  LiveObject object = {stack, size, weight, alloc_time_ns};
+  LiveObject object = {stack, generation, size, weight, alloc_time_ns};
   LiveObject replaced;
   switch (live_.Insert(key, object, &replaced)) {
     case LiveTable::InsertResult::kInserted:
@@ -151,13 +152,13 @@ bool HeapSnapshot::Take(HeapRecorder& recorder) {
             GrowObjects(stats_.live_objects + stats_.live_objects / 4 + 16);
   // Objects inserted after the size was read may not fit; growing inside the visitor would allocate
   // under a shard lock, which the lock order allows (the arena's lock is always taken last).
-  recorder.live_.ForEach([&](std::uint64_t, const LiveObject& o) {
+  recorder.live_.ForEach([&](std::uint64_t key, const LiveObject& o) {
     if (!ok) return;
     if (object_count_ == object_capacity_ && !GrowObjects(object_count_ + 1)) {
       ok = false;
       return;
     }
-    objects_[object_count_++] = {o.stack, o.size, o.weight, o.alloc_time_ns};
+    objects_[object_count_++] = {key, o.stack, o.generation, o.size, o.weight, o.alloc_time_ns, 0};
   });
   if (!ok) {
     Release();
@@ -183,7 +184,8 @@ void HeapSnapshot::Release() {
 
 void HeapSnapshot::SortByStackAndSize() {
   std::sort(objects_, objects_ + object_count_, [](const Object& a, const Object& b) {
-    return a.stack != b.stack ? a.stack < b.stack : a.size < b.size;
+    if (a.stack != b.stack) return a.stack < b.stack;
+    return a.size != b.size ? a.size < b.size : a.tag < b.tag;
   });
   std::sort(history_, history_ + history_count_,
             [](const AllocationTotals& a, const AllocationTotals& b) {

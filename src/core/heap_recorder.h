@@ -49,9 +49,11 @@ class HeapRecorder {
   HeapRecorder(const HeapRecorder&) = delete;
   HeapRecorder& operator=(const HeapRecorder&) = delete;
 
-  // Records a sampled object. `frames` (leaf first) is copied. May lock; no malloc.
+  // Records a sampled object. `frames` (leaf first) is copied; `generation` is the front end's own
+  // (see LiveObject). May lock; no malloc.
   void Record(std::uint64_t key, const std::uint64_t* frames, std::uint32_t depth,
-              std::uint64_t size, double weight, std::uint64_t alloc_time_ns);
+              std::uint64_t size, double weight, std::uint64_t alloc_time_ns,
+              std::uint32_t generation = 0);
 
   // Lock-free, signal-safe: false proves `key` is not tracked (the free() fast path).
   bool MaybeTracked(std::uint64_t key) const { return live_.MayContain(key); }
@@ -115,10 +117,15 @@ class HeapSnapshot {
   HeapSnapshot& operator=(const HeapSnapshot&) = delete;
 
   struct Object {
+    std::uint64_t key;  // the recorded key, for a front end that checks liveness itself
     StackId stack;
+    std::uint32_t generation;
     std::uint64_t size;
     double weight;
     std::uint64_t alloc_time_ns;
+    // Free for the front end: objects with different tags become different samples, and the
+    // writer's SampleLabeler turns a tag into labels (the Ruby front end encodes class and age).
+    std::uint64_t tag;
   };
 
   // Returns false (and holds nothing) when the profiler's memory is exhausted.
@@ -127,12 +134,19 @@ class HeapSnapshot {
 
   const Object* objects() const { return objects_; }
   std::size_t object_count() const { return object_count_; }
+  // A front end may update sizes and tags in place and drop objects it found dead by moving the
+  // survivors to the front and truncating: the copy is the serializer's alone.
+  Object* mutable_objects() { return objects_; }
+  void Truncate(std::size_t count) {
+    if (count < object_count_) object_count_ = count;
+  }
   const AllocationTotals* history() const { return history_; }
   std::size_t history_count() const { return history_count_; }
   StackFrames Frames(StackId id) const { return recorder_->stacks_.Frames(id); }
   const RecorderStats& stats() const { return stats_; }
 
-  // Sorts objects and history by (stack, size) so a writer can aggregate them in one merge pass.
+  // Sorts objects by (stack, size, tag) and history by (stack, size) so a writer can aggregate them
+  // in one merge pass.
   void SortByStackAndSize();
 
  private:

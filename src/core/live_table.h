@@ -24,6 +24,9 @@ namespace heaprec {
 
 struct LiveObject {
   StackId stack;
+  // A front end's clock of its own at allocation (Ruby: the GC count, for the object's age); 0 for
+  // native blocks. It fills what would otherwise be padding after `stack`.
+  std::uint32_t generation;
   std::uint64_t size;           // bytes requested by the program
   double weight;                // objects this sample stands for (1 / sampling probability)
   std::uint64_t alloc_time_ns;  // CLOCK_REALTIME at allocation

@@ -13,17 +13,25 @@ namespace {
 
 using Writer = protozero::basic_pbf_writer<ArenaBuffer>;
 
-// The profile's string table. Strings are few (sample types, mapping paths, build ids, comments),
-// all known before the first sample, so a linear search beats a hash table here.
+// The profile's string table: index -> string, plus a hash index for interning. Native profiles
+// have a few dozen strings; a Ruby profile has one per method name and file, thousands.
 class StringTable {
  public:
   explicit StringTable(MemoryResource& memory) : memory_(memory) {}
-  ~StringTable() { memory_.DeallocateArray(strings_, capacity_); }
+  ~StringTable() {
+    memory_.DeallocateArray(strings_, capacity_);
+    memory_.DeallocateArray(slots_, slot_count_);
+  }
 
   // Index of `s`, added if new; -1 when out of memory.
   std::int64_t Intern(const char* s) {
-    for (std::size_t i = 0; i < count_; ++i) {
-      if (std::strcmp(strings_[i], s) == 0) return static_cast<std::int64_t>(i);
+    if ((count_ + 1) * 2 > slot_count_ && !GrowSlots()) return -1;
+    std::uint64_t hash = Hash(s);
+    std::size_t mask = slot_count_ - 1;
+    std::size_t slot = hash & mask;
+    for (; slots_[slot] != 0; slot = (slot + 1) & mask) {
+      const char* existing = strings_[slots_[slot] - 1];
+      if (std::strcmp(existing, s) == 0) return static_cast<std::int64_t>(slots_[slot] - 1);
     }
     if (count_ == capacity_) {
       std::size_t capacity = capacity_ == 0 ? 64 : capacity_ * 2;
@@ -35,19 +43,44 @@ class StringTable {
       capacity_ = capacity;
     }
     strings_[count_] = s;  // callers keep their strings alive until the profile is written
-    return static_cast<std::int64_t>(count_++);
+    slots_[slot] = static_cast<std::uint32_t>(++count_);
+    return static_cast<std::int64_t>(count_ - 1);
   }
   std::size_t size() const { return count_; }
   const char* at(std::size_t i) const { return strings_[i]; }
 
  private:
+  static std::uint64_t Hash(const char* s) {
+    std::uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a, then mixed for the low bits
+    for (; *s != '\0'; ++s) h = (h ^ static_cast<unsigned char>(*s)) * 0x100000001b3ull;
+    return MixBits(h);
+  }
+  bool GrowSlots() {
+    std::size_t slot_count = slot_count_ == 0 ? 256 : slot_count_ * 2;
+    auto* fresh = memory_.AllocateArray<std::uint32_t>(slot_count);
+    if (fresh == nullptr) return false;
+    std::memset(fresh, 0, slot_count * sizeof(std::uint32_t));
+    for (std::size_t i = 0; i < count_; ++i) {
+      std::size_t slot = Hash(strings_[i]) & (slot_count - 1);
+      while (fresh[slot] != 0) slot = (slot + 1) & (slot_count - 1);
+      fresh[slot] = static_cast<std::uint32_t>(i + 1);
+    }
+    memory_.DeallocateArray(slots_, slot_count_);
+    slots_ = fresh;
+    slot_count_ = slot_count;
+    return true;
+  }
+
   MemoryResource& memory_;
   const char** strings_ = nullptr;
   std::size_t count_ = 0;
   std::size_t capacity_ = 0;
+  std::uint32_t* slots_ = nullptr;  // 1 + string index, 0 = empty
+  std::size_t slot_count_ = 0;
 };
 
-// Address -> location id, open addressing. Location ids are dense from 1 in first-seen order.
+// Frame (an address, or a front end's frame value) -> id, open addressing. Ids are dense from 1 in
+// first-seen order. Also maps a FrameDescriber's function ids to profile function ids.
 class LocationIndex {
  public:
   explicit LocationIndex(MemoryResource& memory) : memory_(memory) {}
@@ -105,6 +138,7 @@ class ProfileEncoder {
         sink_(sink),
         strings_(memory),
         locations_(memory),
+        functions_(memory),
         buffer_(memory) {}
 
   bool Encode() {
@@ -119,9 +153,10 @@ class ProfileEncoder {
 
  private:
   bool InternFixedStrings() {
-    const char* fixed[] = {"alloc_objects", "count",           "alloc_space",
-                           "bytes",         "inuse_objects",   "inuse_space",
-                           "space",         "oldest_alloc_ns", "nanoseconds"};
+    const char* fixed[] = {
+        "alloc_objects",   "count",       "alloc_space",         "bytes",
+        "inuse_objects",   "inuse_space", metadata_.period_type, metadata_.period_unit,
+        "oldest_alloc_ns", "nanoseconds"};
     for (const char* s : fixed) {
       if (strings_.Intern(s) < 0) return false;
     }
@@ -137,7 +172,16 @@ class ProfileEncoder {
     return true;
   }
 
-  std::int64_t S(const char* s) { return strings_.Intern(s); }  // already interned: a lookup
+  // The index of `s`: a lookup for the fixed strings, an insertion for a front end's names. Out of
+  // memory fails the whole profile.
+  std::int64_t S(const char* s) {
+    std::int64_t index = strings_.Intern(s);
+    if (index < 0) {
+      ok_ = false;
+      return 0;
+    }
+    return index;
+  }
 
   // Sends the buffered top-level field to the sink.
   void Flush() {
@@ -154,11 +198,13 @@ class ProfileEncoder {
   }
 
   void WriteHeader() {
-    WriteValueType(pprof::kProfileSampleType, "alloc_objects", "count");
-    WriteValueType(pprof::kProfileSampleType, "alloc_space", "bytes");
+    if (metadata_.allocation_totals) {
+      WriteValueType(pprof::kProfileSampleType, "alloc_objects", "count");
+      WriteValueType(pprof::kProfileSampleType, "alloc_space", "bytes");
+    }
     WriteValueType(pprof::kProfileSampleType, "inuse_objects", "count");
     WriteValueType(pprof::kProfileSampleType, "inuse_space", "bytes");
-    WriteValueType(pprof::kProfilePeriodType, "space", "bytes");
+    WriteValueType(pprof::kProfilePeriodType, metadata_.period_type, metadata_.period_unit);
     {
       Writer top(buffer_);
       top.add_int64(pprof::kProfileTimeNanos, metadata_.time_nanos);
@@ -214,6 +260,10 @@ class ProfileEncoder {
       if (id == 0) return false;
       ids[i] = id;
       if (!is_new) continue;
+      if (metadata_.frames != nullptr) {
+        if (!EmitSymbolicLocation(frames.frames[i], id)) return false;
+        continue;
+      }
       {
         Writer top(buffer_);
         Writer location(top, pprof::kProfileLocation);
@@ -227,9 +277,40 @@ class ProfileEncoder {
     return true;
   }
 
+  // A location with one line and no address, and its function the first time one is seen.
+  bool EmitSymbolicLocation(std::uint64_t frame, std::uint64_t location_id) {
+    FrameDescriber::Frame described;
+    if (!metadata_.frames->Describe(frame, &described)) return false;
+    bool new_function = false;
+    std::uint64_t function_id = functions_.Find(described.function_id, &new_function);
+    if (function_id == 0) return false;
+    if (new_function) {
+      {
+        Writer top(buffer_);
+        Writer function(top, pprof::kProfileFunction);
+        std::int64_t name = S(described.name);
+        function.add_uint64(pprof::kFunctionId, function_id);
+        function.add_int64(pprof::kFunctionName, name);
+        function.add_int64(pprof::kFunctionSystemName, name);
+        function.add_int64(pprof::kFunctionFilename, S(described.filename));
+      }
+      Flush();
+    }
+    {
+      Writer top(buffer_);
+      Writer location(top, pprof::kProfileLocation);
+      location.add_uint64(pprof::kLocationId, location_id);
+      Writer line(location, pprof::kLocationLine);
+      line.add_uint64(pprof::kLineFunctionId, function_id);
+      line.add_int64(pprof::kLineLine, described.line);
+    }
+    Flush();
+    return ok_;
+  }
+
   // `oldest_alloc_ns` is the allocation time of the group's oldest live object, 0 when none is
   // live.
-  void WriteSample(StackId stack, std::uint64_t size, const double values[4],
+  void WriteSample(StackId stack, std::uint64_t size, std::uint64_t tag, const double values[4],
                    std::uint64_t oldest_alloc_ns) {
     StackFrames frames = snapshot_.Frames(stack);
     std::uint64_t ids[kMaxDepth];
@@ -244,7 +325,9 @@ class ProfileEncoder {
       sample.add_packed_uint64(pprof::kSampleLocationId, ids, ids + frames.depth);
       std::int64_t rounded[4];
       for (int i = 0; i < 4; ++i) rounded[i] = std::llround(values[i]);
-      sample.add_packed_int64(pprof::kSampleValue, rounded, rounded + 4);
+      // Without allocation totals only the inuse_ pair is written.
+      int first = metadata_.allocation_totals ? 0 : 2;
+      sample.add_packed_int64(pprof::kSampleValue, rounded + first, rounded + 4);
       {
         Writer label(sample, pprof::kSampleLabel);
         label.add_int64(pprof::kLabelKey, S("bytes"));
@@ -257,12 +340,30 @@ class ProfileEncoder {
         label.add_int64(pprof::kLabelNum, static_cast<std::int64_t>(oldest_alloc_ns));
         label.add_int64(pprof::kLabelNumUnit, S("nanoseconds"));
       }
+      if (metadata_.labeler != nullptr) WriteFrontEndLabels(sample, tag);
     }
     Flush();
   }
 
+  void WriteFrontEndLabels(Writer& sample, std::uint64_t tag) {
+    SampleLabel labels[8];
+    std::size_t count = metadata_.labeler->Labels(tag, labels, sizeof(labels) / sizeof(labels[0]));
+    for (std::size_t i = 0; i < count; ++i) {
+      Writer label(sample, pprof::kSampleLabel);
+      label.add_int64(pprof::kLabelKey, S(labels[i].key));
+      if (labels[i].str != nullptr) {
+        label.add_int64(pprof::kLabelStr, S(labels[i].str));
+      } else {
+        label.add_int64(pprof::kLabelNum, labels[i].num);
+        if (labels[i].num_unit != nullptr)
+          label.add_int64(pprof::kLabelNumUnit, S(labels[i].num_unit));
+      }
+    }
+  }
+
   // Merges the sorted live objects and the sorted allocation history into one sample per
-  // (stack, size): values are {alloc_objects, alloc_space, inuse_objects, inuse_space}.
+  // (stack, size, tag): values are {alloc_objects, alloc_space, inuse_objects, inuse_space}. The
+  // history has no tags: its totals go to the group with tag 0 (the native front end tags nothing).
   void WriteSamples() {
     const HeapSnapshot::Object* objects = snapshot_.objects();
     const AllocationTotals* history = snapshot_.history();
@@ -270,7 +371,7 @@ class ProfileEncoder {
     const std::size_t on = snapshot_.object_count(), hn = snapshot_.history_count();
     while (ok_ && (oi < on || hi < hn)) {
       StackId stack;
-      std::uint64_t size;
+      std::uint64_t size, tag = 0;
       bool take_history;
       if (hi < hn &&
           (oi >= on || history[hi].stack < objects[oi].stack ||
@@ -281,6 +382,7 @@ class ProfileEncoder {
       } else {
         stack = objects[oi].stack;
         size = objects[oi].size;
+        tag = objects[oi].tag;
         take_history = false;
       }
       double values[4] = {0, 0, 0, 0};
@@ -290,13 +392,15 @@ class ProfileEncoder {
         ++hi;
       }
       std::uint64_t oldest = 0;
-      for (; oi < on && objects[oi].stack == stack && objects[oi].size == size; ++oi) {
+      for (; oi < on && objects[oi].stack == stack && objects[oi].size == size &&
+             objects[oi].tag == tag;
+           ++oi) {
         values[2] += objects[oi].weight;
         values[3] += objects[oi].weight * static_cast<double>(size);
         std::uint64_t t = objects[oi].alloc_time_ns;
         if (t != 0 && (oldest == 0 || t < oldest)) oldest = t;
       }
-      WriteSample(stack, size, values, oldest);
+      WriteSample(stack, size, tag, values, oldest);
     }
   }
 
@@ -317,6 +421,7 @@ class ProfileEncoder {
   ByteSink& sink_;
   StringTable strings_;
   LocationIndex locations_;
+  LocationIndex functions_;  // FrameDescriber function id -> profile function id
   ArenaBuffer buffer_;
   bool ok_ = true;
 };

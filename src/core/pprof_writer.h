@@ -8,9 +8,12 @@
 //   memory
 //
 // Values are sums of per-object weights (each object unbiased at sample time), rounded once per
-// sample. Frames are written as locations with an address and the mapping that contains it;
-// symbolization happens later, outside the profiled process. The stream is written top-level field
-// by top-level field, so memory stays bounded by the location index and the largest single message.
+// sample. Native frames are written as locations with an address and the mapping that contains it;
+// symbolization happens later, outside the profiled process. A language runtime's frames are
+// already symbolic: with a FrameDescriber each location gets a line and a function instead, and a
+// SampleLabeler adds the front end's own labels (Ruby: the object's class and GC age). The stream
+// is written top-level field by top-level field, so memory stays bounded by the location index and
+// the largest single message.
 //
 // Runs in the profiled process: no malloc (memory from the MemoryResource), no locks of its own, no
 // exceptions. Not signal-safe.
@@ -33,6 +36,41 @@ struct ProfileMapping {
   const char* build_id;  // lowercase hex, "" when unknown
 };
 
+// Describes symbolic frames (an interpreter's methods with file and line). The strings must stay
+// valid until the profile is written.
+class FrameDescriber {
+ public:
+  struct Frame {
+    std::uint64_t function_id;  // the same id for every frame of one function (name and file)
+    const char* name;
+    const char* filename;
+    std::int64_t line;
+  };
+  // Fills `out` for `frame` (an opaque value recorded in a stack); false drops the sample.
+  virtual bool Describe(std::uint64_t frame, Frame* out) const = 0;
+
+ protected:
+  ~FrameDescriber() = default;
+};
+
+struct SampleLabel {
+  const char* key;
+  const char* str;  // a string label when not null, otherwise numeric
+  std::int64_t num;
+  const char* num_unit;  // may be null
+};
+
+// Turns a HeapSnapshot::Object tag into labels. The strings must stay valid until the profile is
+// written.
+class SampleLabeler {
+ public:
+  // Writes at most `capacity` labels for objects tagged `tag`; returns how many.
+  virtual std::size_t Labels(std::uint64_t tag, SampleLabel* out, std::size_t capacity) const = 0;
+
+ protected:
+  ~SampleLabeler() = default;
+};
+
 struct ProfileMetadata {
   std::uint64_t sample_interval;
   std::int64_t time_nanos;
@@ -41,6 +79,14 @@ struct ProfileMetadata {
   std::size_t mapping_count;
   const char* const* comments;
   std::size_t comment_count;
+  // What the interval counts: bytes for the native sampler, objects for a per-object sampler.
+  const char* period_type = "space";
+  const char* period_unit = "bytes";
+  // Writes alloc_objects/alloc_space from the allocation history; a front end that keeps no
+  // history writes only the inuse_ types.
+  bool allocation_totals = true;
+  const FrameDescriber* frames = nullptr;  // null: frames are addresses
+  const SampleLabeler* labeler = nullptr;  // null: no labels beyond bytes and oldest_alloc_ns
 };
 
 // Writes `snapshot` (sorted with SortByStackAndSize) to `sink`. Returns false if the sink failed or

@@ -11,7 +11,7 @@
 
 #include "core/arena.h"
 #include "preload/process_mappings.h"
-#include "preload/profile_output.h"
+#include "core/profile_output.h"
 #include "preload/profiler.h"
 #include "preload/profiler_state.h"
 #include "preload/thread_state.h"

@@ -15,7 +15,7 @@
 #include "core/sampler.h"
 #include "preload/dump_thread.h"
 #include "preload/process_mappings.h"
-#include "preload/profile_output.h"
+#include "core/profile_output.h"
 #include "preload/profiler_state.h"
 #include "preload/real_allocator.h"
 #include "preload/settings.h"

@@ -14,7 +14,7 @@ TEST(LiveTableTest, InsertFindRemove) {
   LiveTable table(memory);
   LiveObject replaced;
   EXPECT_FALSE(table.MayContain(0x1000));
-  EXPECT_EQ(table.Insert(0x1000, {1, 64, 2.0, 5}, &replaced), LiveTable::InsertResult::kInserted);
+  EXPECT_EQ(table.Insert(0x1000, {1, 0, 64, 2.0, 5}, &replaced), LiveTable::InsertResult::kInserted);
   EXPECT_TRUE(table.MayContain(0x1000));
   EXPECT_EQ(table.size(), 1u);
   LiveObject removed;
@@ -32,8 +32,8 @@ TEST(LiveTableTest, ReinsertingALiveKeyReplacesIt) {
   SystemMemoryResource memory;
   LiveTable table(memory);
   LiveObject replaced;
-  table.Insert(0x10, {1, 8, 1, 0}, &replaced);
-  EXPECT_EQ(table.Insert(0x10, {2, 16, 1, 0}, &replaced), LiveTable::InsertResult::kReplaced);
+  table.Insert(0x10, {1, 0, 8, 1, 0}, &replaced);
+  EXPECT_EQ(table.Insert(0x10, {2, 0, 16, 1, 0}, &replaced), LiveTable::InsertResult::kReplaced);
   EXPECT_EQ(replaced.stack, 1u);
   EXPECT_EQ(table.size(), 1u);
 }
@@ -53,7 +53,7 @@ TEST(LiveTableTest, ManyKeysWithChurnStayConsistent) {
       ASSERT_TRUE(table.Remove(key, &scratch));
       live.erase(key);
     } else {
-      ASSERT_EQ(table.Insert(key, {1, key, 1, 0}, &scratch), LiveTable::InsertResult::kInserted);
+      ASSERT_EQ(table.Insert(key, {1, 0, key, 1, 0}, &scratch), LiveTable::InsertResult::kInserted);
       live.insert(key);
     }
   }

@@ -4,7 +4,7 @@
 #include <climits>
 #include <string>
 
-#include "preload/profile_output.h"
+#include "core/profile_output.h"
 
 namespace heaprec::preload {
 namespace {

@@ -18,7 +18,7 @@
 #include "core/memory_resource.h"
 #include "core/pprof_writer.h"
 
-namespace heaprec::preload {
+namespace heaprec {
 
 // Expands `pattern` into `out`. sequence 0 means "the final dump" (no sequence number). Returns
 // false when the result does not fit.
@@ -33,4 +33,4 @@ int WriteProfileFile(const char* path, const HeapSnapshot& snapshot,
 // every process wrote (one write with O_APPEND, so concurrent processes never interleave a line).
 void AppendToManifest(const char* manifest, int pid, const char* reason, const char* path);
 
-}  // namespace heaprec::preload
+}  // namespace heaprec

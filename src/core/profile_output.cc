@@ -1,4 +1,4 @@
-#include "preload/profile_output.h"
+#include "core/profile_output.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -11,7 +11,7 @@
 
 #include "core/gzip_file_sink.h"
 
-namespace heaprec::preload {
+namespace heaprec {
 namespace {
 
 class Appender {
@@ -185,4 +185,4 @@ void AppendToManifest(const char* manifest, int pid, const char* reason, const c
   close(fd);
 }
 
-}  // namespace heaprec::preload
+}  // namespace heaprec
