@@ -13,8 +13,9 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   golang-go golang-github-google-pprof-dev  # the standalone pprof used to validate our output
   chromium            # headless browser for the flame-graph page test (tests/flame)
+  ruby ruby-dev       # the Ruby front end (ruby/): headers and libruby for its extension; minitest
   # tests/reliability: other allocators beside heaprec, and real programs run under it
-  libjemalloc2 libtcmalloc-minimal4 ruby sqlite3 git perl
+  libjemalloc2 libtcmalloc-minimal4 sqlite3 git perl
 )
 # Node.js and npm install the flame-graph page's packages at build time (web/package-lock.json).
 # The machines come with them (Node.js 20, npm bundled); Debian's packages only where they are missing.

@@ -1,0 +1,22 @@
+# frozen_string_literal: true
+
+# Builds heaprec_ext for `gem build`/`gem install` from this repository. The extension compiles the
+# heap recorder core from src/core (two directories up from the gem) rather than a copy of it, so
+# the gem must be built from a checkout. CMake builds the same extension for the tests (ruby/CMakeLists.txt).
+require "mkmf"
+
+core = File.expand_path("../../../src/core", __dir__)
+abort "heaprec: the core sources are not at #{core}: build the gem from a heaprec checkout" unless Dir.exist?(core)
+abort "heaprec: zlib headers missing (apt-get install zlib1g-dev)" unless have_header("zlib.h")
+abort "heaprec: protozero headers missing (apt-get install libprotozero-dev)" unless MakeMakefile["C++"].have_header("protozero/pbf_writer.hpp")
+
+core_sources = %w[allocation_history arena arena_buffer gzip_file_sink heap_recorder live_table
+                  memory_resource object_sampler pprof_writer profile_output sampled_key_filter sampler
+                  stack_table]
+$srcs = Dir[File.join(__dir__, "*.cc")].map { |f| File.basename(f) } + core_sources.map { |n| "#{n}.cc" }
+$VPATH << core
+$INCFLAGS << " -I#{File.dirname(core)}"
+$CXXFLAGS << " -std=c++20 -fvisibility=hidden -fno-rtti -DHEAPREC_VERSION=\\\"0.1.0\\\""
+$LDFLAGS << " -Wl,--exclude-libs,ALL"
+$libs << " -lz"
+create_makefile("heaprec/heaprec_ext")

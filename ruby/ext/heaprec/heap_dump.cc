@@ -1,0 +1,235 @@
+#include "heap_dump.h"
+
+#include <ruby/thread.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/pprof_writer.h"
+#include "core/profile_output.h"
+#include "heap_profiler.h"
+
+// Exported by libruby (ext/objspace uses it) but not declared in its public headers.
+extern "C" size_t rb_obj_memsize_of(VALUE);
+
+namespace heaprec::ruby {
+
+DumpTesting g_dump_testing;
+
+namespace {
+
+// The class of each live object, by index; a tag holds (class index << 32 | age in GCs).
+class ClassLabeler final : public SampleLabeler {
+ public:
+  std::uint32_t IndexOf(VALUE klass) {
+    // The VM hides some objects after creating them (class pointer cleared: temporary buffers);
+    // they have no class to name.
+    if (klass == 0 || !RB_TYPE_P(klass, T_CLASS)) return FixedIndex("(hidden)", &hidden_);
+    auto it = index_.find(klass);
+    if (it != index_.end()) return it->second;
+    // A class object lives at least as long as its instances, so the VALUE is a stable key for
+    // the duration of this pass. rb_class_name gives "#<Class:0x...>" for anonymous classes.
+    VALUE name = rb_class_name(klass);
+    names_.emplace_back(RSTRING_PTR(name), static_cast<std::size_t>(RSTRING_LEN(name)));
+    std::uint32_t index = static_cast<std::uint32_t>(names_.size() - 1);
+    index_.emplace(klass, index);
+    return index;
+  }
+  std::uint32_t UnknownIndex() { return FixedIndex("(unknown)", &unknown_); }
+
+  std::size_t Labels(std::uint64_t tag, SampleLabel* out, std::size_t capacity) const override {
+    if (capacity < 2) return 0;
+    out[0] = {"class", names_[tag >> 32].c_str(), 0, nullptr};
+    out[1] = {"gc_age", nullptr, static_cast<std::int64_t>(tag & 0xffffffffu), "gc_cycles"};
+    return 2;
+  }
+
+ private:
+  std::unordered_map<VALUE, std::uint32_t> index_;
+  std::vector<std::string> names_;
+  std::uint32_t unknown_ = UINT32_MAX;
+  std::uint32_t hidden_ = UINT32_MAX;
+
+  std::uint32_t FixedIndex(const char* name, std::uint32_t* index) {
+    if (*index == UINT32_MAX) {
+      names_.emplace_back(name);
+      *index = static_cast<std::uint32_t>(names_.size() - 1);
+    }
+    return *index;
+  }
+};
+
+}  // namespace
+
+// Everything one dump owns, on the heap: an exception unwinding the dump (Ruby uses longjmp) skips
+// C++ destructors, so the rb_ensure cleanup deletes this instead.
+struct DumpJob {
+  HeapProfiler* profiler;
+  std::string path;
+  HeapSnapshot snapshot;
+  ClassLabeler classes;
+  std::vector<std::string> comments;
+  std::vector<const char*> comment_pointers;
+  std::uint64_t taken_ns = 0;
+  int error = 0;
+  bool hook_was_suppressed = false;
+};
+
+namespace {
+
+ID g_id2ref_method;
+VALUE g_object_space_module = Qnil;
+
+VALUE CallId2Ref(VALUE id) { return rb_funcall(g_object_space_module, g_id2ref_method, 1, id); }
+
+enum class Liveness { kAlive, kDead, kUncheckable };
+
+// _id2ref raises RangeError for an id whose object is gone ("recycled object") and, with several
+// ractors running, for one it may not hand out ("unshareable object on multi-ractor"): such an
+// object is alive but cannot be measured from here, so it is kept with its last known size.
+Liveness LookUp(std::uint64_t key, VALUE* object, int* state) {
+  *state = 0;
+  *object = rb_protect(CallId2Ref, ULL2NUM(key), state);
+  if (*state == 0) return Liveness::kAlive;
+  VALUE error = rb_errinfo();
+  if (!rb_obj_is_kind_of(error, rb_eRangeError)) return Liveness::kDead;  // caller re-raises
+  rb_set_errinfo(Qnil);
+  VALUE message = rb_funcall(error, rb_intern("message"), 0);
+  std::string text(RSTRING_PTR(message), static_cast<std::size_t>(RSTRING_LEN(message)));
+  *state = 0;
+  return text.find("unshareable") != std::string::npos ? Liveness::kUncheckable : Liveness::kDead;
+}
+
+void LivenessPass(DumpJob& job) {
+  HeapSnapshot::Object* objects = job.snapshot.mutable_objects();
+  std::size_t count = job.snapshot.object_count(), kept = 0;
+  std::uint32_t gc_now = static_cast<std::uint32_t>(rb_gc_count());
+  for (std::size_t i = 0; i < count; ++i) {
+    if (g_dump_testing.fail_during_liveness_pass && i == count / 2) {
+      g_dump_testing.fail_during_liveness_pass = false;
+      rb_raise(rb_eRuntimeError, "heaprec testing: failure injected during serialization");
+    }
+    HeapSnapshot::Object o = objects[i];
+    VALUE object;
+    int state;
+    Liveness liveness = LookUp(o.key, &object, &state);
+    if (state != 0) rb_jump_tag(state);  // not a RangeError: an interrupt, say; ensure cleans up
+    if (liveness == Liveness::kDead) {
+      job.profiler->recorder().Forget(o.key);
+      continue;
+    }
+    // Age in GCs survived, from the GC count at allocation (unsigned: wraps consistently).
+    std::uint32_t age = gc_now - o.generation;
+    if (age == 0) continue;  // not yet survived a GC: still tracked, not yet reported
+    std::uint32_t class_index;
+    if (liveness == Liveness::kAlive) {
+      o.size = rb_obj_memsize_of(object);
+      class_index = job.classes.IndexOf(rb_obj_class(object));
+    } else {
+      class_index = job.classes.UnknownIndex();
+    }
+    o.tag = (static_cast<std::uint64_t>(class_index) << 32) | age;
+    objects[kept++] = o;
+  }
+  job.snapshot.Truncate(kept);
+}
+
+void AddComments(DumpJob& job) {
+  VALUE description = rb_const_get(rb_cObject, rb_intern("RUBY_DESCRIPTION"));
+  const ProfilerOptions& options = job.profiler->options();
+  job.comments.push_back("heaprec " HEAPREC_VERSION " ruby front end: live objects, sample_every=" +
+                         std::to_string(options.sample_every));
+  job.comments.push_back(
+      std::string(RSTRING_PTR(description), static_cast<std::size_t>(RSTRING_LEN(description))));
+  ProfilerStats stats = job.profiler->Stats();
+  RecorderStats recorder = job.snapshot.stats();
+  job.comments.push_back("sampled=" + std::to_string(stats.sampled) +
+                         " skipped=" + std::to_string(stats.skipped + recorder.dropped) +
+                         " tracked=" + std::to_string(recorder.live_objects) +
+                         " stacks=" + std::to_string(recorder.stacks));
+  for (const std::string& c : job.comments) job.comment_pointers.push_back(c.c_str());
+}
+
+void* WriteWithoutGvl(void* argument) {
+  DumpJob& job = *static_cast<DumpJob*>(argument);
+  if (g_dump_testing.write_delay_seconds > 0) {
+    usleep(static_cast<useconds_t>(std::lround(g_dump_testing.write_delay_seconds * 1e6)));
+  }
+  job.snapshot.SortByStackAndSize();
+  HeapProfiler& profiler = *job.profiler;
+  ProfileMetadata metadata = {profiler.options().sample_every,
+                              static_cast<std::int64_t>(job.taken_ns),
+                              static_cast<std::int64_t>(job.taken_ns) - profiler.start_time_ns(),
+                              nullptr,
+                              0,
+                              job.comment_pointers.data(),
+                              job.comment_pointers.size()};
+  metadata.period_type = "objects";
+  metadata.period_unit = "count";
+  metadata.allocation_totals = false;
+  metadata.frames = &profiler.frames();
+  metadata.labeler = &job.classes;
+  job.error = WriteProfileFile(job.path.c_str(), job.snapshot, metadata, profiler.memory());
+  return nullptr;
+}
+
+VALUE DumpBody(VALUE argument) {
+  DumpJob& job = *reinterpret_cast<DumpJob*>(argument);
+  job.hook_was_suppressed = SuppressHookOnThisThread(true);  // restored by the ensure handler
+  job.profiler->DrainPending();
+  job.taken_ns = RealtimeNanoseconds();
+  if (!job.snapshot.Take(job.profiler->recorder())) {
+    rb_raise(rb_eNoMemError, "heaprec: out of memory copying the live set");
+  }
+  LivenessPass(job);
+  job.profiler->frames().ResolveNames();
+  AddComments(job);
+  rb_thread_call_without_gvl(WriteWithoutGvl, &job, nullptr, nullptr);
+  if (job.error != 0) {
+    rb_syserr_fail_str(job.error, rb_sprintf("heaprec: cannot write profile %s", job.path.c_str()));
+  }
+  return rb_str_new(job.path.data(), static_cast<long>(job.path.size()));
+}
+
+}  // namespace
+
+VALUE DumpProfile(HeapProfiler& profiler, VALUE path) {
+  if (g_object_space_module == Qnil) {
+    g_object_space_module = rb_const_get(rb_cObject, rb_intern("ObjectSpace"));
+    g_id2ref_method = rb_intern("_id2ref");
+  }
+  if (profiler.active_dump != nullptr) {
+    rb_raise(rb_eRuntimeError, "heaprec: a dump is already in progress in another thread");
+  }
+  StringValue(path);
+  auto* job =
+      new DumpJob{&profiler, std::string(RSTRING_PTR(path), RSTRING_LEN(path)), {}, {}, {}, {}};
+  profiler.active_dump = job;
+  return rb_ensure(
+      DumpBody, reinterpret_cast<VALUE>(job),
+      [](VALUE argument) -> VALUE {
+        auto* job = reinterpret_cast<DumpJob*>(argument);
+        HeapProfiler* profiler = job->profiler;
+        SuppressHookOnThisThread(job->hook_was_suppressed);
+        job->snapshot.Release();
+        profiler->active_dump = nullptr;
+        delete job;
+        if (profiler->stop_requested) RetireStoppedProfiler(profiler);
+        return Qnil;
+      },
+      reinterpret_cast<VALUE>(job));
+}
+
+void AbandonDumpInChild(HeapProfiler& profiler) {
+  if (profiler.active_dump == nullptr) return;
+  // The dumping thread does not exist in the child; its job (and memory) is left behind, but the
+  // pinned stacks must be released and the profiler made available again.
+  profiler.active_dump->snapshot.Release();
+  profiler.active_dump = nullptr;
+}
+
+}  // namespace heaprec::ruby

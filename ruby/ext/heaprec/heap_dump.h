@@ -1,0 +1,39 @@
+// Heaprec.dump: turns the recorder's live set into a pprof file.
+//
+//   GVL held    drain the pending queue; snapshot the live set (stacks pinned); for each object
+//               ask the VM whether its id is still alive (ObjectSpace._id2ref): dead ones are
+//               forgotten, live ones get their current size (ObjectSpace.memsize_of), class and age
+//               in GCs; objects that have not survived a GC yet are left out; frame names resolved
+//   GVL released  sort and write the profile (gzip, atomic rename) while other threads run and
+//               allocate; their objects go into the recorder, not into this snapshot
+//   ensure      whatever happened (an exception, a write error, Thread#raise), the snapshot is
+//               released and the profiler is free for the next dump
+//
+// No lock of heaprec's is held across a call into Ruby: the recorder's locks are taken and released
+// inside each recorder call, so an exception unwinding through the dump cannot leave one held.
+#pragma once
+
+#include <ruby.h>
+
+namespace heaprec::ruby {
+
+class HeapProfiler;
+
+// Writes the profile to `path`; raises SystemCallError when it cannot be written.
+VALUE DumpProfile(HeapProfiler& profiler, VALUE path);
+
+// Deletes a profiler that Heaprec.stop retired while this dump was using it (extension.cc).
+void RetireStoppedProfiler(HeapProfiler* profiler);
+
+// The child side of fork() for a dump that was running in another thread of the parent.
+void AbandonDumpInChild(HeapProfiler& profiler);
+
+// Test-only fault injection (Heaprec::Testing): a delay inside the GVL-released write phase, and
+// an exception in the middle of the liveness pass.
+struct DumpTesting {
+  double write_delay_seconds = 0;
+  bool fail_during_liveness_pass = false;
+};
+extern DumpTesting g_dump_testing;
+
+}  // namespace heaprec::ruby

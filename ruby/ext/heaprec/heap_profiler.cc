@@ -1,0 +1,125 @@
+#include "heap_profiler.h"
+
+#include <ruby/debug.h>
+#include <time.h>
+
+#include <new>
+
+namespace heaprec::ruby {
+namespace {
+
+thread_local bool t_hook_suppressed = false;
+
+void DrainPendingJob(void*);
+
+// Objects a Ruby program can hold: not the VM's internal ones (instruction sequences, method
+// entries, hidden strings and arrays with no class), which ObjectSpace does not show either.
+bool IsProgramObject(VALUE object) {
+  if (RBASIC_CLASS(object) == 0) return false;
+  switch (RB_BUILTIN_TYPE(object)) {
+    case T_NONE:
+    case T_IMEMO:
+    case T_NODE:
+    case T_ICLASS:
+    case T_ZOMBIE:
+    case T_MOVED:
+      return false;
+    default:
+      return true;
+  }
+}
+
+}  // namespace
+
+std::uint64_t RealtimeNanoseconds() {
+  timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  return static_cast<std::uint64_t>(now.tv_sec) * 1000000000u +
+         static_cast<std::uint64_t>(now.tv_nsec);
+}
+
+bool SuppressHookOnThisThread(bool suppressed) {
+  bool previous = t_hook_suppressed;
+  t_hook_suppressed = suppressed;
+  return previous;
+}
+
+HeapProfiler::HeapProfiler(const ProfilerOptions& options)
+    : options_(options),
+      // Ruby's liveness comes from the VM, and only live objects are reported: no history, so a
+      // stack is freed with its last object.
+      recorder_(memory_, RecorderOptions{.keep_allocation_history = false}),
+      frame_buffer_(options.max_depth),
+      line_buffer_(options.max_depth),
+      start_time_ns_(static_cast<std::int64_t>(RealtimeNanoseconds())) {
+  sampler_.Configure(options.sample_every, options.seed);
+  pending_.reserve(1024);
+  pending_frames_.reserve(1024 * 16);
+}
+
+HeapProfiler::~HeapProfiler() = default;
+
+void HeapProfiler::OnNewObject(VALUE object) {
+  if (!sampler_.ShouldSample()) return;
+  if (t_hook_suppressed || !IsProgramObject(object)) return;
+  ++sampled_;
+  if (pending_.size() >= kMaxPending) {  // the postponed job has not run for a long while
+    ++skipped_;
+    return;
+  }
+  int depth = rb_profile_frames(0, static_cast<int>(options_.max_depth), frame_buffer_.data(),
+                                line_buffer_.data());
+  if (depth < 0) depth = 0;
+  std::size_t first = pending_frames_.size();
+  // Growing these vectors uses malloc, never the Ruby heap, so it cannot start a GC.
+  for (int i = 0; i < depth; ++i) {
+    std::uint32_t index = frames_.Intern(frame_buffer_[i]);
+    if (index == FrameRegistry::kNoFrame) {
+      pending_frames_.resize(first);
+      ++skipped_;
+      return;
+    }
+    pending_frames_.push_back(FrameRegistry::Encode(index, line_buffer_[i]));
+  }
+  pending_.push_back({object, static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(depth),
+                      RealtimeNanoseconds(), static_cast<std::uint32_t>(rb_gc_count())});
+  if (pending_.size() == 1) rb_postponed_job_register_one(0, DrainPendingJob, nullptr);
+}
+
+void HeapProfiler::DrainPending() {
+  bool was_suppressed = SuppressHookOnThisThread(true);
+  // Index loop: GC may run inside rb_obj_id (it allocates table entries) and mark the list, so
+  // the entries stay in place until all are recorded.
+  for (std::size_t i = 0; i < pending_.size(); ++i) {
+    const PendingObject& p = pending_[i];
+    VALUE id = rb_obj_id(p.object);
+    std::uint64_t key = RB_FIXNUM_P(id) ? static_cast<std::uint64_t>(FIX2LONG(id)) : NUM2ULL(id);
+    // The size is provisional (the object was empty when sampled); dumps measure it again.
+    recorder_.Record(key, pending_frames_.data() + p.first_frame, p.depth, 0, sampler_.weight(),
+                     p.alloc_time_ns, p.generation);
+  }
+  pending_.clear();
+  pending_frames_.clear();
+  SuppressHookOnThisThread(was_suppressed);
+}
+
+void HeapProfiler::Mark() const {
+  frames_.Mark();
+  for (const PendingObject& p : pending_) rb_gc_mark(p.object);
+}
+
+ProfilerStats HeapProfiler::Stats() const { return {sampled_, skipped_, pending_.size()}; }
+
+void HeapProfiler::BeforeFork() { recorder_.LockForFork(); }
+void HeapProfiler::AfterForkInParent() { recorder_.UnlockAfterForkInParent(); }
+void HeapProfiler::AfterForkInChild() { recorder_.ResetAfterForkInChild(); }
+
+extern HeapProfiler* g_profiler;
+
+namespace {
+void DrainPendingJob(void*) {
+  if (g_profiler != nullptr) g_profiler->DrainPending();
+}
+}  // namespace
+
+}  // namespace heaprec::ruby

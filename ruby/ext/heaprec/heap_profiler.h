@@ -1,0 +1,114 @@
+// The Ruby front end's profiler: samples object allocations through the VM's NEWOBJ event and
+// records the sampled objects in the same HeapRecorder the native front end uses.
+//
+//   NEWOBJ hook ─▶ ObjectSampler ─▶ rb_profile_frames ─▶ FrameRegistry ─▶ pending list
+//                                   (no Ruby allocation, no GC: capture only)
+//   postponed job / dump ─▶ DrainPending: rb_obj_id ─▶ HeapRecorder.Record(key = object id)
+//   dump ─▶ snapshot ─▶ _id2ref per object: dead ones forgotten, live ones measured (heap_dump.h)
+//
+// Why object ids. The VM frees objects without telling anyone reliably (a missed free hook would
+// leave a dead object "live" forever), so liveness is asked of the VM at dump time instead. Since
+// Ruby 2.7 an object id is a counter value assigned on first use, never reused and unchanged by
+// compaction, so "is id N alive" has one right answer even after the object's slot is recycled.
+// Asking for an id allocates inside the VM (a table entry, rarely a Bignum), which the NEWOBJ hook
+// must not do; so the hook only queues the object, marked (and pinned) by this profiler until the
+// postponed job or the next dump assigns its id.
+//
+// Threads: everything except the write phase of a dump runs with the GVL held, which is what
+// serializes the hook, the drain and the dump's bookkeeping. The HeapRecorder is thread-safe on
+// its own, so the write phase (GVL released) runs while other threads allocate and are recorded.
+#pragma once
+
+#include <ruby.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "core/heap_recorder.h"
+#include "core/memory_resource.h"
+#include "core/object_sampler.h"
+#include "frame_registry.h"
+
+namespace heaprec::ruby {
+
+struct ProfilerOptions {
+  std::uint64_t sample_every = 1000;  // 1 tracks every object
+  std::uint64_t seed = 0;
+  std::uint32_t max_depth = 400;
+};
+
+struct ProfilerStats {
+  std::uint64_t sampled;  // objects chosen by the sampler and queued
+  std::uint64_t skipped;  // sampled but dropped: pending list full or out of memory
+  std::uint64_t pending;  // queued, waiting for an object id
+};
+
+struct DumpJob;
+
+class HeapProfiler {
+ public:
+  explicit HeapProfiler(const ProfilerOptions& options);
+  ~HeapProfiler();
+  HeapProfiler(const HeapProfiler&) = delete;
+  HeapProfiler& operator=(const HeapProfiler&) = delete;
+
+  // The NEWOBJ hook's work. GVL held; allocates no Ruby object.
+  void OnNewObject(VALUE object);
+
+  // Assigns ids to the queued objects and records them. GVL held; may allocate Ruby objects.
+  void DrainPending();
+
+  // GC mark function: frames and queued objects.
+  void Mark() const;
+
+  // fork() handlers (pthread_atfork): the child inherits tracked objects, which are alive there.
+  void BeforeFork();
+  void AfterForkInParent();
+  void AfterForkInChild();
+
+  HeapRecorder& recorder() { return recorder_; }
+  FrameRegistry& frames() { return frames_; }
+  MemoryResource& memory() { return memory_; }
+  const ProfilerOptions& options() const { return options_; }
+  double weight() const { return sampler_.weight(); }
+  ProfilerStats Stats() const;
+  std::int64_t start_time_ns() const { return start_time_ns_; }
+
+  // The dump in progress, if any (at most one at a time; set and cleared with the GVL held).
+  DumpJob* active_dump = nullptr;
+  // Heaprec.stop during a dump: the dump's cleanup destroys the profiler instead.
+  bool stop_requested = false;
+
+ private:
+  struct PendingObject {
+    VALUE object;
+    std::uint32_t first_frame;  // index into pending_frames_
+    std::uint32_t depth;
+    std::uint64_t alloc_time_ns;
+    std::uint32_t generation;  // rb_gc_count() at allocation
+  };
+  static constexpr std::size_t kMaxPending = 1 << 16;
+
+  const ProfilerOptions options_;
+  SystemMemoryResource memory_;
+  HeapRecorder recorder_;
+  FrameRegistry frames_;
+  ObjectSampler sampler_;
+  std::vector<VALUE> frame_buffer_;
+  std::vector<int> line_buffer_;
+  std::vector<PendingObject> pending_;
+  std::vector<std::uint64_t> pending_frames_;
+  std::uint64_t sampled_ = 0;
+  std::uint64_t skipped_ = 0;
+  std::int64_t start_time_ns_;
+};
+
+// While set on a thread, the hook ignores that thread's allocations: the profiler's own Ruby
+// objects (names, exceptions from _id2ref) are not the program's. Other threads keep being sampled.
+// Returns the previous setting. Code that may be unwound by a Ruby exception restores it in an
+// rb_ensure handler (a C++ destructor would be skipped).
+bool SuppressHookOnThisThread(bool suppressed);
+
+std::uint64_t RealtimeNanoseconds();
+
+}  // namespace heaprec::ruby

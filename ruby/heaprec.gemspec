@@ -1,0 +1,17 @@
+# frozen_string_literal: true
+
+# The heaprec gem: the Ruby front end of heaprec. Its native extension compiles the heap recorder
+# core (../src/core) directly, so the gem and the native profiler share one implementation.
+Gem::Specification.new do |spec|
+  spec.name = "heaprec"
+  spec.version = "0.1.0"
+  spec.summary = "Sampling live-heap profiler for Ruby objects (pprof output)"
+  spec.description = "Samples object allocations, tracks which sampled objects are still alive " \
+                     "and writes them as a pprof heap profile with Ruby stacks, classes and GC ages."
+  spec.authors = ["heaprec authors"]
+  spec.license = "Apache-2.0"
+  spec.required_ruby_version = ">= 3.0"
+  spec.files = Dir["lib/**/*.rb", "ext/heaprec/*.{cc,h,rb}"]
+  spec.require_paths = ["lib"]
+  spec.extensions = ["ext/heaprec/extconf.rb"]
+end

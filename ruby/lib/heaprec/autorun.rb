@@ -1,0 +1,99 @@
+# frozen_string_literal: true
+
+# Profiles an unmodified program: `heaprec run --ruby -- ruby app.rb` loads this file through
+# RUBYOPT=-rheaprec/autorun. Settings come from the environment, as for the native profiler:
+#
+#   HEAPREC_OUTPUT         output template: %p pid, %t time, %e program (default heaprec.%e.%p.pb.gz)
+#   HEAPREC_SAMPLE_EVERY   sample each object with probability 1/N (default 1000; 1 = every object)
+#   HEAPREC_DUMP_INTERVAL  also dump every S seconds (numbered files), for `heaprec leaks`
+#   HEAPREC_SEED           fixed sampling seed; HEAPREC_MAX_DEPTH frames per stack (default 400)
+#   HEAPREC_MANIFEST       set by `heaprec run`: where each written file is reported
+#
+# A bad setting is reported on stderr and the program runs unprofiled: the profiler must never stop
+# the program. Dump failures are reported the same way and never change the program's exit status.
+require "heaprec"
+
+module Heaprec
+  module Autorun
+    class SettingError < StandardError; end
+
+    module_function
+
+    def integer_setting(name, default)
+      value = ENV[name]
+      return default if value.nil? || value.empty?
+      Integer(value, 10).tap { |n| raise SettingError if n < 1 }
+    rescue ArgumentError, SettingError
+      raise SettingError, "#{name}=#{value.inspect} is not a positive integer"
+    end
+
+    def seconds_setting(name)
+      value = ENV[name]
+      return 0.0 if value.nil? || value.empty?
+      Float(value).tap { |s| raise SettingError if s.negative? || !s.finite? }
+    rescue ArgumentError, SettingError
+      raise SettingError, "#{name}=#{value.inspect} is not a number of seconds such as 10 or 0.5"
+    end
+
+    def program_name
+      File.basename($PROGRAM_NAME.to_s).then { |n| n.empty? ? "ruby" : n }
+    end
+
+    def dump(reason, sequence)
+      path = Heaprec._expand_output_template(@output, sequence, program_name)
+      Heaprec.dump(path)
+      manifest = ENV["HEAPREC_MANIFEST"]
+      if manifest && !manifest.empty?
+        Heaprec._append_to_manifest(manifest, reason, path)
+      else
+        warn "heaprec: wrote #{path}"
+      end
+    rescue StandardError => e
+      warn "heaprec: could not write profile: #{e.message}"
+    end
+
+    # Interval dumps run in a thread; a forked child starts its own (threads do not survive fork).
+    def start_interval_dumps
+      return unless @interval.positive?
+      @sequence = 0
+      @interval_thread = Thread.new do
+        Thread.current.name = "heaprec-dump"
+        loop do
+          sleep @interval
+          dump("interval", @sequence += 1)
+        end
+      end
+    end
+
+    def install
+      @output = ENV.fetch("HEAPREC_OUTPUT", "").then { |o| o.empty? ? "heaprec.%e.%p.pb.gz" : o }
+      @interval = seconds_setting("HEAPREC_DUMP_INTERVAL")
+      options = {
+        sample_every: integer_setting("HEAPREC_SAMPLE_EVERY", Heaprec::DEFAULT_SAMPLE_EVERY),
+        max_depth: integer_setting("HEAPREC_MAX_DEPTH", Heaprec::DEFAULT_MAX_DEPTH)
+      }
+      seed = ENV["HEAPREC_SEED"]
+      options[:seed] = Integer(seed, 10) if seed && !seed.empty?
+      Heaprec.start(**options)
+      start_interval_dumps
+      at_exit do
+        @interval_thread&.kill
+        dump("exit", 0) if Heaprec.running?
+      end
+    rescue SettingError, ArgumentError => e
+      warn "heaprec: #{e.message}; the program runs without heaprec"
+    end
+
+    # Process._fork is the hook every fork goes through (Ruby >= 3.1).
+    module ForkHook
+      def _fork
+        pid = super
+        Heaprec::Autorun.start_interval_dumps if pid.zero? && Heaprec.running?
+        pid
+      end
+    end
+  end
+end
+
+Process.singleton_class.prepend(Heaprec::Autorun::ForkHook)
+Heaprec::Autorun.install

@@ -1,0 +1,192 @@
+# frozen_string_literal: true
+
+require_relative "test_helper"
+
+# One class per property, so no other test's objects are counted.
+class Tracked; def initialize = (@a = 1); end
+class Dying; end
+class Young; end
+class Halved; end
+class PathA; end
+class Compacted; end
+
+class HeapProfilerTest < HeaprecTestCase
+  ALLOCATING_LINE = __LINE__ + 2
+  def allocate_tracked(n)
+    Array.new(n) { Tracked.new }
+  end
+
+  # The seed's "records live heap objects": every object tracked, counted exactly, at its line.
+  def test_n_live_objects_are_counted_exactly_at_their_allocating_line
+    Heaprec.start(sample_every: 1)
+    n = 1000
+    keep = allocate_tracked(n)
+    full_gc
+    profile = dump
+    samples = profile.samples_of_class("Tracked")
+    assert_equal n, profile.sum(samples, "inuse_objects")
+    assert_equal n * ObjectSpace.memsize_of(keep.first), profile.sum(samples, "inuse_space")
+    samples.each do |s|
+      frames = profile.frames(s)
+      assert frames.any? { |f| f.function.end_with?("#allocate_tracked") && f.line == ALLOCATING_LINE && f.file == __FILE__ },
+             "allocating line missing from #{frames.map(&:to_a).inspect}"
+      assert_equal ObjectSpace.memsize_of(keep.first), profile.label(s, "bytes").num
+    end
+    assert_equal [%w[inuse_objects count], %w[inuse_space bytes]], profile.raw.sample_types
+    assert_equal %w[objects count], profile.raw.period_type
+    assert_equal 1, profile.raw.period
+    keep.clear
+  end
+
+  def test_objects_that_died_disappear_after_gc
+    Heaprec.start(sample_every: 1)
+    objects = Array.new(500) { Dying.new }
+    full_gc
+    assert_equal 500, dump.then { |p| p.sum(p.samples_of_class("Dying"), "inuse_objects") }
+    objects = nil
+    full_gc
+    profile = dump
+    assert_empty profile.samples_of_class("Dying")
+    assert_operator Heaprec.stats[:forgotten], :>=, 500, "dead objects are dropped from the recorder"
+    assert_nil objects
+  end
+
+  def test_objects_that_have_not_survived_a_gc_are_left_out
+    Heaprec.start(sample_every: 1)
+    full_gc
+    GC.disable
+    young = Array.new(300) { Young.new }
+    assert_empty dump.samples_of_class("Young"), "age-0 objects must not be reported"
+    GC.enable
+    full_gc
+    profile = dump
+    samples = profile.samples_of_class("Young")
+    assert_equal 300, profile.sum(samples, "inuse_objects")
+    samples.each { |s| assert_operator profile.label(s, "gc_age").num, :>=, 1 }
+    assert_equal 300, young.size
+  ensure
+    GC.enable
+  end
+
+  def test_gc_age_counts_gcs_survived
+    Heaprec.start(sample_every: 1)
+    objects = Array.new(100) { Tracked.new }
+    3.times { full_gc }
+    profile = dump
+    ages = profile.samples_of_class("Tracked").map { |s| profile.label(s, "gc_age").num }.uniq
+    assert_equal [3], ages
+    assert_equal "gc_cycles", profile.label(profile.samples_of_class("Tracked").first, "gc_age").unit
+    objects.clear
+  end
+
+  # Each object is sampled with probability 1/2 and counts 2. With n objects the number sampled is
+  # Binomial(n, 1/2): mean n/2, standard deviation sqrt(n)/2. The bound is 5 standard deviations
+  # (a 1-in-1.7-million miss for a random seed; the seed is fixed, so the test is repeatable).
+  def test_sample_every_two_tracks_half_and_counts_each_twice
+    n = 20_000
+    Heaprec.start(sample_every: 2, seed: 12_345)
+    keep = Array.new(n) { Halved.new }
+    full_gc
+    profile = dump
+    samples = profile.samples_of_class("Halved")
+    estimate = profile.sum(samples, "inuse_objects")
+    samples.each { |s| assert_equal 0, s.values[profile.value_index("inuse_objects")] % 2 }
+    sampled = estimate / 2
+    bound = 5 * Math.sqrt(n) / 2
+    assert_in_delta n / 2.0, sampled, bound
+    assert_equal estimate * ObjectSpace.memsize_of(keep.first), profile.sum(samples, "inuse_space")
+    assert_equal 2, profile.raw.period
+  end
+
+  def via_first_path = Array.new(200) { PathA.new }
+  def via_second_path = Array.new(300) { PathA.new }
+
+  def test_two_call_paths_give_two_stacks
+    Heaprec.start(sample_every: 1)
+    a = via_first_path
+    b = via_second_path
+    full_gc
+    profile = dump
+    by_path = profile.samples_of_class("PathA").group_by do |s|
+      profile.frames(s).map(&:function).find { |f| f.include?("via_") }
+    end
+    assert_equal ["HeapProfilerTest#via_first_path", "HeapProfilerTest#via_second_path"],
+                 by_path.keys.compact.sort.map { |f| f.sub(/^block in /, "") }.uniq
+    counts = by_path.transform_values { |s| profile.sum(s, "inuse_objects") }
+    assert_equal 200, counts.select { |k, _| k.include?("first") }.values.sum
+    assert_equal 300, counts.select { |k, _| k.include?("second") }.values.sum
+    stacks = profile.samples_of_class("PathA").map(&:location_ids).uniq
+    assert_operator stacks.size, :>=, 2
+    [a, b].each(&:clear)
+  end
+
+  # Sizes follow ObjectSpace.memsize_of, including memory outside the object's slot.
+  def test_sizes_are_the_vm_memsize
+    Heaprec.start(sample_every: 1)
+    strings = Array.new(50) { |i| "x" * (5000 + i) }
+    full_gc
+    profile = dump
+    samples = profile.samples_of_class("String").select do |s|
+      profile.frames(s).any? { |f| f.function.include?("test_sizes_are_the_vm_memsize") }
+    end
+    assert_equal strings.sum { |s| ObjectSpace.memsize_of(s) }, profile.sum(samples, "inuse_space")
+    assert_equal 50, profile.sum(samples, "inuse_objects")
+  end
+
+  # Compaction moves objects; ids do not change, so tracking survives it.
+  def test_compaction_keeps_tracking
+    skip "GC.compact unsupported on this platform" unless GC.respond_to?(:compact)
+    Heaprec.start(sample_every: 1)
+    objects = Array.new(400) { Compacted.new }
+    full_gc
+    GC.compact
+    profile = dump
+    assert_equal 400, profile.sum(profile.samples_of_class("Compacted"), "inuse_objects")
+    objects = nil
+    full_gc
+    assert_empty dump.samples_of_class("Compacted")
+    assert_nil objects
+  end
+
+  def test_frames_have_method_file_and_line
+    Heaprec.start(sample_every: 1)
+    keep = allocate_tracked(10)
+    full_gc
+    profile = dump
+    profile.raw.locations.each_value do |location|
+      assert_equal 0, location.mapping_id
+      assert_equal 0, location.address
+      assert_equal 1, location.lines.size
+    end
+    frames = profile.frames(profile.samples_of_class("Tracked").first)
+    assert_equal "Class#new", frames.first.function, "the leaf is the C method that allocated"
+    assert_includes frames.map(&:function), "HeapProfilerTest#test_frames_have_method_file_and_line"
+    keep.clear
+  end
+
+  def test_api_errors_are_clear
+    assert_raises(RuntimeError) { Heaprec.dump(path("x.pb.gz")) }
+    assert_raises(ArgumentError) { Heaprec.start(sample_every: 0) }
+    assert_raises(ArgumentError) { Heaprec.start(sample_every: "10") }
+    refute Heaprec.running?
+    Heaprec.start
+    assert Heaprec.running?
+    assert_raises(RuntimeError) { Heaprec.start }
+    error = assert_raises(Errno::ENOENT) { Heaprec.dump(path("missing-dir/x.pb.gz")) }
+    assert_match(/missing-dir/, error.message)
+    assert Heaprec.stop
+    refute Heaprec.stop
+  end
+
+  def test_profile_block_writes_and_stops
+    keep = nil
+    Heaprec.profile(path("block.pb.gz"), sample_every: 1) do
+      keep = allocate_tracked(20)
+      full_gc
+    end
+    refute Heaprec.running?
+    profile = DecodedProfile.new(path("block.pb.gz"))
+    assert_equal 20, profile.sum(profile.samples_of_class("Tracked"), "inuse_objects")
+    keep.clear
+  end
+end
