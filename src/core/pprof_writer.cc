@@ -277,6 +277,17 @@ class ProfileEncoder {
     return true;
   }
 
+  // Whether the FrameDescriber knows every frame (always true for address frames). Checked before
+  // any location id is handed out, so a frame that cannot be described never gets one.
+  bool AllFramesDescribable(const StackFrames& frames) const {
+    if (metadata_.frames == nullptr) return true;
+    FrameDescriber::Frame described;
+    for (std::uint32_t i = 0; i < frames.depth; ++i) {
+      if (!metadata_.frames->Describe(frames.frames[i], &described)) return false;
+    }
+    return true;
+  }
+
   // A location with one line and no address, and its function the first time one is seen.
   bool EmitSymbolicLocation(std::uint64_t frame, std::uint64_t location_id) {
     FrameDescriber::Frame described;
@@ -288,10 +299,11 @@ class ProfileEncoder {
       {
         Writer top(buffer_);
         Writer function(top, pprof::kProfileFunction);
-        std::int64_t name = S(described.name);
         function.add_uint64(pprof::kFunctionId, function_id);
-        function.add_int64(pprof::kFunctionName, name);
-        function.add_int64(pprof::kFunctionSystemName, name);
+        function.add_int64(pprof::kFunctionName, S(described.name));
+        if (described.system_name != nullptr) {
+          function.add_int64(pprof::kFunctionSystemName, S(described.system_name));
+        }
         function.add_int64(pprof::kFunctionFilename, S(described.filename));
       }
       Flush();
@@ -315,6 +327,7 @@ class ProfileEncoder {
     StackFrames frames = snapshot_.Frames(stack);
     std::uint64_t ids[kMaxDepth];
     if (frames.depth > kMaxDepth) frames.depth = kMaxDepth;
+    if (!AllFramesDescribable(frames)) return;  // drop this sample only, before ids are assigned
     if (!EmitLocations(frames, ids)) {
       ok_ = false;
       return;
@@ -400,6 +413,8 @@ class ProfileEncoder {
         std::uint64_t t = objects[oi].alloc_time_ns;
         if (t != 0 && (oldest == 0 || t < oldest)) oldest = t;
       }
+      // Without allocation totals a group whose objects all died has nothing left to show.
+      if (!metadata_.allocation_totals && values[2] == 0 && values[3] == 0) continue;
       WriteSample(stack, size, tag, values, oldest);
     }
   }

@@ -43,6 +43,9 @@ class FrameDescriber {
   struct Frame {
     std::uint64_t function_id;  // the same id for every frame of one function (name and file)
     const char* name;
+    // Written only when not null. Go's pprof "demangles" a function whose system_name equals its
+    // name, and its C++ heuristics reduce Ruby's "<main>" or "<class:Foo>" to nothing.
+    const char* system_name;
     const char* filename;
     std::int64_t line;
   };

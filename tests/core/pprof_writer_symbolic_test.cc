@@ -1,0 +1,402 @@
+// The pprof writer for a language runtime's front end: symbolic frames from a FrameDescriber
+// (locations with one line and a function, no mapping or address, one function per function id),
+// labels from a SampleLabeler per object tag (one sample per (stack, size, tag)), a per-object
+// period, and no alloc_ sample types. Also the string table's hash index under many strings, and
+// that in native mode the tag-0 group still carries the allocation history.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <map>
+#include <protozero/pbf_reader.hpp>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "core/heap_recorder.h"
+#include "core/object_sampler.h"
+#include "core/pprof_fields.h"
+#include "core/pprof_writer.h"
+#include "profile/pprof_reader.h"
+
+namespace heaprec {
+namespace {
+
+class StringSink : public ByteSink {
+ public:
+  bool Write(const void* data, std::size_t size) override {
+    bytes.append(static_cast<const char*>(data), size);
+    return true;
+  }
+  std::string bytes;
+};
+
+// The string table as written. The decoded Profile resolves every index, so it cannot show
+// whether a string was interned twice; the wire can.
+std::vector<std::string> RawStringTable(const std::string& bytes) {
+  std::vector<std::string> strings;
+  protozero::pbf_reader profile(bytes);
+  while (profile.next(pprof::kProfileStringTable)) strings.push_back(profile.get_string());
+  return strings;
+}
+
+// Frame value -> description, as an interpreter's frame table would give it.
+class TableDescriber final : public FrameDescriber {
+ public:
+  bool Describe(std::uint64_t frame, Frame* out) const override {
+    auto it = frames.find(frame);
+    if (it == frames.end()) return false;
+    *out = it->second;
+    return true;
+  }
+  std::map<std::uint64_t, Frame> frames;
+};
+
+FrameDescriber::Frame Frame(std::uint64_t function_id, const char* name, const char* system_name,
+                            const char* filename, std::int64_t line) {
+  return {.function_id = function_id,
+          .name = name,
+          .system_name = system_name,
+          .filename = filename,
+          .line = line};
+}
+
+// Tags encode (class index, GC age, frozen) the way a Ruby front end might: bits 0-7, 8-15, 16.
+// Tag 0 gets no labels.
+constexpr std::uint64_t Tag(std::uint64_t class_index, std::uint64_t age, bool frozen) {
+  return class_index | age << 8 | std::uint64_t{frozen} << 16;
+}
+
+class ClassAgeLabeler final : public SampleLabeler {
+ public:
+  std::size_t Labels(std::uint64_t tag, SampleLabel* out, std::size_t capacity) const override {
+    if (tag == 0 || capacity < 3) return 0;
+    static const char* const kClasses[] = {"", "String", "Array"};
+    out[0] = {"object_class", kClasses[tag & 0xff], 0, nullptr};
+    out[1] = {"age", nullptr, static_cast<std::int64_t>((tag >> 8) & 0xff), "gc"};
+    out[2] = {"frozen", nullptr, static_cast<std::int64_t>((tag >> 16) & 1), nullptr};
+    return 3;
+  }
+};
+
+// Takes a sorted snapshot of `recorder`, first setting each object's tag from `tag_of` (by key).
+void TakeTagged(HeapRecorder& recorder, const std::map<std::uint64_t, std::uint64_t>& tag_of,
+                HeapSnapshot* snapshot) {
+  ASSERT_TRUE(snapshot->Take(recorder));
+  HeapSnapshot::Object* objects = snapshot->mutable_objects();
+  for (std::size_t i = 0; i < snapshot->object_count(); ++i) {
+    auto it = tag_of.find(objects[i].key);
+    if (it != tag_of.end()) objects[i].tag = it->second;
+  }
+  snapshot->SortByStackAndSize();
+}
+
+ProfileMetadata RuntimeMetadata(std::uint64_t every, const FrameDescriber* frames,
+                                const SampleLabeler* labeler) {
+  ProfileMetadata m = {};
+  m.sample_interval = every;
+  m.time_nanos = 1700000000000000000;
+  m.duration_nanos = 1000000000;
+  m.period_type = "objects";
+  m.period_unit = "count";
+  m.allocation_totals = false;
+  m.frames = frames;
+  m.labeler = labeler;
+  return m;
+}
+
+class SymbolicProfileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // Frames 101 and 102 are two lines of one function (id 1); 105 is a different function with
+    // the same name in another file, so it must get its own Function but share the name string.
+    // "<main>" has no system name (null: none is written).
+    describer_.frames = {
+        {101, Frame(1, "Foo#bar", "Foo#bar", "foo.rb", 10)},
+        {102, Frame(1, "Foo#bar", "Foo#bar", "foo.rb", 12)},
+        {103, Frame(2, "Baz.qux", "Baz.qux", "baz.rb", 3)},
+        {104, Frame(3, "<main>", nullptr, "main.rb", 1)},
+        {105, Frame(4, "Foo#bar", "Foo#bar", "other.rb", 50)},
+    };
+    sampler_.Configure(kEvery, 1);
+    std::uint64_t a[] = {101, 103, 104}, b[] = {102, 103, 104}, c[] = {105, 104};
+    const std::uint64_t string0 = Tag(1, 0, false), array3 = Tag(2, 3, true);
+    struct {
+      std::uint64_t key;
+      const std::uint64_t* stack;
+      std::uint32_t depth;
+      std::uint64_t size;
+      std::uint64_t tag;
+      std::uint64_t alloc_time_ns;
+    } objects[] = {
+        // Stack A, 40 bytes: three Strings and two frozen Arrays, interleaved by key so only the
+        // tag separates them. The Arrays hold the oldest allocation of the (stack, size).
+        {1, a, 3, 40, string0, 500}, {2, a, 3, 40, array3, 200},  {3, a, 3, 40, string0, 300},
+        {4, a, 3, 40, array3, 100},  {5, a, 3, 40, string0, 400}, {6, b, 3, 40, string0, 600},
+        {7, a, 3, 80, string0, 700}, {8, c, 2, 40, string0, 800},
+    };
+    for (const auto& o : objects) {
+      recorder_.Record(o.key, o.stack, o.depth, o.size, sampler_.weight(), o.alloc_time_ns);
+      tag_of_[o.key] = o.tag;
+    }
+  }
+
+  static constexpr std::uint64_t kEvery = 10;
+  SystemMemoryResource memory_;
+  HeapRecorder recorder_{memory_, RecorderOptions{.keep_allocation_history = false}};
+  ObjectSampler sampler_;
+  TableDescriber describer_;
+  ClassAgeLabeler labeler_;
+  std::map<std::uint64_t, std::uint64_t> tag_of_;
+};
+
+TEST_F(SymbolicProfileTest, WritesFunctionsLinesAndTagLabels) {
+  HeapSnapshot snapshot;
+  ASSERT_NO_FATAL_FAILURE(TakeTagged(recorder_, tag_of_, &snapshot));
+  StringSink sink;
+  ASSERT_TRUE(
+      WriteHeapProfile(snapshot, RuntimeMetadata(kEvery, &describer_, &labeler_), memory_, sink));
+  Profile p = ReadProfile(sink.bytes);
+
+  // Only the inuse_ pair: this front end keeps no allocation history.
+  ASSERT_EQ(p.sample_types.size(), 2u);
+  EXPECT_EQ(p.sample_types[0], (ValueType{"inuse_objects", "count"}));
+  EXPECT_EQ(p.sample_types[1], (ValueType{"inuse_space", "bytes"}));
+  EXPECT_EQ(p.period_type, (ValueType{"objects", "count"}));
+  EXPECT_EQ(p.period, static_cast<std::int64_t>(kEvery));
+  EXPECT_EQ(p.default_sample_type, "inuse_space");
+  EXPECT_TRUE(p.mappings.empty());
+
+  // Five distinct frames, four function ids: 101 and 102 share function 1.
+  ASSERT_EQ(p.functions.size(), 4u);
+  ASSERT_EQ(p.locations.size(), 5u);
+  std::map<std::uint64_t, const Function*> function;
+  for (const Function& f : p.functions) {
+    function[f.id] = &f;
+    EXPECT_EQ(f.system_name, f.name == "<main>" ? "" : f.name) << f.name;
+  }
+  // (function name, file, line) -> location, and a check that each location is purely symbolic.
+  using Where = std::tuple<std::string, std::string, std::int64_t>;
+  std::map<std::uint64_t, Where> where;
+  std::map<Where, std::uint64_t> function_of;
+  for (const Location& l : p.locations) {
+    EXPECT_EQ(l.address, 0u) << "location " << l.id;
+    EXPECT_EQ(l.mapping_id, 0u) << "location " << l.id;
+    ASSERT_EQ(l.lines.size(), 1u) << "location " << l.id;
+    const Function& f = *function.at(l.lines[0].function_id);
+    where[l.id] = {f.name, f.filename, l.lines[0].line};
+    function_of[where[l.id]] = f.id;
+  }
+  const std::set<Where> expected_where = {{"Foo#bar", "foo.rb", 10},
+                                          {"Foo#bar", "foo.rb", 12},
+                                          {"Baz.qux", "baz.rb", 3},
+                                          {"<main>", "main.rb", 1},
+                                          {"Foo#bar", "other.rb", 50}};
+  std::set<Where> written;
+  for (const auto& [id, w] : where) written.insert(w);
+  EXPECT_EQ(written, expected_where);
+  const std::uint64_t line_10 = function_of[Where("Foo#bar", "foo.rb", 10)];
+  EXPECT_EQ(line_10, (function_of[Where("Foo#bar", "foo.rb", 12)]));
+  EXPECT_NE(line_10, (function_of[Where("Foo#bar", "other.rb", 50)]));
+
+  // One sample per (stack, size, tag). Values are sums of weights (N = 10 per object).
+  struct Expected {
+    std::vector<Where> stack;
+    std::vector<std::int64_t> values;
+    std::vector<Label> labels;
+  };
+  const std::vector<Where> stack_a = {
+      {"Foo#bar", "foo.rb", 10}, {"Baz.qux", "baz.rb", 3}, {"<main>", "main.rb", 1}};
+  const std::vector<Where> stack_b = {
+      {"Foo#bar", "foo.rb", 12}, {"Baz.qux", "baz.rb", 3}, {"<main>", "main.rb", 1}};
+  const std::vector<Where> stack_c = {{"Foo#bar", "other.rb", 50}, {"<main>", "main.rb", 1}};
+  auto labels = [](std::int64_t size, std::int64_t oldest, const char* cls, std::int64_t age,
+                   std::int64_t frozen) {
+    return std::vector<Label>{{"bytes", "", size, "bytes"},
+                              {"oldest_alloc_ns", "", oldest, "nanoseconds"},
+                              {"object_class", cls, 0, ""},
+                              {"age", "", age, "gc"},
+                              {"frozen", "", frozen, ""}};
+  };
+  const std::vector<Expected> expected = {
+      {stack_a, {30, 1200}, labels(40, 300, "String", 0, 0)},  // keys 1, 3, 5
+      {stack_a, {20, 800}, labels(40, 100, "Array", 3, 1)},    // keys 2, 4
+      {stack_b, {10, 400}, labels(40, 600, "String", 0, 0)},
+      {stack_a, {10, 800}, labels(80, 700, "String", 0, 0)},
+      {stack_c, {10, 400}, labels(40, 800, "String", 0, 0)},
+  };
+  ASSERT_EQ(p.samples.size(), expected.size());
+  std::vector<bool> matched(expected.size(), false);
+  for (const Sample& s : p.samples) {
+    std::vector<Where> stack;
+    for (std::uint64_t id : s.location_ids) stack.push_back(where.at(id));
+    bool found = false;
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      if (!matched[i] && expected[i].stack == stack && expected[i].labels == s.labels) {
+        EXPECT_EQ(s.values, expected[i].values) << "sample " << i;
+        matched[i] = found = true;
+        break;
+      }
+    }
+    EXPECT_TRUE(found) << "unexpected sample with " << s.labels.size() << " labels, leaf "
+                       << std::get<0>(stack.at(0)) << ":" << std::get<2>(stack.at(0));
+  }
+
+  // Every string once, "" first: "Foo#bar" names two functions, "String" labels four samples,
+  // "count" and "bytes" serve as units of several kinds.
+  std::vector<std::string> table = RawStringTable(sink.bytes);
+  ASSERT_FALSE(table.empty());
+  EXPECT_EQ(table[0], "");
+  std::set<std::string> distinct(table.begin(), table.end());
+  EXPECT_EQ(distinct.size(), table.size());
+  for (const char* s : {"Foo#bar", "String", "Array", "count", "bytes", "objects", "gc"}) {
+    EXPECT_TRUE(distinct.count(s)) << s;
+  }
+}
+
+TEST_F(SymbolicProfileTest, TagZeroWithoutLabelerIsOneGroupPerStackAndSize) {
+  // The same objects untagged and without a labeler: stack A's five 40-byte objects merge again.
+  HeapSnapshot snapshot;
+  ASSERT_NO_FATAL_FAILURE(TakeTagged(recorder_, {}, &snapshot));
+  StringSink sink;
+  ASSERT_TRUE(
+      WriteHeapProfile(snapshot, RuntimeMetadata(kEvery, &describer_, nullptr), memory_, sink));
+  Profile p = ReadProfile(sink.bytes);
+  ASSERT_EQ(p.samples.size(), 4u);
+  std::multiset<std::vector<std::int64_t>> values;
+  for (const Sample& s : p.samples) {
+    values.insert(s.values);
+    EXPECT_EQ(s.labels.size(), 2u);  // bytes and oldest_alloc_ns only
+  }
+  EXPECT_EQ(values, (std::multiset<std::vector<std::int64_t>>{
+                        {50, 2000}, {10, 400}, {10, 800}, {10, 400}}));
+}
+
+// The header's contract: a frame the describer cannot describe drops the samples that contain it,
+// and the rest of the profile is written. (Frame 999 is unknown to the describer; it appears in
+// two stacks, so the second one must not refer to a location that was never written either.)
+TEST_F(SymbolicProfileTest, UndescribableFrameDropsOnlyItsSamples) {
+  std::uint64_t bad1[] = {999, 104}, bad2[] = {103, 999};
+  recorder_.Record(100, bad1, 2, 40, sampler_.weight(), 0);
+  recorder_.Record(101, bad2, 2, 40, sampler_.weight(), 0);
+  HeapSnapshot snapshot;
+  ASSERT_NO_FATAL_FAILURE(TakeTagged(recorder_, {}, &snapshot));
+  StringSink sink;
+  ASSERT_TRUE(
+      WriteHeapProfile(snapshot, RuntimeMetadata(kEvery, &describer_, nullptr), memory_, sink));
+  Profile p = ReadProfile(sink.bytes);
+  EXPECT_EQ(p.samples.size(), 4u);  // the four groups of SetUp's objects
+}
+
+TEST(PprofWriterStringsTest, TwentyThousandFunctionNamesRoundTrip) {
+  // 200 stacks of depth 100, every frame its own function: 20000 names (many prefixes of each
+  // other: fn_1, fn_10, fn_100, ...) and 97 file names through the string table's hash index,
+  // which must grow many times over.
+  constexpr std::uint64_t kStacks = 200, kDepth = 100, kFrames = kStacks * kDepth;
+  std::vector<std::string> names, files;
+  for (std::uint64_t f = 0; f < kFrames; ++f) names.push_back("fn_" + std::to_string(f + 1));
+  for (int i = 0; i < 97; ++i) files.push_back("lib/file_" + std::to_string(i) + ".rb");
+  TableDescriber describer;
+  for (std::uint64_t f = 0; f < kFrames; ++f) {
+    // Function ids deliberately unlike frame values; line = frame index; odd frames have no
+    // system name.
+    describer.frames[f + 1] =
+        Frame(1000000 + f * 7, names[f].c_str(), f % 2 ? nullptr : names[f].c_str(),
+              files[f % 97].c_str(), static_cast<std::int64_t>(f));
+  }
+  SystemMemoryResource memory;
+  HeapRecorder recorder(memory, RecorderOptions{.keep_allocation_history = false});
+  for (std::uint64_t s = 0; s < kStacks; ++s) {
+    std::uint64_t frames[kDepth];
+    for (std::uint64_t d = 0; d < kDepth; ++d) frames[d] = s * kDepth + d + 1;
+    // The size identifies the stack in the decoded profile.
+    recorder.Record(s + 1, frames, kDepth, s + 1, 1.0, 0);
+  }
+  HeapSnapshot snapshot;
+  ASSERT_TRUE(snapshot.Take(recorder));
+  snapshot.SortByStackAndSize();
+  StringSink sink;
+  ASSERT_TRUE(WriteHeapProfile(snapshot, RuntimeMetadata(1, &describer, nullptr), memory, sink));
+  Profile p = ReadProfile(sink.bytes);
+
+  ASSERT_EQ(p.functions.size(), kFrames);
+  ASSERT_EQ(p.locations.size(), kFrames);
+  ASSERT_EQ(p.samples.size(), kStacks);
+  std::map<std::uint64_t, const Function*> function;
+  for (const Function& f : p.functions) function[f.id] = &f;
+  std::map<std::uint64_t, const Location*> location;
+  for (const Location& l : p.locations) location[l.id] = &l;
+  int mismatches = 0;
+  for (const Sample& s : p.samples) {
+    std::uint64_t stack = static_cast<std::uint64_t>(s.labels.at(0).num) - 1;
+    ASSERT_EQ(s.location_ids.size(), kDepth);
+    for (std::uint64_t d = 0; d < kDepth; ++d) {
+      std::uint64_t f = stack * kDepth + d;
+      const Location& l = *location.at(s.location_ids[d]);
+      const Function& fn = *function.at(l.lines.at(0).function_id);
+      bool ok = fn.name == names[f] && fn.system_name == (f % 2 ? "" : names[f]) &&
+                fn.filename == files[f % 97] && l.lines[0].line == static_cast<std::int64_t>(f);
+      if (!ok && ++mismatches <= 5) {
+        ADD_FAILURE() << "frame " << f + 1 << ": got " << fn.name << " " << fn.filename << ":"
+                      << l.lines[0].line;
+      }
+    }
+  }
+  EXPECT_EQ(mismatches, 0);
+
+  std::vector<std::string> table = RawStringTable(sink.bytes);
+  std::set<std::string> distinct(table.begin(), table.end());
+  EXPECT_EQ(distinct.size(), table.size()) << "a string was interned twice";
+  for (const std::string& n : names) ASSERT_TRUE(distinct.count(n)) << n;
+  for (const std::string& f : files) ASSERT_TRUE(distinct.count(f)) << f;
+}
+
+// Native mode (addresses, no describer or labeler): a group whose objects keep tag 0 still gets
+// the allocation history's totals in the same sample, and a front end's non-zero tag splits its
+// objects into a sample of their own that carries no history.
+TEST(PprofWriterNativeTagsTest, TagZeroMergesHistoryAndOtherTagsSplit) {
+  SystemMemoryResource memory;
+  HeapRecorder recorder(memory, RecorderOptions{});
+  std::uint64_t a[] = {0x401010, 0x402020};
+  recorder.Record(0x10, a, 2, 100, 1.25, 0);
+  recorder.Record(0x20, a, 2, 100, 2.75, 0);
+  recorder.Record(0x30, a, 2, 100, 3.0, 0);
+  ASSERT_TRUE(recorder.Forget(0x30));
+  ProfileMetadata metadata = {};
+  metadata.sample_interval = 4096;
+
+  auto write = [&](std::uint64_t tag_of_0x20) {
+    HeapSnapshot snapshot;
+    EXPECT_TRUE(snapshot.Take(recorder));
+    for (std::size_t i = 0; i < snapshot.object_count(); ++i) {
+      if (snapshot.objects()[i].key == 0x20) snapshot.mutable_objects()[i].tag = tag_of_0x20;
+    }
+    snapshot.SortByStackAndSize();
+    StringSink sink;
+    EXPECT_TRUE(WriteHeapProfile(snapshot, metadata, memory, sink));
+    return ReadProfile(sink.bytes);
+  };
+
+  // All tag 0: one sample, alloc 1.25 + 2.75 + 3 = 7 objects / 700 bytes, inuse 4 / 400.
+  Profile merged = write(0);
+  ASSERT_EQ(merged.sample_types.size(), 4u);
+  EXPECT_EQ(merged.period_type, (ValueType{"space", "bytes"}));
+  EXPECT_TRUE(merged.functions.empty());
+  for (const Location& l : merged.locations) {
+    EXPECT_NE(l.address, 0u);
+    EXPECT_TRUE(l.lines.empty());
+  }
+  ASSERT_EQ(merged.samples.size(), 1u);
+  EXPECT_EQ(merged.samples[0].values, (std::vector<std::int64_t>{7, 700, 4, 400}));
+
+  // 0x20 tagged 5: the tag-0 group keeps the history and 0x10 (1.25 -> 1, 125 bytes); the tag-5
+  // group has only 0x20's live values (2.75 -> 3, 275 bytes).
+  Profile split = write(5);
+  ASSERT_EQ(split.samples.size(), 2u);
+  std::multiset<std::vector<std::int64_t>> values;
+  for (const Sample& s : split.samples) values.insert(s.values);
+  EXPECT_EQ(values, (std::multiset<std::vector<std::int64_t>>{{7, 700, 1, 125}, {0, 0, 3, 275}}));
+}
+
+}  // namespace
+}  // namespace heaprec
