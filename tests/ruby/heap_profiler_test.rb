@@ -164,6 +164,38 @@ class HeapProfilerTest < HeaprecTestCase
     keep.clear
   end
 
+  # Dead objects are forgotten without waiting for a dump: through the FREEOBJ hint when many
+  # objects are tracked, through sweeps otherwise. Either way the recorder stays near the live set.
+  def churn(n) = n.times { Dying.new }
+
+  def test_dead_objects_are_forgotten_between_dumps_with_the_free_hint
+    Heaprec.start(sample_every: 1)
+    churn(100_000)
+    full_gc
+    Heaprec.stats.then do |stats|
+      assert_operator stats[:freed], :>=, 99_000
+      assert_operator stats[:tracked], :<, 20_000
+    end
+  end
+
+  def test_dead_objects_are_swept_between_dumps_without_the_free_hint
+    Heaprec::Testing.min_sweep_threshold = 5_000 # instead of 2^18, for a test of reasonable length
+    Heaprec.start(sample_every: 100, seed: 7)
+    keep = []
+    80.times do
+      churn(100_000)
+      keep << Tracked.new
+      full_gc
+    end
+    stats = Heaprec.stats
+    assert_equal 0, stats[:freed], "the hint is off at sample_every 100"
+    assert_operator stats[:sampled], :>, 79_000
+    assert_operator stats[:sweeps], :>=, 5
+    assert_operator stats[:tracked], :<, 2 * 5_000 + 2_000, "sweeps keep the recorder bounded"
+    assert_operator stats[:forgotten], :>, 60_000
+    assert_equal 80, keep.size
+  end
+
   def test_api_errors_are_clear
     assert_raises(RuntimeError) { Heaprec.dump(path("x.pb.gz")) }
     assert_raises(ArgumentError) { Heaprec.start(sample_every: 0) }

@@ -3,7 +3,7 @@
 //
 //   Heaprec._start(sample_every, seed, max_depth)   Heaprec.stop   Heaprec.running?
 //   Heaprec.dump(path)   Heaprec.stats   Heaprec._expand_output_template(pattern, sequence)
-//   Heaprec::Testing: write_delay=, fail_during_liveness_pass!   (fault injection for tests)
+//   Heaprec::Testing: write_delay=, fail_during_liveness_pass!, min_sweep_threshold=  (for tests)
 #include <pthread.h>
 #include <ruby.h>
 #include <ruby/debug.h>
@@ -22,11 +22,17 @@ HeapProfiler* g_retired_profiler = nullptr;  // stopped while a dump still uses 
 
 namespace {
 
-VALUE g_tracepoint = Qnil;
+VALUE g_tracepoint = Qnil;       // NEWOBJ: sampling
+VALUE g_free_tracepoint = Qnil;  // FREEOBJ: early forgetting (see HeapProfiler::OnFreeObject)
 
 void OnNewObjectEvent(VALUE tracepoint, void*) {
   if (g_profiler == nullptr) return;
   g_profiler->OnNewObject(rb_tracearg_object(rb_tracearg_from_tracepoint(tracepoint)));
+}
+
+void OnFreeObjectEvent(VALUE tracepoint, void*) {
+  if (g_profiler == nullptr) return;
+  g_profiler->OnFreeObject(rb_tracearg_object(rb_tracearg_from_tracepoint(tracepoint)));
 }
 
 // One long-lived object whose mark function marks what the profilers hold.
@@ -79,12 +85,20 @@ VALUE Start(VALUE, VALUE sample_every, VALUE seed, VALUE max_depth) {
     g_tracepoint = rb_tracepoint_new(0, RUBY_INTERNAL_EVENT_NEWOBJ, OnNewObjectEvent, nullptr);
   }
   rb_tracepoint_enable(g_tracepoint);
+  if (options.sample_every <= HeapProfiler::kFreeHintMaxEvery) {
+    if (NIL_P(g_free_tracepoint)) {
+      g_free_tracepoint =
+          rb_tracepoint_new(0, RUBY_INTERNAL_EVENT_FREEOBJ, OnFreeObjectEvent, nullptr);
+    }
+    rb_tracepoint_enable(g_free_tracepoint);
+  }
   return Qtrue;
 }
 
 VALUE Stop(VALUE) {
   if (g_profiler == nullptr) return Qfalse;
   rb_tracepoint_disable(g_tracepoint);
+  if (!NIL_P(g_free_tracepoint)) rb_tracepoint_disable(g_free_tracepoint);
   HeapProfiler* profiler = g_profiler;
   g_profiler = nullptr;
   if (profiler->active_dump != nullptr) {  // another thread is writing from it: let it finish
@@ -112,6 +126,8 @@ VALUE Stats(VALUE) {
   set("sampled", stats.sampled);
   set("skipped", stats.skipped + recorder.dropped);
   set("pending", stats.pending);
+  set("sweeps", stats.sweeps);
+  set("freed", stats.freed);
   set("tracked", recorder.live_objects);
   set("forgotten", recorder.forgotten);
   set("stacks", recorder.stacks);
@@ -141,6 +157,12 @@ VALUE SetWriteDelay(VALUE, VALUE seconds) {
   return seconds;
 }
 
+// Applies to profilers started afterwards.
+VALUE SetMinSweepThreshold(VALUE, VALUE objects) {
+  HeapProfiler::min_sweep_threshold = NUM2ULL(objects);
+  return objects;
+}
+
 VALUE FailDuringLivenessPass(VALUE) {
   g_dump_testing.fail_during_liveness_pass = true;
   return Qnil;
@@ -160,6 +182,7 @@ extern "C" __attribute__((visibility("default"))) void Init_heaprec_ext() {
   VALUE module = rb_define_module("Heaprec");
   rb_gc_register_mark_object(TypedData_Wrap_Struct(0, &kRootType, nullptr));
   rb_gc_register_address(&g_tracepoint);
+  rb_gc_register_address(&g_free_tracepoint);
   pthread_atfork(BeforeFork, AfterForkInParent, AfterForkInChild);
 
   rb_define_singleton_method(module, "_start", Start, 3);
@@ -173,4 +196,5 @@ extern "C" __attribute__((visibility("default"))) void Init_heaprec_ext() {
   VALUE testing = rb_define_module_under(module, "Testing");
   rb_define_singleton_method(testing, "write_delay=", SetWriteDelay, 1);
   rb_define_singleton_method(testing, "fail_during_liveness_pass!", FailDuringLivenessPass, 0);
+  rb_define_singleton_method(testing, "min_sweep_threshold=", SetMinSweepThreshold, 1);
 }

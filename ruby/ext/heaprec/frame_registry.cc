@@ -86,6 +86,7 @@ bool FrameRegistry::Describe(std::uint64_t frame, Frame* out) const {
   const Entry& entry = At(index);
   out->function_id = entry.function_id;
   out->name = entry.name.c_str();
+  out->system_name = nullptr;  // Ruby names are not mangled; see FrameDescriber::Frame
   out->filename = entry.file.c_str();
   out->line = static_cast<std::int32_t>(frame & 0xffffffffu);
   return true;

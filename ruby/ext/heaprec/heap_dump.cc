@@ -82,7 +82,8 @@ struct DumpJob {
 namespace {
 
 ID g_id2ref_method;
-VALUE g_object_space_module = Qnil;
+VALUE g_object_space_module = Qnil;  // a module constant: never collected or moved
+void EnsureRubyNames();
 
 VALUE CallId2Ref(VALUE id) { return rb_funcall(g_object_space_module, g_id2ref_method, 1, id); }
 
@@ -136,6 +137,38 @@ void LivenessPass(DumpJob& job) {
     objects[kept++] = o;
   }
   job.snapshot.Truncate(kept);
+}
+
+// A sweep between dumps: the liveness pass without the profile. Dead objects are only noticed by
+// asking, so without sweeps a program that dumps rarely (at exit, say) would keep an entry for
+// every object sampled since it started. Sweeping whenever the tracked set has doubled keeps the
+// recorder within about twice the live sampled set, at an amortized cost of a few lookups per
+// sample.
+struct SweepJob {
+  HeapProfiler* profiler;
+  HeapSnapshot snapshot;
+  bool hook_was_suppressed;
+};
+
+VALUE SweepBody(VALUE argument) {
+  SweepJob& job = *reinterpret_cast<SweepJob*>(argument);
+  if (!job.snapshot.Take(job.profiler->recorder())) return Qnil;  // out of memory: try later
+  const HeapSnapshot::Object* objects = job.snapshot.objects();
+  for (std::size_t i = 0; i < job.snapshot.object_count(); ++i) {
+    VALUE object;
+    int state;
+    Liveness liveness = LookUp(objects[i].key, &object, &state);
+    if (state != 0) rb_jump_tag(state);
+    if (liveness == Liveness::kDead) job.profiler->recorder().Forget(objects[i].key);
+  }
+  return Qnil;
+}
+
+VALUE SweepCleanup(VALUE argument) {
+  auto* job = reinterpret_cast<SweepJob*>(argument);
+  SuppressHookOnThisThread(job->hook_was_suppressed);
+  delete job;
+  return Qnil;
 }
 
 void AddComments(DumpJob& job) {
@@ -197,11 +230,17 @@ VALUE DumpBody(VALUE argument) {
 
 }  // namespace
 
-VALUE DumpProfile(HeapProfiler& profiler, VALUE path) {
+namespace {
+void EnsureRubyNames() {
   if (g_object_space_module == Qnil) {
     g_object_space_module = rb_const_get(rb_cObject, rb_intern("ObjectSpace"));
     g_id2ref_method = rb_intern("_id2ref");
   }
+}
+}  // namespace
+
+VALUE DumpProfile(HeapProfiler& profiler, VALUE path) {
+  EnsureRubyNames();
   if (profiler.active_dump != nullptr) {
     rb_raise(rb_eRuntimeError, "heaprec: a dump is already in progress in another thread");
   }
@@ -222,6 +261,12 @@ VALUE DumpProfile(HeapProfiler& profiler, VALUE path) {
         return Qnil;
       },
       reinterpret_cast<VALUE>(job));
+}
+
+void SweepDeadObjects(HeapProfiler& profiler) {
+  EnsureRubyNames();
+  auto* job = new SweepJob{&profiler, {}, SuppressHookOnThisThread(true)};
+  rb_ensure(SweepBody, reinterpret_cast<VALUE>(job), SweepCleanup, reinterpret_cast<VALUE>(job));
 }
 
 void AbandonDumpInChild(HeapProfiler& profiler) {

@@ -25,6 +25,10 @@ VALUE DumpProfile(HeapProfiler& profiler, VALUE path);
 // Deletes a profiler that Heaprec.stop retired while this dump was using it (extension.cc).
 void RetireStoppedProfiler(HeapProfiler* profiler);
 
+// Forgets the tracked objects that have died, without writing anything. GVL held; may raise only
+// what an interrupt raises.
+void SweepDeadObjects(HeapProfiler& profiler);
+
 // The child side of fork() for a dump that was running in another thread of the parent.
 void AbandonDumpInChild(HeapProfiler& profiler);
 

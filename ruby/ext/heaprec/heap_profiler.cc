@@ -3,7 +3,10 @@
 #include <ruby/debug.h>
 #include <time.h>
 
+#include <algorithm>
 #include <new>
+
+#include "heap_dump.h"
 
 namespace heaprec::ruby {
 namespace {
@@ -30,6 +33,8 @@ bool IsProgramObject(VALUE object) {
 }
 
 }  // namespace
+
+std::uint64_t HeapProfiler::min_sweep_threshold = HeapProfiler::kMinSweepThreshold;
 
 std::uint64_t RealtimeNanoseconds() {
   timespec now;
@@ -86,6 +91,16 @@ void HeapProfiler::OnNewObject(VALUE object) {
   if (pending_.size() == 1) rb_postponed_job_register_one(0, DrainPendingJob, nullptr);
 }
 
+void HeapProfiler::OnFreeObject(VALUE object) {
+  // Only objects that were given an id can be tracked; for those rb_obj_id is a table lookup (the
+  // FREEOBJ event comes before the VM drops the id), so nothing is allocated during the GC.
+  if ((RBASIC(object)->flags & RUBY_FL_SEEN_OBJ_ID) == 0) return;
+  VALUE id = rb_obj_id(object);
+  if (!RB_FIXNUM_P(id)) return;
+  std::uint64_t key = static_cast<std::uint64_t>(FIX2LONG(id));
+  if (recorder_.MaybeTracked(key) && recorder_.Forget(key)) ++freed_;
+}
+
 void HeapProfiler::DrainPending() {
   bool was_suppressed = SuppressHookOnThisThread(true);
   // Index loop: GC may run inside rb_obj_id (it allocates table entries) and mark the list, so
@@ -101,6 +116,20 @@ void HeapProfiler::DrainPending() {
   pending_.clear();
   pending_frames_.clear();
   SuppressHookOnThisThread(was_suppressed);
+  MaybeSweep();
+}
+
+void HeapProfiler::MaybeSweep() {
+  if (active_dump != nullptr) return;  // that dump's liveness pass does the same work
+  std::uint64_t tracked = recorder_.Stats().live_objects;
+  if (tracked < sweep_threshold_) return;
+  // Objects die only in a GC: without one since the last sweep there is nothing to find.
+  std::size_t gc_count = rb_gc_count();
+  if (gc_count == gc_count_at_last_sweep_) return;
+  gc_count_at_last_sweep_ = gc_count;
+  SweepDeadObjects(*this);
+  ++sweeps_;
+  sweep_threshold_ = std::max(min_sweep_threshold, 2 * recorder_.Stats().live_objects);
 }
 
 void HeapProfiler::Mark() const {
@@ -108,7 +137,9 @@ void HeapProfiler::Mark() const {
   for (const PendingObject& p : pending_) rb_gc_mark(p.object);
 }
 
-ProfilerStats HeapProfiler::Stats() const { return {sampled_, skipped_, pending_.size()}; }
+ProfilerStats HeapProfiler::Stats() const {
+  return {sampled_, skipped_, pending_.size(), sweeps_, freed_};
+}
 
 void HeapProfiler::BeforeFork() { recorder_.LockForFork(); }
 void HeapProfiler::AfterForkInParent() { recorder_.UnlockAfterForkInParent(); }
