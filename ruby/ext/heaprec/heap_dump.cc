@@ -179,7 +179,7 @@ void AddComments(DumpJob& job) {
   job.comments.push_back(
       std::string(RSTRING_PTR(description), static_cast<std::size_t>(RSTRING_LEN(description))));
   ProfilerStats stats = job.profiler->Stats();
-  RecorderStats recorder = job.snapshot.stats();
+  RecorderStats recorder = job.profiler->recorder().Stats();  // after the liveness pass
   job.comments.push_back("sampled=" + std::to_string(stats.sampled) +
                          " skipped=" + std::to_string(stats.skipped + recorder.dropped) +
                          " tracked=" + std::to_string(recorder.live_objects) +
