@@ -107,6 +107,8 @@ std::string SourceLine(const std::string& name, const std::string& source, const
   std::string line = name + (source.empty() ? "(unnamed)" : source);
   if (p.period == 1) {
     line += " (exact)";
+  } else if (p.period > 1 && SamplingModel(p).per_object) {
+    line += " (sampled " + FormatObjectSampling(p.period) + ")";
   } else if (p.period > 1) {
     line += " (sampling interval " + FormatValue(p.period, p.period_type.unit) + ")";
   }
@@ -226,10 +228,10 @@ void PrintJson(const Profile& base, const Profile& next, const Diff& d, const Di
   j.BeginObject();
   j.Key("base");
   JsonSide(j, o.base_source, base, d.total.base, d.total.base_variance,
-           d.sampled && IsSampled(base));
+           d.sampled && SamplingModel(base).sampled());
   j.Key("new");
   JsonSide(j, o.next_source, next, d.total.next, d.total.next_variance,
-           d.sampled && IsSampled(next));
+           d.sampled && SamplingModel(next).sampled());
   j.Key("sample_index").String(d.sample_type.type);
   j.Key("unit").String(d.sample_type.unit);
   j.Key("confidence");

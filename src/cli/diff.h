@@ -3,7 +3,9 @@
 // difference as a pprof file in the form `pprof -diff_base` builds.
 //
 // Noise. Each side's value is a sampling estimate with an estimated variance (report.h,
-// profile/sampling_error.h); the two profiles are independent samples, so the change NEW - BASE
+// profile/sampling_error.h, under the profiles' sampling model: per byte for native profiles, per
+// object for Ruby's; two profiles of different models have different period types and are not
+// compared); the two profiles are independent samples, so the change NEW - BASE
 // has variance Var_base + Var_new and a change is significant, larger than sampling noise, when
 //
 //     |NEW - BASE| > 1.96 * sqrt(Var_base + Var_new)

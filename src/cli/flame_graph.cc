@@ -192,6 +192,7 @@ FlameGraph BuildFlameGraph(const Profile& p) {
   g.nodes[0].values.assign(types, 0);
   g.nodes[0].variances.assign(types, 0.0);
 
+  const SamplingModel model(p);
   const auto frames = FramesByLocation(p);
   std::map<std::pair<size_t, std::string>, size_t> child_index;  // (parent, frame key) -> node
   std::vector<int64_t> values(types);
@@ -200,7 +201,7 @@ FlameGraph BuildFlameGraph(const Profile& p) {
     int64_t size = ObjectSize(p, s);
     for (size_t t = 0; t < types; ++t) {
       values[t] = t < s.values.size() ? s.values[t] : 0;
-      variances[t] = ValueVariance(p.sample_types[t].type, values[t], size, p.period);
+      variances[t] = ValueVariance(p.sample_types[t].type, values[t], size, model);
     }
     auto add = [&](size_t n) {
       for (size_t t = 0; t < types; ++t) {
@@ -246,7 +247,9 @@ void WriteFlameJson(const Profile& p, const FlameGraph& g, const FlameOptions& o
   out << "{\"source\":" << ScriptSafe(options.source);
   out << ",\"sampled\":" << (g.sampled ? "true" : "false");
   out << ",\"period\":" << p.period;
-  out << ",\"period_unit\":" << ScriptSafe(p.period_type.unit);
+  // What the page's "sampled every PERIOD UNIT" counts: a per-object profile's unit is "count".
+  out << ",\"period_unit\":"
+      << ScriptSafe(SamplingModel(p).per_object ? std::string("objects") : p.period_type.unit);
   out << ",\"comments\":[";
   for (size_t i = 0; i < p.comments.size(); ++i) {
     out << (i ? "," : "") << ScriptSafe(p.comments[i]);

@@ -134,6 +134,16 @@ class FrameTable {
     for (const Function& f : p.functions) functions[f.id] = &f;
     std::unordered_map<uint64_t, const Mapping*> mappings;
     for (const Mapping& m : p.mappings) mappings[m.id] = &m;
+    // A function without a start line (Ruby's) is shown at the smallest line the profile has for
+    // it, as the report does.
+    std::unordered_map<uint64_t, int64_t> first_lines;
+    for (const Location& loc : p.locations) {
+      for (const Line& line : loc.lines) {
+        if (line.line <= 0) continue;
+        auto [it, inserted] = first_lines.try_emplace(line.function_id, line.line);
+        if (!inserted) it->second = std::min(it->second, line.line);
+      }
+    }
     for (const Location& loc : p.locations) {
       std::vector<Frame>& frames = by_location_[loc.id];
       for (const Line& line : loc.lines) {
@@ -144,6 +154,10 @@ class FrameTable {
         frame.name = f.name.empty() ? f.system_name : f.name;
         frame.file = f.filename;
         frame.line = f.start_line;
+        if (frame.line <= 0) {
+          auto first = first_lines.find(f.id);
+          frame.line = first == first_lines.end() ? 0 : first->second;
+        }
         frame.key = "f:" + frame.name + '\0' + f.filename;
         frames.push_back(std::move(frame));
       }
@@ -199,6 +213,7 @@ LeakSeries AnalyzeSeries(std::vector<LeakInput*> inputs, std::optional<int64_t> 
     series.files.push_back(in->file);
     series.time_nanos.push_back(in->profile.time_nanos);
     series.period = std::max(series.period, in->profile.period);
+    series.per_object = series.per_object || SamplingModel(in->profile).per_object;
   }
   int64_t t0 = n == 0 ? 0 : series.time_nanos.front();
   std::vector<double> seconds(n);
@@ -214,6 +229,7 @@ LeakSeries AnalyzeSeries(std::vector<LeakInput*> inputs, std::optional<int64_t> 
     }
     if (index < 0) throw std::runtime_error(inputs[i]->file + ": no inuse_space values");
     FrameTable frames(p);
+    const SamplingModel model(p);
     for (const Sample& s : p.samples) {
       if (static_cast<size_t>(index) >= s.values.size()) continue;
       std::vector<const Frame*> stack;
@@ -241,7 +257,7 @@ LeakSeries AnalyzeSeries(std::vector<LeakInput*> inputs, std::optional<int64_t> 
       }
       int64_t value = s.values[static_cast<size_t>(index)];
       acc.bytes[i] += static_cast<double>(value);
-      acc.variances[i] += ValueVariance("inuse_space", value, SampleObjectSize(s), p.period);
+      acc.variances[i] += ValueVariance("inuse_space", value, SampleObjectSize(s), model);
       int64_t oldest = NumericLabel(s, "oldest_alloc_ns");
       if (value > 0 && oldest > 0) {
         // Profiles are visited in time order: a later profile replaces the age's source.
@@ -324,7 +340,7 @@ std::string SeriesTitle(const LeakSeries& s) {
   std::string title = s.pid ? "pid " + std::to_string(*s.pid) : std::string("all profiles");
   title += ": " + std::to_string(s.files.size()) + " profile" + (s.files.size() == 1 ? "" : "s") +
            " over " + FormatSeconds(s.duration_seconds) + ", ";
-  title += s.period > 1 ? "sampled every " + FormatValue(s.period, "bytes") : std::string("exact");
+  title += DescribeSampling(s);
   title += "; " + std::to_string(s.suspects) + " suspect" + (s.suspects == 1 ? "" : "s") +
            " among " + std::to_string(s.sites.size()) + " site" + (s.sites.size() == 1 ? "" : "s");
   if (s.peak_profiles_left_out > 0) {
@@ -392,6 +408,12 @@ class Json {
 };
 
 }  // namespace
+
+std::string DescribeSampling(const LeakSeries& s) {
+  if (s.period <= 1) return "exact";
+  if (s.per_object) return "sampled " + FormatObjectSampling(s.period);
+  return "sampled every " + FormatValue(s.period, "bytes");
+}
 
 std::string LeakSite::Label() const {
   if (stack.size() > 1) {
@@ -476,6 +498,7 @@ void PrintLeaksJson(const std::vector<LeakSeries>& all, const LeakReportOptions&
     j.Key("duration_seconds").Num(s.duration_seconds, 3);
     j.Key("period").Int(s.period);
     j.Key("sampled").Bool(s.period > 1);
+    j.Key("period_type").Str(s.per_object ? "objects" : "space");
     j.Key("peak_profiles_left_out").Int(static_cast<int64_t>(s.peak_profiles_left_out));
     j.Key("files").Open('[');
     for (const std::string& f : s.files) j.Str(f);

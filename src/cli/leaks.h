@@ -3,7 +3,8 @@
 // profile).
 //
 // Per site, over the n profiles of a series (times t_i in seconds from the first profile, live
-// bytes y_i = the site's inuse_space, v_i = its sampling variance from profile/sampling_error.h):
+// bytes y_i = the site's inuse_space, v_i = its sampling variance from profile/sampling_error.h
+// under the profile's own sampling model: per byte for native profiles, per object for Ruby's):
 //
 //   slope b     ordinary least squares: b = Σ(t_i - t̄)(y_i - ȳ) / Sxx, Sxx = Σ(t_i - t̄)².
 //   R²          1 - SSR/SST of that line (0 for a constant series).
@@ -110,6 +111,7 @@ struct LeakSeries {
   std::vector<int64_t> time_nanos;
   double duration_seconds = 0;
   int64_t period = 0;           // sampling interval of the profiles (the largest, if they differ)
+  bool per_object = false;      // sampled per object (Ruby: 1 in `period` objects), not per byte
   std::vector<LeakSite> sites;  // ranked: suspects first, then by score
   size_t suspects = 0;
   size_t peak_profiles_left_out = 0;  // profiles with reason=peak (see AnalyzeLeaks)
@@ -138,6 +140,9 @@ std::string LeaksSvg(const LeakSeries& series, size_t sites);
 // A self-contained HTML page: per series, its chart and table.
 std::string LeaksHtml(const std::vector<LeakSeries>& series, const LeakReportOptions& options,
                       size_t chart_sites);
+
+// How the series was sampled: "sampled every 512.0 KiB", "sampled 1 in 1000 objects" or "exact".
+std::string DescribeSampling(const LeakSeries& series);
 
 // Formats a duration in seconds ("850 ms", "12.3 s", "4.1 min", "2.0 h").
 std::string FormatSeconds(double seconds);

@@ -184,8 +184,7 @@ std::string LeaksSvg(const LeakSeries& series, size_t site_count) {
   std::string subtitle =
       std::to_string(series.files.size()) + " profiles over " +
       FormatSeconds(series.duration_seconds) + ", " +
-      (series.period > 1 ? "sampled every " + FormatValue(series.period, "bytes") +
-                               "; bars: 95% intervals of the sampled values"
+      (series.period > 1 ? DescribeSampling(series) + "; bars: 95% intervals of the sampled values"
                          : std::string("exact (every allocation recorded)")) +
       "; dashed: least-squares line of each suspect";
   o << "<text x=\"" << left << "\" y=\"43\" fill=\"#555\">" << XmlEscape(subtitle) << "</text>\n";
@@ -305,8 +304,7 @@ std::string LeaksHtml(const std::vector<LeakSeries>& all, const LeakReportOption
   for (const LeakSeries& s : all) {
     o << "<h2>" << XmlEscape(s.pid ? "pid " + std::to_string(*s.pid) : "all profiles") << "</h2>\n";
     o << "<p>" << s.files.size() << " profiles over "
-      << XmlEscape(FormatSeconds(s.duration_seconds)) << ", "
-      << XmlEscape(s.period > 1 ? "sampled every " + FormatValue(s.period, "bytes") : "exact")
+      << XmlEscape(FormatSeconds(s.duration_seconds)) << ", " << XmlEscape(DescribeSampling(s))
       << "; " << s.suspects << " suspect" << (s.suspects == 1 ? "" : "s") << " among "
       << s.sites.size() << " sites";
     if (s.peak_profiles_left_out > 0) {

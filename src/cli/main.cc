@@ -4,7 +4,7 @@
 #include "cli/commands.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"heaprec: a sampling live-heap profiler for native programs"};
+  CLI::App app{"heaprec: a sampling live-heap profiler for native and Ruby programs"};
   app.set_version_flag("--version", "heaprec " HEAPREC_VERSION);
   app.require_subcommand(1);
   int exit_code = heaprec::cli::kExitOk;

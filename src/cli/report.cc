@@ -35,14 +35,21 @@ class NodeTable {
         if (it == functions.end()) continue;
         const Function& f = *it->second;
         // Rows are per function (name + file), merging duplicate Function entries.
-        nodes.push_back(Intern("f:" + f.name + '\0' + f.filename, [&](const std::string& key) {
+        size_t n = Intern("f:" + f.name + '\0' + f.filename, [&](const std::string& key) {
           ReportRow row;
           row.key = key;
           row.function = f.name.empty() ? f.system_name : f.name;
           row.file = f.filename;
           row.line = f.start_line;
           return row;
-        }));
+        });
+        nodes.push_back(n);
+        // A Ruby function has no start line, only the lines its frames were at: the smallest one
+        // points the reader at the function as a start line would.
+        if (line_from_locations_[n] && line.line > 0) {
+          int64_t& shown = rows_[n].line;
+          shown = shown == 0 ? line.line : std::min(shown, line.line);
+        }
       }
       if (nodes.empty()) {
         // Unsymbolized: one row per address, as pprof shows them.
@@ -70,13 +77,17 @@ class NodeTable {
   template <typename MakeRow>
   size_t Intern(const std::string& key, MakeRow make_row) {
     auto [it, inserted] = index_.try_emplace(key, rows_.size());
-    if (inserted) rows_.push_back(make_row(key));
+    if (inserted) {
+      rows_.push_back(make_row(key));
+      line_from_locations_.push_back(rows_.back().line <= 0 && rows_.back().address.empty());
+    }
     return it->second;
   }
 
   std::unordered_map<std::string, size_t> index_;
   std::unordered_map<uint64_t, std::vector<size_t>> by_location_;
   std::vector<ReportRow> rows_;
+  std::vector<bool> line_from_locations_;  // per row: its function has no start line
 };
 
 double Percent(int64_t part, int64_t total) {
@@ -89,12 +100,13 @@ std::string FormatPercent(double pct) {
   return buf;
 }
 
-// The variance model of one sample index: which value pair gives a sample's object size when it
-// has no `bytes` label.
+// The variance model of one sample index: the profile's sampling model, and which value pair gives
+// a sample's object size when it has no `bytes` label.
 class VarianceModel {
  public:
-  VarianceModel(const Profile& p, size_t index) : p_(p), index_(index) {
-    const std::string& type = p.sample_types[index].type;
+  VarianceModel(const Profile& p, size_t index)
+      : model_(p), type_(p.sample_types[index].type), index_(index) {
+    const std::string& type = type_;
     std::string prefix = type.rfind("alloc_", 0) == 0 ? "alloc_" : "inuse_";
     for (size_t i = 0; i < p.sample_types.size(); ++i) {
       if (p.sample_types[i].type == prefix + "space") space_ = i;
@@ -111,12 +123,15 @@ class VarianceModel {
       size = std::llround(static_cast<double>(s.values[space_]) /
                           static_cast<double>(s.values[objects_]));
     }
-    if (size < 0) return std::numeric_limits<double>::quiet_NaN();
-    return ValueVariance(p_.sample_types[index_].type, value, size, p_.period);
+    // Sampled per object, a count's variance does not depend on the size.
+    bool needs_size = !(model_.per_object && IsObjectCountType(type_));
+    if (size < 0 && needs_size) return std::numeric_limits<double>::quiet_NaN();
+    return ValueVariance(type_, value, size, model_);
   }
 
  private:
-  const Profile& p_;
+  SamplingModel model_;
+  std::string type_;
   size_t index_;
   size_t space_ = SIZE_MAX;
   size_t objects_ = SIZE_MAX;
@@ -134,7 +149,9 @@ void PrintText(const Profile& p, const Report& r, const ReportOptions& o, size_t
   out << "Total: " << FormatValue(r.total, unit) << " in " << r.samples << " samples";
   if (r.sampled) out << " (" << FormatMargin(r.total_variance, unit) << " at 95%)";
   out << "\n";
-  if (p.period > 0) {
+  if (SamplingModel(p).per_object) {
+    out << "Sampling: " << FormatObjectSampling(p.period) << "\n";
+  } else if (p.period > 0) {
     out << "Sampling interval: " << FormatValue(p.period, p.period_type.unit);
     if (!p.period_type.type.empty()) out << " of " << p.period_type.type;
     out << "\n";
@@ -162,6 +179,18 @@ void PrintText(const Profile& p, const Report& r, const ReportOptions& o, size_t
         << PadLeft(FormatValue(row.cum, unit), kValueWidth);
     if (r.sampled) out << PadLeft(FormatMargin(row.cum_variance, unit), kMarginWidth);
     out << PadLeft(FormatPercent(Percent(row.cum, r.total)), 8) << "  " << RowLabel(row) << "\n";
+  }
+  if (r.classes.empty()) return;
+  size_t classes = o.top == 0 ? r.classes.size() : std::min(o.top, r.classes.size());
+  out << "\nShowing top " << classes << " of " << r.classes.size() << " classes\n";
+  out << PadLeft("value", kValueWidth);
+  if (r.sampled) out << PadLeft("±", kMarginWidth);
+  out << PadLeft("%", 8) << "  class\n";
+  for (size_t i = 0; i < classes; ++i) {
+    const ReportClass& c = r.classes[i];
+    out << PadLeft(FormatValue(c.value, unit), kValueWidth);
+    if (r.sampled) out << PadLeft(FormatMargin(c.variance, unit), kMarginWidth);
+    out << PadLeft(FormatPercent(Percent(c.value, r.total)), 8) << "  " << c.name << "\n";
   }
 }
 
@@ -224,14 +253,36 @@ void PrintJson(const Profile& p, const Report& r, const ReportOptions& o, size_t
     j.EndObject();
   }
   j.EndArray();
+  if (!r.classes.empty()) {
+    size_t classes = o.top == 0 ? r.classes.size() : std::min(o.top, r.classes.size());
+    j.Key("class_count").Int(static_cast<int64_t>(r.classes.size()));
+    j.Key("classes").BeginArray();
+    for (size_t i = 0; i < classes; ++i) {
+      const ReportClass& c = r.classes[i];
+      j.BeginObject();
+      j.Key("class").String(c.name);
+      j.Key("value").Int(c.value);
+      JsonInterval(j, "value", r.sampled, c.value, c.variance);
+      j.Key("percent").Double(Percent(c.value, r.total));
+      j.EndObject();
+    }
+    j.EndArray();
+  }
   j.EndObject();
   out << "\n";
 }
 
 // Whether `type` is one of the values heaprec samples (and sampling_error.h models).
 bool IsHeapSampleType(const std::string& type) {
-  return type == "inuse_space" || type == "inuse_objects" || type == "alloc_space" ||
-         type == "alloc_objects";
+  return IsByteCountType(type) || IsObjectCountType(type);
+}
+
+// The sample's `class` string label (Ruby profiles), or nullptr.
+const std::string* SampleClass(const Sample& s) {
+  for (const Label& label : s.labels) {
+    if (label.key == "class" && !label.str.empty()) return &label.str;
+  }
+  return nullptr;
 }
 
 }  // namespace
@@ -252,13 +303,15 @@ Report ComputeReport(const Profile& p, const std::string& sample_index, bool wit
   size_t index = SelectSampleIndex(p, sample_index);
   Report r;
   r.sample_type = p.sample_types[index];
-  r.sampled = IsSampled(p) && IsHeapSampleType(r.sample_type.type);
+  r.sampled = SamplingModel(p).sampled() && IsHeapSampleType(r.sample_type.type);
   VarianceModel model(p, index);
   NodeTable nodes(p);
   std::vector<ReportRow>& rows = nodes.rows();
   // seen[n] == sample number + 1 when node n was already counted in cum for that sample.
   std::vector<size_t> seen(rows.size(), 0);
   std::map<std::vector<size_t>, ReportStack> stacks;
+  std::map<std::string, ReportClass> classes;
+  bool has_classes = false;
   std::vector<size_t> frames;
   for (const Sample& s : p.samples) {
     if (index >= s.values.size()) continue;
@@ -267,6 +320,11 @@ Report ComputeReport(const Profile& p, const std::string& sample_index, bool wit
     r.total += v;
     r.total_variance += var;
     ++r.samples;
+    const std::string* class_name = SampleClass(s);
+    has_classes = has_classes || class_name != nullptr;
+    ReportClass& by_class = classes[class_name != nullptr ? *class_name : "(unknown)"];
+    by_class.value += v;
+    by_class.variance += var;
     bool leaf = true;
     frames.clear();
     for (uint64_t location_id : s.location_ids) {
@@ -328,6 +386,18 @@ Report ComputeReport(const Profile& p, const std::string& sample_index, bool wit
       return std::llabs(a.value) > std::llabs(b.value);
     return a.frames < b.frames;
   });
+  if (has_classes) {
+    for (auto& [name, c] : classes) {
+      if (c.value == 0) continue;
+      c.name = name;
+      r.classes.push_back(std::move(c));
+    }
+    // Stable on the map's name order: ties stay by name.
+    std::stable_sort(r.classes.begin(), r.classes.end(),
+                     [](const ReportClass& a, const ReportClass& b) {
+                       return std::llabs(a.value) > std::llabs(b.value);
+                     });
+  }
   return r;
 }
 
@@ -339,6 +409,11 @@ std::string RowLabel(const ReportRow& row) {
   std::string label = row.function + " " + BaseName(row.file);
   if (row.line > 0) label += ":" + std::to_string(row.line);
   return label;
+}
+
+std::string FormatObjectSampling(int64_t period) {
+  if (period <= 1) return "every object (exact)";
+  return "1 in " + std::to_string(period) + " objects";
 }
 
 std::string PadLeft(const std::string& s, size_t width) {

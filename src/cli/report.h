@@ -4,7 +4,8 @@
 // only, cum for every function on its stack (once per sample).
 //
 // Sampled profiles (period > 1) carry a 95% interval with every value: each pprof sample's variance
-// comes from profile/sampling_error.h, and a row adds the variances of the samples it counts
+// comes from profile/sampling_error.h (under the profile's own sampling model: per byte for native
+// profiles, per object for Ruby's), and a row adds the variances of the samples it counts
 // (flat: the samples whose leaf is the function; cum: the samples with the function anywhere on
 // the stack, each once). The samples are disjoint groups of independently sampled objects, so the
 // variances add exactly.
@@ -40,9 +41,12 @@ struct ReportRow {
   std::string key;       // identifies the function (or unsymbolized address) across profiles
   std::string function;  // demangled name, or the hex address for an unsymbolized location
   std::string file;      // function's source file ("" if unknown)
-  int64_t line = 0;      // function's start line (0 if unknown)
-  std::string address;   // hex address, only for an unsymbolized location
-  std::string mapping;   // base name of its mapping's file, only for an unsymbolized location
+  // The function's start line; when the profile gives none (Ruby frames carry only the lines
+  // being executed), the smallest line of the function that the profile's locations name. 0 if
+  // unknown.
+  int64_t line = 0;
+  std::string address;  // hex address, only for an unsymbolized location
+  std::string mapping;  // base name of its mapping's file, only for an unsymbolized location
   int64_t flat = 0;
   int64_t cum = 0;
   // Estimated variances of flat and cum: 0 in exact mode, NaN when a counted sample's object size
@@ -60,6 +64,14 @@ struct ReportStack {
   double variance = 0;
 };
 
+// The part of the total held by objects of one class: the samples whose string label `class` (set
+// by the Ruby front end) has that value.
+struct ReportClass {
+  std::string name;
+  int64_t value = 0;
+  double variance = 0;
+};
+
 struct Report {
   ValueType sample_type;
   // Whether the values are sampling estimates with intervals: the profile is sampled (period > 1)
@@ -70,6 +82,9 @@ struct Report {
   size_t samples = 0;
   std::vector<ReportRow> rows;      // all rows, by decreasing |flat|, then |cum|, then name
   std::vector<ReportStack> stacks;  // only when asked for: by decreasing |value|, then frames
+  // By decreasing |value|, then name; empty when no sample has a `class` label (native profiles).
+  // Samples without one count under "(unknown)".
+  std::vector<ReportClass> classes;
 };
 
 // The index of the requested sample type ("" = the profile's default_sample_type, else its last
@@ -85,6 +100,10 @@ std::string RowLabel(const ReportRow& row);
 
 // Pads `s` on the left to `width` terminal columns (UTF-8 aware: "±" is one column).
 std::string PadLeft(const std::string& s, size_t width);
+
+// How a per-object profile was sampled, in words: "1 in 1000 objects", or "every object (exact)"
+// at period 1.
+std::string FormatObjectSampling(int64_t period);
 
 // Formats a value in `unit`: bytes as B/KiB/MiB/GiB (one decimal above B), others as integers.
 std::string FormatValue(int64_t value, const std::string& unit);

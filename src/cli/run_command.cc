@@ -1,11 +1,12 @@
-// `heaprec run`: runs a program with the preload library, waits for it, then symbolizes the
-// profiles every process wrote and prints the top allocation sites of the program's final profile.
+// `heaprec run`: runs a program with the preload library (or, with --ruby, with the Ruby gem's
+// autorun file), waits for it, then symbolizes the profiles every process wrote and prints the top
+// allocation sites of the program's final profile.
 //
-// The CLI passes its settings to the preload library through the environment (HEAPREC_*), exactly
-// as a user profiling a service under a supervisor would, so both paths are the same code. The
-// library reports each file it writes in a manifest (HEAPREC_MANIFEST), which is how files from
-// forked and exec'd descendants are found. Everything heaprec prints goes to stderr: the program's
-// stdout is left exactly as it would be without the profiler.
+// The CLI passes its settings to the profiler through the environment (HEAPREC_*, see
+// run_environment.h), exactly as a user profiling a service under a supervisor would, so both paths
+// are the same code. The profiler reports each file it writes in a manifest (HEAPREC_MANIFEST),
+// which is how files from forked and exec'd descendants are found. Everything heaprec prints goes
+// to stderr: the program's stdout is left exactly as it would be without the profiler.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -17,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -24,6 +26,7 @@
 
 #include "cli/commands.h"
 #include "cli/report.h"
+#include "cli/run_environment.h"
 #include "preload/settings.h"
 #include "profile/pprof_reader.h"
 #include "profile/pprof_writer.h"
@@ -31,20 +34,6 @@
 
 namespace heaprec::cli {
 namespace {
-
-struct RunOptions {
-  std::string sample_interval;
-  std::string output = preload::kDefaultOutputTemplate;
-  std::string dump_interval;
-  std::string dump_signal;
-  std::string unwind;
-  std::string max_depth;
-  std::string seed;
-  bool no_follow = false;
-  bool symbolize = true;
-  size_t top = 10;
-  std::vector<std::string> command;
-};
 
 struct ManifestEntry {
   pid_t pid;
@@ -60,8 +49,9 @@ std::vector<std::string> g_program_arguments;
 
 // `heaprec run` options that take a value, so that the value is not mistaken for the program.
 bool TakesValue(std::string_view option) {
-  for (std::string_view known : {"--sample-interval", "-o", "--output", "--dump-interval",
-                                 "--dump-signal", "--max-depth", "--unwind", "--seed", "--top"}) {
+  for (std::string_view known :
+       {"--sample-interval", "--sample-every", "-o", "--output", "--dump-interval", "--dump-signal",
+        "--max-depth", "--unwind", "--seed", "--top"}) {
     if (option == known) return true;
   }
   return false;
@@ -96,9 +86,20 @@ bool ValidateOptions(const RunOptions& o) {
               << "\n";
     return false;
   };
+  if (std::string mode_error = CheckRunMode(o); !mode_error.empty()) {
+    std::cerr << "heaprec run: " << mode_error << "\n";
+    return false;
+  }
   if (!o.sample_interval.empty() && !preload::ParseByteCount(o.sample_interval.c_str(), &u64)) {
     return fail("--sample-interval", o.sample_interval,
                 "a byte count such as 524288, 512K or 2M (1 = exact)");
+  }
+  // The profile's period is an int64; anything near that bound samples nothing anyway.
+  if (!o.sample_every.empty() &&
+      (!preload::ParseSeed(o.sample_every.c_str(), &u64) || u64 == 0 ||
+       u64 > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))) {
+    return fail("--sample-every", o.sample_every,
+                "a number of objects such as 1000 (1 = every object)");
   }
   if (!o.dump_interval.empty() && !preload::ParseSeconds(o.dump_interval.c_str(), &u64)) {
     return fail("--dump-interval", o.dump_interval, "seconds such as 10 or 0.5");
@@ -131,26 +132,25 @@ bool ValidateOptions(const RunOptions& o) {
   return true;
 }
 
+// The directory holding the Ruby gem's heaprec/autorun.rb, or "" after saying why there is none.
+std::string FindRubyLibrary() {
+  const char* override_directory = std::getenv("HEAPREC_RUBY_LIB");
+  std::error_code ec;
+  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  std::string directory = RubyLibraryDirectory(self.string(), override_directory);
+  if (HasRubyAutorun(directory)) return directory;
+  std::cerr << "heaprec run: --ruby: no heaprec/autorun.rb in '" << directory << "'"
+            << (override_directory != nullptr && *override_directory != '\0'
+                    ? " (from HEAPREC_RUBY_LIB)"
+                    : "; set HEAPREC_RUBY_LIB to the directory that holds heaprec/autorun.rb")
+            << "\n";
+  return {};
+}
+
 void SetEnvironment(const RunOptions& o, const std::string& library, const std::string& manifest) {
-  std::string preload = library;
-  if (const char* existing = std::getenv("LD_PRELOAD"); existing != nullptr && *existing != '\0') {
-    preload += ":";
-    preload += existing;
+  for (const auto& [name, value] : RunEnvironment(o, library, manifest, std::getenv)) {
+    setenv(name.c_str(), value.c_str(), 1);
   }
-  setenv("LD_PRELOAD", preload.c_str(), 1);
-  std::filesystem::path output = o.output;
-  if (output.is_relative()) output = std::filesystem::current_path() / output;
-  setenv("HEAPREC_OUTPUT", output.c_str(), 1);
-  setenv("HEAPREC_MANIFEST", manifest.c_str(), 1);
-  auto set_if = [](const char* name, const std::string& value) {
-    if (!value.empty()) setenv(name, value.c_str(), 1);
-  };
-  set_if("HEAPREC_SAMPLE_INTERVAL", o.sample_interval);
-  set_if("HEAPREC_DUMP_INTERVAL", o.dump_interval);
-  set_if("HEAPREC_DUMP_SIGNAL", o.dump_signal);
-  set_if("HEAPREC_UNWIND", o.unwind);
-  set_if("HEAPREC_MAX_DEPTH", o.max_depth);
-  set_if("HEAPREC_SEED", o.seed);
 }
 
 // Starts the program; returns its pid, or -1 after printing why it could not be started. The child
@@ -214,12 +214,22 @@ std::vector<ManifestEntry> ReadManifest(const std::string& path) {
   return entries;
 }
 
-// Symbolizes every profile in place. Returns false if any could not be processed.
+// Whether some location still has only an address. Ruby profiles never do: their frames are written
+// with names, files and lines, and no mappings to symbolize from.
+bool NeedsSymbolization(const Profile& profile) {
+  for (const Location& location : profile.locations) {
+    if (location.lines.empty()) return true;
+  }
+  return false;
+}
+
+// Symbolizes every profile that needs it, in place. Returns false if any could not be processed.
 bool SymbolizeProfiles(const std::vector<ManifestEntry>& entries) {
   bool ok = true;
   for (const ManifestEntry& e : entries) {
     try {
       Profile profile = ReadProfileFile(e.path);
+      if (!NeedsSymbolization(profile)) continue;  // nothing to add: leave the file as written
       Symbolize(profile);
       WriteProfileFile(profile, e.path);
     } catch (const std::exception& error) {
@@ -266,10 +276,12 @@ int Run(const RunOptions& o) {
     return kExitUsage;
   }
   if (!ValidateOptions(o)) return kExitUsage;
-  std::string library = FindPreloadLibrary();
+  std::string library = o.ruby ? FindRubyLibrary() : FindPreloadLibrary();
   if (library.empty()) {
-    std::cerr << "heaprec run: cannot find libheaprec.so next to the heaprec binary; set "
-                 "HEAPREC_LIBRARY\n";
+    if (!o.ruby) {
+      std::cerr << "heaprec run: cannot find libheaprec.so next to the heaprec binary; set "
+                   "HEAPREC_LIBRARY\n";
+    }
     return kExitFailure;
   }
   std::string manifest =
@@ -338,24 +350,41 @@ int SplitRunCommandLine(int argc, char** argv) {
 
 void RegisterRunCommand(CLI::App& app, int* exit_code) {
   auto options = std::make_shared<RunOptions>();
+  options->output = preload::kDefaultOutputTemplate;
   CLI::App* cmd = app.add_subcommand(
       "run",
       "Run a program under the live-heap profiler: heaprec run [OPTIONS] [--] PROGRAM [ARGS...]");
   cmd->footer(
-      "Every option has an environment twin read by libheaprec.so (e.g. --sample-interval is\n"
-      "HEAPREC_SAMPLE_INTERVAL). Output templates expand %p (pid), %t (time), %e (program name).\n"
+      "Native programs: libheaprec.so is preloaded (LD_PRELOAD). Every option has an environment\n"
+      "twin it reads (e.g. --sample-interval is HEAPREC_SAMPLE_INTERVAL).\n"
+      "Ruby programs: heaprec run --ruby [--sample-every N] -- ruby app.rb ARGS\n"
+      "(or -- bundle exec ...). Nothing is preloaded: heaprec prepends its Ruby library to\n"
+      "RUBYLIB and -rheaprec/autorun to RUBYOPT, so every Ruby process of the program profiles\n"
+      "its live objects. The library is lib/ruby beside heaprec's lib/ directory;\n"
+      "HEAPREC_RUBY_LIB overrides it. --sample-every is HEAPREC_SAMPLE_EVERY.\n"
+      "--sample-interval, --unwind, --dump-signal and --no-follow are for native programs only.\n"
+      "Output templates expand %p (pid), %t (time), %e (program name).\n"
       "Exit status: the program's own (128+N if it was killed by signal N).");
+  cmd->add_flag("--ruby", options->ruby,
+                "Profile Ruby objects (through RUBYOPT=-rheaprec/autorun) instead of native "
+                "allocations");
   cmd->add_option("--sample-interval", options->sample_interval,
-                  "Mean bytes between samples (default 512K; 1 = record every allocation exactly)");
+                  "Native: mean bytes between samples (default 512K; 1 = record every allocation "
+                  "exactly)");
+  cmd->add_option("--sample-every", options->sample_every,
+                  "Ruby (--ruby): sample 1 in N objects on average, each counting N (default "
+                  "1000; 1 = every object, exact)");
   cmd->add_option("-o,--output", options->output, "Profile path template")
       ->default_str(preload::kDefaultOutputTemplate);
   cmd->add_option("--dump-interval", options->dump_interval, "Also write a profile every SECONDS");
   cmd->add_option("--dump-signal", options->dump_signal,
-                  "Also write a profile on this signal (e.g. SIGUSR2)");
-  cmd->add_option("--max-depth", options->max_depth, "Frames kept per stack, 1-1024 (default 128)");
-  cmd->add_option("--unwind", options->unwind, "Stack unwinder: libunwind (default) or fp");
+                  "Native: also write a profile on this signal (e.g. SIGUSR2)");
+  cmd->add_option("--max-depth", options->max_depth,
+                  "Frames kept per stack, 1-1024 (default 128; Ruby 400)");
+  cmd->add_option("--unwind", options->unwind, "Native: stack unwinder, libunwind (default) or fp");
   cmd->add_option("--seed", options->seed, "Fixed sampler seed, for reproducible runs");
-  cmd->add_flag("--no-follow", options->no_follow, "Do not profile programs the program executes");
+  cmd->add_flag("--no-follow", options->no_follow,
+                "Native: do not profile programs the program executes");
   cmd->add_flag("!--no-symbolize", options->symbolize, "Leave the profiles unsymbolized");
   cmd->add_option("--top", options->top, "Sites to print at the end (0 = none)")->default_val(10);
   cmd->callback([options, exit_code] {

@@ -4,26 +4,50 @@
 
 namespace heaprec {
 
-double SampleWeight(int64_t size, int64_t period) {
-  if (period <= 1 || size < 0) return 1.0;
+SamplingModel::SamplingModel(const Profile& profile)
+    : period(profile.period), per_object(profile.period_type.type == "objects") {}
+
+double SampleWeight(int64_t size, const SamplingModel& model) {
+  if (model.period <= 1) return 1.0;
+  // Every object had the same chance 1/N, so every sampled one stands for N.
+  if (model.per_object) return static_cast<double>(model.period);
+  if (size < 0) return 1.0;
   // Same expression as the recorder's (expm1 keeps precision for small objects).
-  double x = (static_cast<double>(size) + 1.0) / static_cast<double>(period);
+  double x = (static_cast<double>(size) + 1.0) / static_cast<double>(model.period);
   return -1.0 / std::expm1(-x);
 }
 
-double ValueVariance(const std::string& sample_type, int64_t value, int64_t size, int64_t period) {
+double SampleWeight(int64_t size, int64_t period) {
+  return SampleWeight(size, SamplingModel(period, /*objects=*/false));
+}
+
+double ValueVariance(const std::string& sample_type, int64_t value, int64_t size,
+                     const SamplingModel& model) {
   // Var(-X) = Var(X): a negated value (a diff profile's base samples) has the same variance.
-  if (period <= 1 || size < 0 || value == 0) return 0.0;
+  if (model.period <= 1 || value == 0) return 0.0;
+  bool objects = IsObjectCountType(sample_type);
+  if (!objects && !IsByteCountType(sample_type)) return 0.0;
+  // Per object, w does not depend on the size, so a count's variance needs none.
+  if (size < 0 && !(objects && model.per_object)) return 0.0;
   double magnitude = std::fabs(static_cast<double>(value));
-  double w = SampleWeight(size, period);
-  bool objects = sample_type == "inuse_objects" || sample_type == "alloc_objects";
-  bool bytes = sample_type == "inuse_space" || sample_type == "alloc_space";
-  if (!objects && !bytes) return 0.0;
+  double w = SampleWeight(size, model);
   // value = N (objects) or N·s (bytes): recover N, then N·(w-1), times s² for bytes.
   double s = static_cast<double>(size);
   double n_objects = objects ? magnitude : (s > 0 ? magnitude / s : 0.0);
   double var_objects = n_objects * (w - 1.0);
   return objects ? var_objects : var_objects * s * s;
+}
+
+double ValueVariance(const std::string& sample_type, int64_t value, int64_t size, int64_t period) {
+  return ValueVariance(sample_type, value, size, SamplingModel(period, /*objects=*/false));
+}
+
+bool IsObjectCountType(const std::string& sample_type) {
+  return sample_type == "inuse_objects" || sample_type == "alloc_objects";
+}
+
+bool IsByteCountType(const std::string& sample_type) {
+  return sample_type == "inuse_space" || sample_type == "alloc_space";
 }
 
 int64_t SampleObjectSize(const Sample& sample) {

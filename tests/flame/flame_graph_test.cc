@@ -317,5 +317,107 @@ TEST_F(FlameCommandTest, Errors) {
   EXPECT_EQ(testing::RunCommand(std::string(HEAPREC_BINARY) + " flame", &output), 2);
 }
 
+// A Ruby front end profile (testing::MakeRubyProfile): frames without mappings or addresses, two
+// sample types, per-object sampling.
+TEST(RubyFlameGraphTest, FramesCarryRubyNamesFilesAndLines) {
+  constexpr int64_t kEvery = 100;
+  enum { kObjects, kSpace };
+  FlameGraph g = BuildFlameGraph(testing::MakeRubyProfile(kEvery));
+  ASSERT_EQ(g.sample_types.size(), 2u);
+  EXPECT_TRUE(g.sampled);
+  EXPECT_EQ(Values(g.root()), (std::vector<int64_t>{700, 128000}));
+  ASSERT_EQ(g.root().children.size(), 1u);
+  const FlameNode* main = g.Child(g.root(), "<main>", "/app/app.rb");
+  ASSERT_NE(main, nullptr);
+  EXPECT_TRUE(main->symbolized);
+  EXPECT_EQ(main->lines, (std::vector<int64_t>{5, 7}));
+  EXPECT_EQ(Values(*main), (std::vector<int64_t>{700, 128000}));
+  // Cache#fill at line 11 (calling Integer#times) and at line 15 (allocating) is one node.
+  const FlameNode* fill = g.Child(*main, "Cache#fill", "/app/lib/cache.rb");
+  ASSERT_NE(fill, nullptr);
+  EXPECT_EQ(fill->lines, (std::vector<int64_t>{11, 15}));
+  EXPECT_EQ(Values(*fill), (std::vector<int64_t>{600, 28000}));
+  // A method written in C: no file, no line.
+  const FlameNode* times = g.Child(*fill, "Integer#times");
+  ASSERT_NE(times, nullptr);
+  EXPECT_TRUE(times->symbolized);
+  EXPECT_EQ(times->file, "");
+  EXPECT_TRUE(times->lines.empty());
+  const FlameNode* block = g.Child(*times, "block in Cache#fill", "/app/lib/cache.rb");
+  ASSERT_NE(block, nullptr);
+  EXPECT_EQ(block->lines, (std::vector<int64_t>{12}));
+  EXPECT_EQ(Values(*block), (std::vector<int64_t>{400, 16000}));
+  EXPECT_TRUE(block->children.empty());
+
+  // Per-object variances: every sampled object weighs exactly 100, whatever its size.
+  EXPECT_DOUBLE_EQ(block->variances[kObjects], 400.0 * (kEvery - 1));
+  EXPECT_DOUBLE_EQ(block->variances[kSpace], 400.0 * (kEvery - 1) * 40 * 40);
+  EXPECT_DOUBLE_EQ(fill->variances[kSpace],
+                   400.0 * (kEvery - 1) * 40 * 40 + 200.0 * (kEvery - 1) * 60 * 60);
+  EXPECT_DOUBLE_EQ(g.root().variances[kObjects], 700.0 * (kEvery - 1));
+
+  // Exact at sample_every 1.
+  FlameGraph exact = BuildFlameGraph(testing::MakeRubyProfile(1));
+  EXPECT_FALSE(exact.sampled);
+  for (const FlameNode& n : exact.nodes) {
+    for (double v : n.variances) EXPECT_EQ(v, 0.0) << n.name;
+  }
+}
+
+TEST(RubyFlameGraphTest, JsonAndPage) {
+  Profile p = testing::MakeRubyProfile(100);
+  FlameGraph g = BuildFlameGraph(p);
+  std::ostringstream out;
+  WriteFlameJson(p, g, {}, out);
+  std::string json = out.str();
+  // The page says "sampled every 100 objects"; '<' of "<main>" escaped for the <script> element.
+  EXPECT_NE(json.find("\"sampled\":true,\"period\":100,\"period_unit\":\"objects\""),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find("\"initial\":1,"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"types\":[{\"type\":\"inuse_objects\",\"unit\":\"count\",\"pair\":1},"
+                      "{\"type\":\"inuse_space\",\"unit\":\"bytes\",\"pair\":0}]"),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find("{\"name\":\"\\u003cmain>\",\"file\":\"/app/app.rb\",\"lines\":[5,7],"),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find("{\"name\":\"block in Cache#fill\",\"file\":\"/app/lib/cache.rb\","
+                      "\"lines\":[12],\"values\":[400,16000]"),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find("{\"name\":\"Integer#times\",\"values\":[400,16000]"), std::string::npos)
+      << json;
+  EXPECT_EQ(json.find("unsymbolized"), std::string::npos) << json;
+  EXPECT_EQ(json.find("0x"), std::string::npos) << json;
+  // A native profile keeps its unit.
+  std::ostringstream native;
+  WriteFlameJson(MakeKnownProfile(kPeriod), BuildFlameGraph(MakeKnownProfile(kPeriod)), {}, native);
+  EXPECT_NE(native.str().find("\"period_unit\":\"bytes\""), std::string::npos);
+
+  // `heaprec flame` on the file; alloc_* is not among its types.
+  std::string dir = testing::MakeTempDir();
+  WriteProfileFile(p, dir + "/ruby.pb.gz");
+  std::string output;
+  ASSERT_EQ(testing::RunCommand(
+                std::string(HEAPREC_BINARY) + " flame " + testing::ShellQuote(dir + "/ruby.pb.gz"),
+                &output),
+            0)
+      << output;
+  std::ifstream in(dir + "/ruby.html");
+  std::stringstream page;
+  page << in.rdbuf();
+  EXPECT_NE(page.str().find("\"name\":\"Cache#fill\""), std::string::npos);
+  EXPECT_EQ(testing::RunCommand(std::string(HEAPREC_BINARY) + " flame " +
+                                    testing::ShellQuote(dir + "/ruby.pb.gz") +
+                                    " --sample-index alloc_space",
+                                &output),
+            2);
+  EXPECT_NE(output.find("unknown sample index 'alloc_space'; this profile has: inuse_objects, "
+                        "inuse_space"),
+            std::string::npos)
+      << output;
+}
+
 }  // namespace
 }  // namespace heaprec::cli

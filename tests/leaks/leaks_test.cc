@@ -393,5 +393,91 @@ TEST(LeaksOutputTest, EmptySeriesStillDrawsAxes) {
   EXPECT_EQ(svg.find("inf"), std::string::npos) << svg;
 }
 
+// A series of Ruby front end profiles (testing::MakeRubyProfile): Cache#fill's Array objects (B)
+// grow by 5000 objects of 60 B a second, sampled 1 in 100; everything else stays.
+std::vector<LeakInput> RubySeries() {
+  std::vector<LeakInput> inputs;
+  for (int64_t i = 0; i < 5; ++i) {
+    Profile p = testing::MakeRubyProfile(100);
+    int64_t objects = 5000 * (i + 1);
+    p.samples[1].values = {objects, objects * 60};
+    p.time_nanos += i * kSecond;  // oldest_alloc_ns stays 2 s before the first profile
+    inputs.push_back({"ruby." + std::to_string(i) + ".pb.gz", std::move(p)});
+  }
+  return inputs;
+}
+
+TEST(RubyLeaksTest, GrowingRubySiteIsASuspectWithPerObjectErrors) {
+  std::vector<LeakSeries> all = AnalyzeLeaks(RubySeries(), {});
+  ASSERT_EQ(all.size(), 1u);
+  const LeakSeries& s = all[0];
+  EXPECT_FALSE(s.pid.has_value());  // Ruby profiles carry no pid= comment
+  EXPECT_EQ(s.period, 100);
+  EXPECT_TRUE(s.per_object);
+  ASSERT_NE(Find(s, "Cache#fill"), nullptr);
+  const LeakSite& fill = *Find(s, "Cache#fill");
+  EXPECT_EQ(&fill, &s.sites[0]);
+  EXPECT_TRUE(fill.suspect);
+  EXPECT_EQ(fill.file, "/app/lib/cache.rb");
+  EXPECT_EQ(fill.line, 11);  // no start line: the smallest line of Cache#fill in the profile
+  EXPECT_EQ(fill.Label(), "Cache#fill cache.rb:11");
+  EXPECT_NEAR(fill.fit.slope, 300000, 1e-6);
+  EXPECT_EQ(fill.growth(), 4 * 300000);
+  ASSERT_EQ(fill.points.size(), 5u);
+  for (size_t i = 0; i < 5; ++i) {
+    // Per object: 5000·(i+1) objects, each of weight 100, so Var = N·99·60².
+    EXPECT_DOUBLE_EQ(fill.points[i].variance, 5000.0 * static_cast<double>(i + 1) * 99 * 60 * 60);
+  }
+  EXPECT_GT(fill.fit.var_sampling, 0);
+  ASSERT_TRUE(fill.age_seconds.has_value());
+  EXPECT_NEAR(*fill.age_seconds, 6.0, 1e-9);
+  // The rest is constant: no suspects.
+  EXPECT_EQ(s.suspects, 1u);
+  ASSERT_NE(Find(s, "<main>"), nullptr);
+  EXPECT_FALSE(Find(s, "<main>")->suspect);
+  EXPECT_EQ(Find(s, "<main>")->line, 5);
+  ASSERT_NE(Find(s, "block in Cache#fill"), nullptr);
+  EXPECT_EQ(Find(s, "block in Cache#fill")->last_bytes, 16000);
+
+  std::ostringstream text;
+  PrintLeaksText(all, {}, text);
+  EXPECT_NE(text.str().find("all profiles: 5 profiles over 4.0 s, sampled 1 in 100 objects; 1 "
+                            "suspect among 3 sites"),
+            std::string::npos)
+      << text.str();
+  EXPECT_NE(text.str().find("  Cache#fill cache.rb:11\n"), std::string::npos) << text.str();
+  std::ostringstream json;
+  PrintLeaksJson(all, {}, json);
+  EXPECT_NE(json.str().find("\"period\": 100,\n      \"sampled\": true,\n      \"period_type\": "
+                            "\"objects\","),
+            std::string::npos)
+      << json.str();
+  EXPECT_NE(LeaksSvg(s, 3).find("sampled 1 in 100 objects; bars: 95% intervals"),
+            std::string::npos);
+  EXPECT_NE(LeaksHtml(all, {}, 3).find("sampled 1 in 100 objects"), std::string::npos);
+
+  // With --by stack, the frames are the Ruby function names, leaf first.
+  LeakOptions by_stack;
+  by_stack.by = LeakSiteKind::kStack;
+  LeakSeries stacks = AnalyzeLeaks(RubySeries(), by_stack)[0];
+  EXPECT_EQ(stacks.sites[0].stack, (std::vector<std::string>{"Cache#fill", "<main>"}));
+}
+
+TEST(RubyLeaksTest, ExactRubySeries) {
+  std::vector<LeakInput> inputs;
+  for (int64_t i = 0; i < 4; ++i) {
+    Profile p = testing::MakeRubyProfile(1);
+    p.samples[1].values = {10 * (i + 1), 10 * (i + 1) * 60};
+    p.time_nanos += i * kSecond;
+    inputs.push_back({"ruby." + std::to_string(i) + ".pb.gz", std::move(p)});
+  }
+  LeakSeries s = AnalyzeLeaks(inputs, {})[0];
+  EXPECT_EQ(DescribeSampling(s), "exact");
+  const LeakSite* fill = Find(s, "Cache#fill");
+  ASSERT_NE(fill, nullptr);
+  EXPECT_TRUE(fill->suspect);
+  for (const LeakPoint& point : fill->points) EXPECT_EQ(point.variance, 0);
+}
+
 }  // namespace
 }  // namespace heaprec::cli

@@ -1,7 +1,12 @@
-// The heaprec executable's report and symbolize subcommands: output, exit codes and messages.
+// The heaprec executable's report and symbolize subcommands: output, exit codes and messages; the
+// subcommands on a Ruby front end profile; and `heaprec run --ruby` with a stand-in for the gem's
+// autorun file.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "profile/pprof_reader.h"
 #include "profile/pprof_writer.h"
@@ -90,6 +95,161 @@ TEST_F(CliTest, HelpDescribesOptions) {
   EXPECT_NE(out.find("--sample-index"), std::string::npos) << out;
   EXPECT_EQ(Heaprec("symbolize --help", &out), 0);
   EXPECT_NE(out.find("--output"), std::string::npos) << out;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream content;
+  content << in.rdbuf();
+  return content.str();
+}
+
+TEST_F(CliTest, SubcommandsReadRubyProfiles) {
+  std::string ruby = dir_ + "/ruby.pb.gz";
+  WriteProfileFile(testing::MakeRubyProfile(100), ruby);
+  std::string out;
+  ASSERT_EQ(Heaprec("report " + ShellQuote(ruby), &out), 0) << out;
+  for (const char* expected : {"Total: 125.0 KiB in 4 samples", "Sampling: 1 in 100 objects\n",
+                               "  <main> app.rb:5\n", "  block in Cache#fill cache.rb:12\n",
+                               "  Cache#fill cache.rb:11\n", "  Integer#times\n", "  Hash\n"}) {
+    EXPECT_NE(out.find(expected), std::string::npos) << expected << "\n" << out;
+  }
+  EXPECT_EQ(Heaprec("report --sample-index alloc_objects " + ShellQuote(ruby), &out), 2) << out;
+
+  // Every location already has its line and there are no mappings: nothing to do, nothing lost.
+  std::string copy = dir_ + "/ruby.symbolized.pb.gz";
+  ASSERT_EQ(Heaprec("symbolize " + ShellQuote(ruby) + " -o " + ShellQuote(copy), &out), 0) << out;
+  EXPECT_EQ(out, "symbolized 6 of 6 locations\n");
+  EXPECT_EQ(ReadProfileFile(copy), testing::MakeRubyProfile(100));
+  ASSERT_EQ(Heaprec("symbolize " + ShellQuote(ruby), &out), 0) << out;
+  EXPECT_EQ(ReadProfileFile(ruby), testing::MakeRubyProfile(100));
+
+  Profile grown = testing::MakeRubyProfile(100);
+  grown.samples[1].values = {2000, 2000 * 60};
+  std::string next = dir_ + "/ruby.next.pb.gz";
+  WriteProfileFile(grown, next);
+  ASSERT_EQ(Heaprec("diff " + ShellQuote(ruby) + " " + ShellQuote(next), &out), 0) << out;
+  EXPECT_NE(out.find("(sampled 1 in 100 objects)"), std::string::npos) << out;
+  EXPECT_NE(out.find("* +105.5 KiB"), std::string::npos) << out;
+  EXPECT_NE(out.find("Cache#fill cache.rb:11\n"), std::string::npos) << out;
+  // A Ruby profile and a native one are not comparable.
+  EXPECT_EQ(Heaprec("diff " + ShellQuote(profile_) + " " + ShellQuote(ruby), &out), 1) << out;
+  EXPECT_NE(out.find("not comparable"), std::string::npos) << out;
+
+  std::string series = dir_ + "/series";
+  std::filesystem::create_directory(series);
+  for (int i = 0; i < 4; ++i) {
+    Profile p = testing::MakeRubyProfile(100);
+    p.samples[1].values = {5000 * (i + 1), 5000 * (i + 1) * 60};
+    p.time_nanos += i * 1000000000LL;
+    WriteProfileFile(p, series + "/ruby." + std::to_string(i) + ".pb.gz");
+  }
+  ASSERT_EQ(Heaprec("leaks " + ShellQuote(series), &out), 0) << out;
+  EXPECT_NE(out.find("sampled 1 in 100 objects; 1 suspect"), std::string::npos) << out;
+  EXPECT_NE(out.find("Cache#fill cache.rb:11\n"), std::string::npos) << out;
+}
+
+// `heaprec run --ruby` with HEAPREC_RUBY_LIB pointing at a stand-in heaprec/autorun.rb, loaded by
+// the real ruby through RUBYLIB and RUBYOPT as the gem's would be.
+class RunRubyTest : public CliTest {
+ protected:
+  void SetUp() override {
+    CliTest::SetUp();
+    lib_ = dir_ + "/lib";
+    std::filesystem::create_directories(lib_ + "/heaprec");
+  }
+
+  // The stand-in: records its environment in env.txt and, at exit, reports `profile` in the
+  // manifest exactly as the gem does ("pid\treason\tpath\n").
+  void WriteAutorun(const std::string& profile) {
+    std::ofstream(lib_ + "/heaprec/autorun.rb")
+        << "File.write(" << Quote(dir_ + "/env.txt") << ", ENV.sort.map { |k, v| \"#{k}=#{v}\\n\" "
+        << "}.join)\n"
+        << "at_exit { File.open(ENV['HEAPREC_MANIFEST'], 'a') { |f| "
+        << "f.write(\"#{Process.pid}\\texit\\t" << profile << "\\n\") } }\n";
+  }
+
+  static std::string Quote(const std::string& s) { return "'" + s + "'"; }
+
+  int Run(const std::string& args, std::string* output) {
+    return testing::RunCommand("HEAPREC_RUBY_LIB=" + ShellQuote(lib_) + " RUBYOPT=-W0 " +
+                                   ShellQuote(HEAPREC_BINARY) + " run " + args,
+                               output);
+  }
+
+  std::string lib_;
+};
+
+TEST_F(RunRubyTest, LoadsAutorunAndReportsItsProfile) {
+  std::string profile = dir_ + "/ruby.pb.gz";
+  WriteProfileFile(testing::MakeRubyProfile(100), profile);
+  std::string written = ReadFile(profile);
+  WriteAutorun(profile);
+  std::string out;
+  ASSERT_EQ(Run("--ruby --sample-every 100 --seed 3 --dump-interval 2 --max-depth 50 -o " +
+                    ShellQuote(dir_ + "/out.%p.pb.gz") + " -- ruby -e 'exit 3'",
+                &out),
+            3)
+      << out;
+  std::string env = ReadFile(dir_ + "/env.txt");
+  for (const std::string& expected :
+       {"RUBYLIB=" + lib_ + "\n", std::string("RUBYOPT=-rheaprec/autorun -W0\n"),
+        "HEAPREC_OUTPUT=" + dir_ + "/out.%p.pb.gz\n", std::string("HEAPREC_SAMPLE_EVERY=100\n"),
+        std::string("HEAPREC_SEED=3\n"), std::string("HEAPREC_DUMP_INTERVAL=2\n"),
+        std::string("HEAPREC_MAX_DEPTH=50\n"), std::string("HEAPREC_MANIFEST=")}) {
+    EXPECT_NE(env.find(expected), std::string::npos) << expected << "\n" << env;
+  }
+  EXPECT_EQ(env.find("libheaprec"), std::string::npos) << "nothing preloaded\n" << env;
+  // The manifest's profile is listed and reported like a native one, and left as written: there is
+  // nothing to symbolize.
+  EXPECT_NE(out.find("heaprec: wrote 1 profile:\n  " + profile), std::string::npos) << out;
+  EXPECT_NE(out.find("Sampling: 1 in 100 objects"), std::string::npos) << out;
+  EXPECT_NE(out.find("  block in Cache#fill cache.rb:12\n"), std::string::npos) << out;
+  EXPECT_EQ(ReadFile(profile), written);
+}
+
+TEST_F(RunRubyTest, OptionsOfTheOtherModeAreUsageErrors) {
+  WriteAutorun(dir_ + "/none.pb.gz");
+  std::string marker = dir_ + "/ran";
+  std::string program = " -- sh -c " + ShellQuote("touch " + ShellQuote(marker));
+  struct Case {
+    std::string args;
+    std::string message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"--ruby --sample-interval 1",
+            "heaprec run: --sample-interval is for native programs; with --ruby, objects are "
+            "sampled with --sample-every N (1 = every object)\n"},
+           {"--sample-every 10",
+            "heaprec run: --sample-every samples Ruby objects and needs --ruby; native programs "
+            "are sampled by bytes with --sample-interval\n"},
+           {"--ruby --unwind fp", "heaprec run: --unwind is for native programs"},
+           {"--ruby --sample-every 0", "heaprec run: --sample-every '0' is invalid"},
+           {"--ruby --sample-every 1k", "heaprec run: --sample-every '1k' is invalid"},
+       }) {
+    std::string out;
+    EXPECT_EQ(Run(c.args + program, &out), 2) << c.args << "\n" << out;
+    EXPECT_EQ(out.rfind(c.message, 0), 0u) << c.args << "\n" << out;
+    EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
+  }
+  EXPECT_FALSE(std::filesystem::exists(marker)) << "the program must not run";
+}
+
+TEST_F(RunRubyTest, MissingAutorunFailsBeforeTheProgramRuns) {
+  std::string marker = dir_ + "/ran";
+  std::string out;
+  EXPECT_EQ(Run("--ruby -- sh -c " + ShellQuote("touch " + ShellQuote(marker)), &out), 1) << out;
+  EXPECT_EQ(out, "heaprec run: --ruby: no heaprec/autorun.rb in '" + lib_ +
+                     "' (from HEAPREC_RUBY_LIB)\n");
+  EXPECT_FALSE(std::filesystem::exists(marker));
+}
+
+TEST_F(RunRubyTest, HelpDocumentsRubyMode) {
+  std::string out;
+  ASSERT_EQ(Heaprec("run --help", &out), 0);
+  for (const char* expected : {"--ruby", "--sample-every", "RUBYOPT", "HEAPREC_RUBY_LIB"}) {
+    EXPECT_NE(out.find(expected), std::string::npos) << expected << "\n" << out;
+  }
 }
 
 }  // namespace

@@ -112,6 +112,44 @@ Profile MakeReportProfile() {
   return p;
 }
 
+Profile MakeRubyProfile(int64_t sample_every) {
+  Profile p;
+  p.sample_types = {{"inuse_objects", "count"}, {"inuse_space", "bytes"}};
+  p.period_type = {"objects", "count"};
+  p.period = sample_every;
+  p.default_sample_type = "inuse_space";
+  p.time_nanos = 1700000000000000000;
+  p.duration_nanos = 3000000000;
+  p.comments = {"heaprec 0.1.0 ruby front end: live objects, sample_every=" +
+                std::to_string(sample_every)};
+  // As the Ruby front end writes them: name = system_name, no start line; "" for C methods.
+  auto function = [](uint64_t id, const char* name, const char* file) {
+    return Function{.id = id, .name = name, .system_name = name, .filename = file};
+  };
+  p.functions = {
+      function(1, "<main>", "/app/app.rb"), function(2, "Cache#fill", "/app/lib/cache.rb"),
+      function(3, "block in Cache#fill", "/app/lib/cache.rb"), function(4, "Integer#times", "")};
+  p.locations = {{.id = 1, .lines = {{3, 12}}}, {.id = 2, .lines = {{4, 0}}},
+                 {.id = 3, .lines = {{2, 11}}}, {.id = 4, .lines = {{1, 5}}},
+                 {.id = 5, .lines = {{2, 15}}}, {.id = 6, .lines = {{1, 7}}}};
+  auto sample = [&](std::vector<uint64_t> stack, int64_t objects, int64_t size,
+                    const char* class_name, int64_t age) {
+    return Sample{.location_ids = std::move(stack),
+                  .values = {objects, objects * size},
+                  .labels = {{.key = "bytes", .num = size, .num_unit = "bytes"},
+                             {.key = "class", .str = class_name},
+                             {.key = "gc_age", .num = age, .num_unit = "gc_cycles"},
+                             {.key = "oldest_alloc_ns",
+                              .num = p.time_nanos - 2000000000,
+                              .num_unit = "nanoseconds"}}};
+  };
+  p.samples = {sample({1, 2, 3, 4}, 3 * sample_every, 40, "String", 2),
+               sample({5, 4}, 2 * sample_every, 60, "Array", 5),
+               sample({6}, 1 * sample_every, 1000, "Hash", 1),
+               sample({1, 2, 3, 4}, 1 * sample_every, 40, "Symbol", 9)};
+  return p;
+}
+
 std::string MakeTempDir() {
   std::string pattern = ::testing::TempDir() + "heaprec_test_XXXXXX";
   if (mkdtemp(pattern.data()) == nullptr) ADD_FAILURE() << "mkdtemp failed";

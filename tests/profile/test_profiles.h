@@ -16,6 +16,22 @@ Profile MakeFullProfile();
 // unsymbolized address 0x1234 in libfoo.so 512 KiB. Total 5 MiB in 4 samples.
 Profile MakeReportProfile();
 
+// A profile shaped like the Ruby front end's output: inuse_objects/inuse_space only, period_type
+// objects/count with period `sample_every` (each value a multiple of it, as per-object sampling
+// gives), locations without mapping or address holding one line each, functions without start
+// lines, and the labels bytes, class, gc_age and oldest_alloc_ns. Stacks (leaf first):
+//
+//   A  block in Cache#fill cache.rb:12 < Integer#times (a C method: no file, line 0)
+//        < Cache#fill cache.rb:11 < <main> app.rb:5      300 String objects of 40 B
+//   B  Cache#fill cache.rb:15 < <main> app.rb:5          200 Array objects of 60 B
+//   C  <main> app.rb:7                                   100 Hash objects of 1000 B
+//   D  as A                                              100 Symbol objects of 40 B
+//
+// inuse_space: 128000 in total; flat <main> 100000, block in Cache#fill 16000, Cache#fill 12000,
+// Integer#times 0. inuse_objects: 700. These are the counts at sample_every = 100 (3, 2, 1 and 1
+// sampled objects); at another period they scale with it (3·N, 2·N, ...).
+Profile MakeRubyProfile(int64_t sample_every = 100);
+
 // A fresh private directory under the test temp dir.
 std::string MakeTempDir();
 

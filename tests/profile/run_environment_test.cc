@@ -1,0 +1,132 @@
+// The environment `heaprec run` gives the program (run_environment.h): native (LD_PRELOAD) and Ruby
+// (RUBYLIB, RUBYOPT) modes, existing values kept, the options each mode accepts, and where the
+// Ruby library is found.
+#include "cli/run_environment.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "test_profiles.h"
+
+namespace heaprec::cli {
+namespace {
+
+using Variables = std::map<std::string, std::string>;
+
+// RunEnvironment with `current` as the environment it extends; also checks that no variable is
+// set twice.
+Variables Environment(const RunOptions& o, const std::string& library, const Variables& current) {
+  EnvironmentChanges changes =
+      RunEnvironment(o, library, "/tmp/manifest", [&](const char* name) -> const char* {
+        auto it = current.find(name);
+        return it == current.end() ? nullptr : it->second.c_str();
+      });
+  Variables set;
+  for (const auto& [name, value] : changes) {
+    EXPECT_TRUE(set.emplace(name, value).second) << name << " set twice";
+  }
+  return set;
+}
+
+RunOptions RubyOptions() {
+  RunOptions o;
+  o.ruby = true;
+  o.output = "/out/heaprec.%e.%p.pb.gz";
+  o.sample_every = "250";
+  o.dump_interval = "0.5";
+  o.max_depth = "64";
+  o.seed = "7";
+  return o;
+}
+
+TEST(RunEnvironmentTest, RubyModeLoadsAutorunThroughRubyoptAndRubylib) {
+  Variables env = Environment(RubyOptions(), "/opt/heaprec/lib/ruby", {});
+  EXPECT_EQ(env, (Variables{{"RUBYLIB", "/opt/heaprec/lib/ruby"},
+                            {"RUBYOPT", "-rheaprec/autorun"},
+                            {"HEAPREC_OUTPUT", "/out/heaprec.%e.%p.pb.gz"},
+                            {"HEAPREC_MANIFEST", "/tmp/manifest"},
+                            {"HEAPREC_SAMPLE_EVERY", "250"},
+                            {"HEAPREC_DUMP_INTERVAL", "0.5"},
+                            {"HEAPREC_MAX_DEPTH", "64"},
+                            {"HEAPREC_SEED", "7"}}));
+  // Nothing is preloaded, whatever LD_PRELOAD already holds.
+  env = Environment(RubyOptions(), "/lib/ruby", {{"LD_PRELOAD", "/x.so"}});
+  EXPECT_EQ(env.count("LD_PRELOAD"), 0u);
+}
+
+TEST(RunEnvironmentTest, RubyModeKeepsExistingRubylibAndRubyopt) {
+  Variables env =
+      Environment(RubyOptions(), "/lib/ruby",
+                  {{"RUBYLIB", "/app/lib:/vendor"}, {"RUBYOPT", "-W0 -rbundler/setup"}});
+  EXPECT_EQ(env["RUBYLIB"], "/lib/ruby:/app/lib:/vendor");
+  EXPECT_EQ(env["RUBYOPT"], "-rheaprec/autorun -W0 -rbundler/setup");
+  // Set but empty: nothing to keep.
+  env = Environment(RubyOptions(), "/lib/ruby", {{"RUBYLIB", ""}, {"RUBYOPT", ""}});
+  EXPECT_EQ(env["RUBYLIB"], "/lib/ruby");
+  EXPECT_EQ(env["RUBYOPT"], "-rheaprec/autorun");
+}
+
+TEST(RunEnvironmentTest, NativeModeIsUnchanged) {
+  RunOptions o;
+  o.output = "relative/heap.pb.gz";
+  o.sample_interval = "1";
+  o.unwind = "fp";
+  o.dump_signal = "USR2";
+  Variables env = Environment(o, "/lib/libheaprec.so", {{"LD_PRELOAD", "/other.so"}});
+  EXPECT_EQ(env, (Variables{{"LD_PRELOAD", "/lib/libheaprec.so:/other.so"},
+                            {"HEAPREC_OUTPUT",
+                             (std::filesystem::current_path() / "relative/heap.pb.gz").string()},
+                            {"HEAPREC_MANIFEST", "/tmp/manifest"},
+                            {"HEAPREC_SAMPLE_INTERVAL", "1"},
+                            {"HEAPREC_DUMP_SIGNAL", "USR2"},
+                            {"HEAPREC_UNWIND", "fp"}}));
+}
+
+TEST(RunEnvironmentTest, EachModeRejectsTheOthersOptions) {
+  EXPECT_EQ(CheckRunMode(RubyOptions()), "");
+  RunOptions native;
+  native.sample_interval = "1";
+  EXPECT_EQ(CheckRunMode(native), "");
+
+  native.sample_every = "10";
+  EXPECT_NE(CheckRunMode(native).find("--sample-every samples Ruby objects and needs --ruby"),
+            std::string::npos);
+
+  RunOptions o = RubyOptions();
+  o.sample_interval = "512K";
+  EXPECT_NE(CheckRunMode(o).find("--sample-interval is for native programs; with --ruby, objects "
+                                 "are sampled with --sample-every N"),
+            std::string::npos);
+  o = RubyOptions();
+  o.unwind = "fp";
+  EXPECT_NE(CheckRunMode(o).find("--unwind"), std::string::npos);
+  o = RubyOptions();
+  o.dump_signal = "USR2";
+  EXPECT_NE(CheckRunMode(o).find("--dump-signal"), std::string::npos);
+  o = RubyOptions();
+  o.no_follow = true;
+  EXPECT_NE(CheckRunMode(o).find("--no-follow"), std::string::npos);
+}
+
+TEST(RunEnvironmentTest, RubyLibraryIsBesideTheLibDirectoryUnlessOverridden) {
+  EXPECT_EQ(RubyLibraryDirectory("/opt/heaprec/bin/heaprec", nullptr), "/opt/heaprec/lib/ruby");
+  EXPECT_EQ(RubyLibraryDirectory("/opt/heaprec/bin/heaprec", ""), "/opt/heaprec/lib/ruby");
+  EXPECT_EQ(RubyLibraryDirectory("/opt/heaprec/bin/heaprec", "/src/ruby/lib"), "/src/ruby/lib");
+  EXPECT_EQ(RubyLibraryDirectory("/x/bin/heaprec", "rel/lib"),
+            (std::filesystem::current_path() / "rel/lib").lexically_normal().string());
+
+  std::string dir = testing::MakeTempDir();
+  EXPECT_FALSE(HasRubyAutorun(dir));
+  std::filesystem::create_directories(dir + "/heaprec/autorun.rb");  // a directory is not the file
+  EXPECT_FALSE(HasRubyAutorun(dir));
+  std::string other = testing::MakeTempDir();
+  std::filesystem::create_directories(other + "/heaprec");
+  std::ofstream(other + "/heaprec/autorun.rb") << "# autorun\n";
+  EXPECT_TRUE(HasRubyAutorun(other));
+}
+
+}  // namespace
+}  // namespace heaprec::cli

@@ -1,0 +1,112 @@
+# frozen_string_literal: true
+
+require_relative "test_helper"
+require "open3"
+
+# `heaprec run --ruby` on an unmodified program, and the reports on the profiles it writes.
+class CliTest < HeaprecTestCase
+  DEMO = File.expand_path("../../demo/ruby_sessions.rb", __dir__)
+
+  def heaprec = ENV.fetch("HEAPREC_BIN")
+
+  def run_cli(*args, env: {})
+    stdout, stderr, status = Open3.capture3(env, heaprec, *args)
+    [stdout, stderr, status]
+  end
+
+  def test_run_profiles_an_unmodified_program_and_reports_its_sites
+    plain, = Open3.capture3("ruby", DEMO, "30000")
+    stdout, stderr, status = run_cli("run", "--ruby", "--sample-every", "50", "--seed", "1",
+                                     "-o", path("heap.%p.pb.gz"), "--", "ruby", DEMO, "30000")
+    assert status.success?, stderr
+    assert_equal plain, stdout, "the program's output must not change"
+    assert_match(/AuditLog#record ruby_sessions\.rb:16/, stderr)
+    assert_match(/Sampling: 1 in 50 objects/, stderr)
+    files = Dir[path("heap.*.pb.gz")]
+    assert_equal 1, files.size
+    profile = DecodedProfile.new(files.first)
+    log = profile.raw.samples.select do |s|
+      profile.frames(s).any? { |f| f.function == "AuditLog#record" && f.line == 16 }
+    end
+    # 30000 log strings, each sampled with probability 1/50: the estimate is 50 × Binomial(30000,
+    # 1/50), standard deviation 50 × sqrt(30000 × 0.02 × 0.98) ≈ 1212; 5 of them is the bound.
+    assert_in_delta 30_000, profile.sum(log, "inuse_objects"), 5 * 1212
+  end
+
+  def test_program_exit_status_and_stdin_pass_through
+    _, stderr, status = run_cli("run", "--ruby", "-o", path("x.%p.pb.gz"), "--",
+                                "ruby", "-e", "exit 3")
+    assert_equal 3, status.exitstatus, stderr
+  end
+
+  def test_a_bad_setting_leaves_the_program_running_unprofiled
+    out, err, status = Open3.capture3({ "RUBYLIB" => File.dirname($LOADED_FEATURES.grep(/heaprec\.rb$/).first),
+                                        "RUBYOPT" => "-rheaprec/autorun",
+                                        "HEAPREC_SAMPLE_EVERY" => "lots",
+                                        "HEAPREC_OUTPUT" => path("bad.pb.gz") },
+                                      "ruby", "-e", "puts 6 * 7")
+    assert status.success?
+    assert_equal "42\n", out
+    assert_match(/HEAPREC_SAMPLE_EVERY="lots" is not a positive integer/, err)
+    assert_equal 1, err.lines.size, "one clear message"
+    refute File.exist?(path("bad.pb.gz"))
+  end
+
+  def test_run_refuses_native_only_options_with_ruby
+    _, stderr, status = run_cli("run", "--ruby", "--sample-interval", "1", "--", "ruby", "-e", "1")
+    refute status.success?
+    assert_match(/sample-interval/, stderr)
+  end
+
+  # Interval dumps make a series: leaks must rank the never-trimmed audit log first, and flame and
+  # diff must read the profiles.
+  def test_interval_dumps_feed_leaks_flame_and_diff
+    script = path("growing.rb")
+    File.write(script, <<~RUBY)
+      log = []
+      cache = {}
+      40.times do |round|
+        20_000.times { |i| log << "entry \#{round} \#{i}" }   # grows without bound
+        cache[round % 3] = Array.new(2_000) { |i| "c\#{i}" }  # bounded
+        GC.start
+        sleep 0.05
+      end
+    RUBY
+    _, stderr, status = run_cli("run", "--ruby", "--sample-every", "20", "--seed", "3",
+                                "--dump-interval", "0.2", "-o", path("series.%p.pb.gz"),
+                                "--", "ruby", script)
+    assert status.success?, stderr
+    series = Dir[path("series.*.pb.gz")].sort
+    assert_operator series.size, :>=, 4, stderr
+
+    stdout, stderr, status = run_cli("leaks", *series)
+    assert status.success?, stderr
+    first_site = stdout.lines.find { |l| l =~ /growing\.rb/ }
+    assert_match(/block \(2 levels\) in <main> growing\.rb:4/, first_site)
+
+    html = path("flame.html")
+    _, stderr, status = run_cli("flame", "-o", html, series.last)
+    assert status.success?, stderr
+    assert_includes File.read(html), "growing.rb"
+
+    stdout, stderr, status = run_cli("diff", series[1], series[-2])
+    assert status.success?, stderr
+    assert_match(/growing\.rb:4/, stdout)
+  end
+
+  # Go's pprof reads the profile as is (no symbolization needed; -symbolize=none keeps pprof's C++
+  # name simplification away from Ruby names such as <main>).
+  def test_go_pprof_reads_the_profile
+    pprof = ENV["HEAPREC_PPROF_PATH"]
+    skip "pprof not built" unless pprof && File.executable?(pprof)
+    Heaprec.start(sample_every: 1)
+    keep = Array.new(100) { "s" * 100 }
+    full_gc
+    Heaprec.dump(path("go.pb.gz"))
+    stdout, stderr, status = Open3.capture3(pprof, "-top", "-symbolize=none", path("go.pb.gz"))
+    assert status.success?, stderr
+    assert_match(/CliTest#test_go_pprof_reads_the_profile/, stdout)
+    assert_match(/<main>/, stdout)
+    assert_equal 100, keep.size
+  end
+end
