@@ -33,6 +33,36 @@ class CliTest < HeaprecTestCase
     assert_in_delta 30_000, profile.sum(log, "inuse_objects"), 5 * 1212
   end
 
+  # Exact mode through autorun, with a forked child: both processes write a profile at exit, and the
+  # child's includes the objects it inherited.
+  def test_forked_children_write_their_own_profiles
+    script = path("forking.rb")
+    File.write(script, <<~RUBY)
+      class Inherited; end
+      class ChildOnly; end
+      kept = Array.new(300) { Inherited.new }
+      GC.start
+      pid = fork do
+        mine = Array.new(200) { ChildOnly.new }
+        GC.start
+        exit(mine.size == 200 ? 0 : 1)
+      end
+      Process.wait(pid)
+      exit($?.success? && kept.size == 300 ? 0 : 1)
+    RUBY
+    _, stderr, status = run_cli("run", "--ruby", "--sample-every", "1", "-o", path("fork.%p.pb.gz"),
+                                "--top", "0", "--", "ruby", script)
+    assert status.success?, stderr
+    assert_match(/wrote 2 profiles/, stderr)
+    profiles = Dir[path("fork.*.pb.gz")].map { |f| DecodedProfile.new(f) }
+    child = profiles.find { |p| p.samples_of_class("ChildOnly").any? }
+    parent = (profiles - [child]).first
+    assert_equal 200, child.sum(child.samples_of_class("ChildOnly"), "inuse_objects")
+    assert_equal 300, child.sum(child.samples_of_class("Inherited"), "inuse_objects")
+    assert_equal 300, parent.sum(parent.samples_of_class("Inherited"), "inuse_objects")
+    assert_empty parent.samples_of_class("ChildOnly")
+  end
+
   def test_program_exit_status_and_stdin_pass_through
     _, stderr, status = run_cli("run", "--ruby", "-o", path("x.%p.pb.gz"), "--",
                                 "ruby", "-e", "exit 3")

@@ -148,6 +148,23 @@ class HeapProfilerTest < HeaprecTestCase
     assert_nil objects
   end
 
+  # The code of an eval is garbage once it has run; the frames a stack refers to must stay valid
+  # (and named) however many GCs happen before the dump.
+  def test_frames_of_code_that_is_gone_stay_valid
+    Heaprec.start(sample_every: 1)
+    # At the top level: Ruby 3.1 attributes an eval inside a method to the method (see README).
+    keep = TOPLEVEL_BINDING.eval("Array.new(50) { Tracked.new }", "generated.rb", 7)
+    5.times do
+      Array.new(10_000) { Object.new }
+      full_gc
+    end
+    profile = dump
+    frames = profile.samples_of_class("Tracked").flat_map { |s| profile.frames(s) }
+    assert frames.any? { |f| f.file == "generated.rb" && f.line == 7 }, frames.map(&:to_a).uniq.inspect
+    assert_equal 50, profile.sum(profile.samples_of_class("Tracked"), "inuse_objects")
+    keep.clear
+  end
+
   def test_frames_have_method_file_and_line
     Heaprec.start(sample_every: 1)
     keep = allocate_tracked(10)

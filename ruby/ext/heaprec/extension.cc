@@ -180,7 +180,9 @@ void RetireStoppedProfiler(HeapProfiler* profiler) {
 extern "C" __attribute__((visibility("default"))) void Init_heaprec_ext() {
   using namespace heaprec::ruby;
   VALUE module = rb_define_module("Heaprec");
-  rb_gc_register_mark_object(TypedData_Wrap_Struct(0, &kRootType, nullptr));
+  // The data pointer must not be null: the GC calls a T_DATA object's mark function only when it
+  // has one. (It is not used; the mark function reads the globals.)
+  rb_gc_register_mark_object(TypedData_Wrap_Struct(0, &kRootType, &g_profiler));
   rb_gc_register_address(&g_tracepoint);
   rb_gc_register_address(&g_free_tracepoint);
   pthread_atfork(BeforeFork, AfterForkInParent, AfterForkInChild);
