@@ -7,6 +7,7 @@ class DuringDump; end
 class AfterFailure; end
 class FromThread; end
 class Inherited; end
+class Stressed; end
 
 # Dumps running alongside other threads, failures inside a dump, and fork.
 class ConcurrencyTest < HeaprecTestCase
@@ -106,6 +107,28 @@ class ConcurrencyTest < HeaprecTestCase
       profile = dump
       assert_equal 1000, profile.sum(profile.samples_of_class("FromThread"), "inuse_objects")
       assert_equal 4, kept.size
+    end
+  end
+
+  # GC.stress runs a GC at every allocation: anything heaprec holds without marking it (frames,
+  # queued objects) is collected at once, and any allocation inside the hook would re-enter the GC.
+  def stressed(n) = Array.new(n) { |i| i.even? ? Stressed.new : "s#{i}" * 3 }
+
+  def test_everything_survives_gc_stress
+    within_deadline do
+      Heaprec.start(sample_every: 1)
+      GC.stress = true
+      a = stressed(200)
+      b = TOPLEVEL_BINDING.eval("ConcurrencyTest.new(:x).stressed(50)", "stress_eval.rb", 1)
+      c = Thread.new { stressed(100) }.value
+      Heaprec.dump(path("stress.pb.gz"))
+      GC.stress = false
+      profile = DecodedProfile.new(path("stress.pb.gz"))
+      assert_equal 175, profile.sum(profile.samples_of_class("Stressed"), "inuse_objects")
+      assert profile.raw.functions.values.any? { |f| f.filename == "stress_eval.rb" }
+      assert_equal 350, a.size + b.size + c.size
+    ensure
+      GC.stress = false
     end
   end
 
