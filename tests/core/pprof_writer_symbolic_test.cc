@@ -18,18 +18,10 @@
 #include "core/pprof_fields.h"
 #include "core/pprof_writer.h"
 #include "profile/pprof_reader.h"
+#include "string_sink.h"
 
 namespace heaprec {
 namespace {
-
-class StringSink : public ByteSink {
- public:
-  bool Write(const void* data, std::size_t size) override {
-    bytes.append(static_cast<const char*>(data), size);
-    return true;
-  }
-  std::string bytes;
-};
 
 // The string table as written. The decoded Profile resolves every index, so it cannot show
 // whether a string was interned twice; the wire can.

@@ -15,18 +15,10 @@
 
 #include "core/gzip_file_sink.h"
 #include "profile/pprof_reader.h"
+#include "string_sink.h"
 
 namespace heaprec {
 namespace {
-
-class StringSink : public ByteSink {
- public:
-  bool Write(const void* data, std::size_t size) override {
-    bytes.append(static_cast<const char*>(data), size);
-    return true;
-  }
-  std::string bytes;
-};
 
 class PprofWriterTest : public ::testing::Test {
  protected:

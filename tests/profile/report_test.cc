@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "profile/sampling_error.h"
+#include "report_test_util.h"
 #include "test_profiles.h"
 
 namespace heaprec::cli {
@@ -227,17 +228,6 @@ double BytesVariance(const Group& g, int64_t period) {
   double p = 1 - std::exp(-(static_cast<double>(g.size) + 1) / static_cast<double>(period));
   double s = static_cast<double>(g.size);
   return static_cast<double>(g.objects) * s * s * (1 - p) / p;
-}
-
-const ReportRow& Row(const Report& r, const std::string& function) {
-  for (const ReportRow& row : r.rows) {
-    if (row.function == function) return row;
-  }
-  throw std::runtime_error("no row " + function);
-}
-
-void ExpectVariance(double got, double expected) {
-  EXPECT_NEAR(got, expected, 1e-9 * expected + 1e-6);
 }
 
 TEST(ReportIntervalTest, VariancesAddPerRowAndSampleCountsOnceInCum) {

@@ -11,6 +11,7 @@
 #include "profile/pprof_reader.h"
 #include "profile/pprof_writer.h"
 #include "profile/sampling_error.h"
+#include "report_test_util.h"
 #include "test_profiles.h"
 
 namespace heaprec::cli {
@@ -30,17 +31,6 @@ std::string Print(const Profile& p, ReportOptions options) {
   std::ostringstream out;
   PrintReport(p, options, out);
   return out.str();
-}
-
-const ReportRow& Row(const Report& r, const std::string& function) {
-  for (const ReportRow& row : r.rows) {
-    if (row.function == function) return row;
-  }
-  throw std::runtime_error("no row " + function);
-}
-
-void ExpectVariance(double got, double expected) {
-  EXPECT_NEAR(got, expected, 1e-9 * expected + 1e-6);
 }
 
 TEST(RubyReportTest, FunctionsFilesLinesAndValues) {
