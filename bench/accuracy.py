@@ -107,7 +107,8 @@ def heaprec_sites(paths, prog, d, interval, seed):
     res = run(prog.argv, env=env, cwd=d, timeout=300, stderr_path=f"{d}/stderr")
     if not res.ok:
         raise BenchError(f"heaprec run: {res.why()}")
-    files = [f for f in os.listdir(d) if f.endswith(".pb.gz")]
+    # The exit profile; heaprec also writes NAME.peak.pb.gz (the live set at the peak), not read here.
+    files = [f for f in os.listdir(d) if f.endswith(".pb.gz") and not f.endswith(".peak.pb.gz")]
     if len(files) != 1:
         raise BenchError(f"heaprec run wrote {len(files)} profiles")
     capture([paths.heaprec, "symbolize", f"{d}/{files[0]}", "-o", f"{d}/sym.pb.gz"])

@@ -122,7 +122,9 @@ class Cell:
 
 
 def _main_file(files, main):
-    """The profile of the process whose figures are reported: by name, else the largest."""
+    """The profile of the process whose figures are reported: by name, else the largest. heaprec's
+    peak copies (NAME.peak.pb.gz) are not the exit profile, so they are never picked."""
+    files = [f for f in files if not f.endswith(".peak.pb.gz")]
     named = [f for f in files if re.search(rf"(^|[./]){re.escape(main)}[^/]*$", f)]
     if not named:
         for f in files:  # jemalloc and massif name files by pid only: look inside for the program

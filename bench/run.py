@@ -5,9 +5,11 @@ bench/results/<date>.md. Standard library only. `bench/run.sh` installs the tool
 
     python3 bench/run.py [--quick] [--runs N] [--only WORKLOAD[,WORKLOAD...]]
 
-Workloads: malloc_stress, g++, python3, sqlite3 (overhead); wl_c_sites, wl_cxx_sites,
-size_classes (accuracy; `accuracy` selects all three); dump_cost. Nothing fails on a number: the
-exit status is non-zero only when the benchmark itself cannot run.
+Workloads: malloc_stress, g++, python3, sqlite3 (overhead); ruby (the Ruby front end: plain ruby vs
+heaprec at sample_every 1/100/1000/10000 vs ObjectSpace.trace_object_allocations, see
+ruby_overhead.py); wl_c_sites, wl_cxx_sites, size_classes (accuracy; `accuracy` selects all three);
+dump_cost. Nothing fails on a number: the exit status is non-zero only when the benchmark itself
+cannot run (a run that fails or prints something else than the plain run is reported in the table).
 """
 import argparse
 import datetime
@@ -22,6 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import accuracy  # noqa: E402
 import overhead  # noqa: E402
 import report  # noqa: E402
+import ruby_overhead  # noqa: E402
 from harness import BenchError, TempRoot, capture  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -35,6 +38,7 @@ class Paths:
         self.heaprec = os.path.join(build, "bin", "heaprec")
         self.libheaprec = os.path.join(build, "lib", "libheaprec.so")
         self.workloads_src = os.path.join(ROOT, "bench", "workloads")
+        self.ruby_lib = os.path.join(build, "lib", "ruby")  # heaprec.rb, heaprec/heaprec_ext.so
 
     def bin(self, name):
         return os.path.join(self.build, "bin", name)
@@ -43,16 +47,18 @@ class Paths:
         return os.path.join(self.build, "tests", "e2e", "workloads", name)
 
 
-def build(paths, want_dump_cost, log):
+def build(paths, want_dump_cost, want_ruby, log):
     if not os.path.exists(os.path.join(paths.build, "build.ninja")):
         log(f"configuring {paths.build}")
         capture(["cmake", "-S", ROOT, "-B", paths.build, "-G", "Ninja",
                  "-DCMAKE_BUILD_TYPE=RelWithDebInfo"], timeout=600)
     targets = ["heaprec", "heaprec_preload", "malloc_stress", "size_classes",
                "heaprec_wl_c_sites", "heaprec_wl_cxx_sites"]
-    if want_dump_cost and "dump_cost" in capture(["cmake", "--build", paths.build, "--target",
-                                                  "help"]):
+    known = capture(["cmake", "--build", paths.build, "--target", "help"])
+    if want_dump_cost and "dump_cost" in known:
         targets.append("dump_cost")
+    if want_ruby and "heaprec_ruby_ext" in known:
+        targets.append("heaprec_ruby_ext")
     log(f"building {' '.join(targets)}")
     p = subprocess.run(["cmake", "--build", paths.build, "-j", str(os.cpu_count() or 2),
                         "--target", *targets], capture_output=True, text=True, timeout=1800)
@@ -60,8 +66,10 @@ def build(paths, want_dump_cost, log):
         raise BenchError("build failed:\n" + "\n".join(p.stdout.splitlines()[-15:]))
 
 
-def check_tools(log):
+def check_tools(log, want_ruby):
     missing = [f"{t} (apt-get install {pkg})" for t, pkg in TOOLS.items() if not shutil.which(t)]
+    if want_ruby and not shutil.which("ruby"):
+        missing.append("ruby (apt-get install ruby ruby-dev)")
     if not os.path.exists(overhead.JEMALLOC):
         missing.append(f"{overhead.JEMALLOC} (apt-get install libjemalloc2)")
     if missing:
@@ -81,6 +89,8 @@ def parse_args():
     ap.add_argument("--build-dir", default=os.environ.get("HEAPREC_BUILD_DIR",
                                                           os.path.join(ROOT, "build-bench")))
     ap.add_argument("--no-build", action="store_true", help="use the build as it is")
+    ap.add_argument("--ruby-lib", help="the heaprec gem's library directory for the ruby workload "
+                    "(default BUILD_DIR/lib/ruby)")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds per measured run")
     ap.add_argument("-o", "--output", help="Markdown file (default bench/results/<date>.md)")
     a = ap.parse_args()
@@ -130,6 +140,14 @@ def notes(args, wls, paths):
         "- sqlite3's random() is seeded by the OS, so row contents differ run to run (same shape).",
     ]
     lines += [f"- {w.name}: {w.title}" for w in wls]
+    if selected("ruby", args.only):
+        lines += [
+            f"- ruby: {ruby_overhead.title(args.quick)}; heaprec through RUBYLIB={paths.ruby_lib} "
+            f"RUBYOPT=-rheaprec/autorun HEAPREC_SAMPLE_EVERY=N (exit dump to a temporary directory), "
+            f"plus bench/workloads/rb_dump_probe.rb, which times Heaprec.dump; ObjectSpace: "
+            f"bench/workloads/rb_objspace_trace.rb (trace_object_allocations_start, dump_all at exit). "
+            f"Every run's stdout is compared with an unmeasured plain run's. Peak RSS: ru_maxrss.",
+        ]
     return "\n".join(lines)
 
 
@@ -137,21 +155,29 @@ def main():
     args = parse_args()
     paths = Paths(os.path.abspath(args.build_dir))
     started = time.time()
+    try:  # at the start: others may commit while a long run goes on
+        rev = capture(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"]).strip()
+    except BenchError:
+        rev = "unknown"
 
     def log(msg):
         print(f"[{time.time() - started:6.0f}s] {msg}", file=sys.stderr, flush=True)
 
     tmp = None
     try:
-        check_tools(log)
+        want_ruby = selected("ruby", args.only)
+        if args.ruby_lib:
+            paths.ruby_lib = os.path.abspath(args.ruby_lib)
+        check_tools(log, want_ruby)
         if not args.no_build:
-            build(paths, selected("dump_cost", args.only), log)
+            build(paths, selected("dump_cost", args.only), want_ruby, log)
         for f in (paths.heaprec, paths.libheaprec):
             if not os.path.exists(f):
                 raise BenchError(f"{f} is missing: build first (bench/run.sh)")
         tmp = TempRoot()
         load_before = os.getloadavg()
         rows = []
+        sections = []
         wls = [w for w in overhead.workloads(paths, args.quick) if selected(w.name, args.only)]
         cells = {}
         if wls:
@@ -160,6 +186,20 @@ def main():
             cells = overhead.measure(wls, overhead.CONFIGS, paths, tmp, args.runs,
                                      args.slow_runs, args.timeout, log)
             rows += report.overhead_rows(wls, overhead.CONFIGS, cells)
+        if want_ruby:
+            load = os.getloadavg()
+            log(f"ruby: {len(ruby_overhead.CONFIGS)} configurations, {args.runs} rounds "
+                f"(load average {load[0]:.1f})")
+            rcells = ruby_overhead.measure(paths.ruby_lib, tmp, args.runs, args.timeout, args.quick,
+                                           log)
+            load_end = os.getloadavg()
+            rows += ruby_overhead.rows(rcells)
+            sections.append(
+                f"## Ruby front end\n\n`{ruby_overhead.title(args.quick)}`, {args.runs} rounds, "
+                f"load average {load[0]:.1f} / {load_end[0]:.1f} / {load_end[2]:.1f} (at the start; "
+                f"at the end, 1 and 15 min); wall time and ratios: median [min-max]; ratios paired "
+                f"with plain ruby in the same round.\n\n{ruby_overhead.table(rcells)}\n\n"
+                f"{ruby_overhead.details(rcells)}")
         if selected("g++", args.only):
             rows += report.symbolize_rows(overhead.symbolize_times(paths, cells, tmp, 3, log))
         if selected("dump_cost", args.only):
@@ -180,23 +220,21 @@ def main():
         if tmp:
             tmp.close()
     load_after = os.getloadavg()
-    try:
-        rev = capture(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"]).strip()
-    except BenchError:
-        rev = "unknown"
     now = datetime.datetime.now()
     header = (f"heaprec benchmarks, {now:%Y-%m-%d %H:%M}, commit {rev} (+ working tree), "
               f"{os.cpu_count()} CPUs, load average {load_before[0]:.1f} before / "
               f"{load_after[0]:.1f} after, {'quick' if args.quick else 'full'} run "
               f"({args.runs} rounds, {args.accuracy_runs} accuracy runs), "
               f"took {(time.time() - started) / 60:.1f} min")
-    text = f"{header}\n\n{report.markdown(rows)}\n\nNotes:\n{notes(args, wls, paths)}\n"
+    extra = "".join(f"\n{sec}\n" for sec in sections)
+    text = f"{header}\n\n{report.markdown(rows)}\n{extra}\nNotes:\n{notes(args, wls, paths)}\n"
     print(text)
     out = args.output or os.path.join(ROOT, "bench", "results",
                                       f"{now:%Y-%m-%d-%H%M}{'-quick' if args.quick else ''}.md")
     os.makedirs(os.path.dirname(out), exist_ok=True)
     with open(out, "w") as f:
-        f.write(f"# {header}\n\n{report.markdown(rows)}\n\n## Notes\n\n{notes(args, wls, paths)}\n")
+        f.write(f"# {header}\n\n{report.markdown(rows)}\n{extra}\n## Notes\n\n"
+                f"{notes(args, wls, paths)}\n")
     print(f"written to {out}", file=sys.stderr)
     return 0
 

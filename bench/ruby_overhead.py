@@ -1,0 +1,297 @@
+"""heaprec's Ruby front end: what it costs an allocation-heavy Ruby program, at several sampling
+rates, against plain ruby and against Ruby's own ObjectSpace.trace_object_allocations.
+
+The program (bench/workloads/rb_pipeline.rb) runs unmodified in every configuration:
+
+    ruby             plain `ruby rb_pipeline.rb N`, the baseline
+    heaprec-EVERY    RUBYLIB=<build>/lib/ruby RUBYOPT="-rheaprec/autorun -r<probe>"
+                     HEAPREC_SAMPLE_EVERY=EVERY HEAPREC_OUTPUT=<run dir>/heap.%p.pb.gz
+                     (the probe, bench/workloads/rb_dump_probe.rb, only times Heaprec.dump)
+    objspace         RUBYOPT=-r<bench/workloads/rb_objspace_trace.rb>: trace_object_allocations from
+                     the start, ObjectSpace.dump_all at exit (the live heap with allocation sites)
+
+All configurations run in every round, in an order that rotates from round to round; ratios are
+paired (a configuration's wall time over plain ruby's in the same round). Every run's stdout must be
+byte for byte the one of an unmeasured plain run made first (the workload prints a checksum).
+"""
+import glob
+import os
+import re
+import shutil
+import statistics
+from dataclasses import dataclass, field
+
+from harness import BenchError, Series, clean_env, human_bytes, run
+
+WORKLOADS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "workloads")
+PROGRAM = os.path.join(WORKLOADS, "rb_pipeline.rb")
+PROBE = os.path.join(WORKLOADS, "rb_dump_probe.rb")
+OBJSPACE = os.path.join(WORKLOADS, "rb_objspace_trace.rb")
+RUBY = "ruby"
+
+
+def requests(quick):
+    return 8000 if quick else 20000
+
+
+def title(quick):
+    return f"ruby rb_pipeline.rb {requests(quick)} (JSON request pipeline)"
+
+
+@dataclass
+class RubyConfig:
+    key: str
+    label: str
+    sample_every: int = 0    # heaprec's HEAPREC_SAMPLE_EVERY; 0: not heaprec
+
+    def command(self, ruby_lib, n, d):
+        env = clean_env()
+        for k in ("RUBYOPT", "RUBYLIB"):  # the caller's would change what every run loads
+            env.pop(k, None)
+        env["HEAPREC_BENCH_LOG"] = f"{d}/probe.log"
+        if self.sample_every:
+            env.update(RUBYLIB=ruby_lib, RUBYOPT=f"-rheaprec/autorun -r{PROBE}",
+                       HEAPREC_SAMPLE_EVERY=str(self.sample_every),
+                       HEAPREC_OUTPUT=f"{d}/heap.%p.pb.gz")
+        elif self.key == "objspace":
+            env.update(RUBYOPT=f"-r{OBJSPACE}", HEAPREC_BENCH_OBJSPACE_DUMP=f"{d}/objspace.json")
+        return [RUBY, PROGRAM, str(n)], env
+
+
+CONFIGS = [
+    RubyConfig("ruby", "plain ruby (baseline)"),
+    RubyConfig("heaprec-1", "heaprec sample_every 1 (every object)", 1),
+    RubyConfig("heaprec-100", "heaprec sample_every 100", 100),
+    RubyConfig("heaprec-1000", "heaprec sample_every 1000 (default)", 1000),
+    RubyConfig("heaprec-10000", "heaprec sample_every 10000", 10000),
+    RubyConfig("objspace", "ObjectSpace.trace_object_allocations + dump_all at exit"),
+]
+
+
+@dataclass
+class RubyCell:
+    wall: Series = field(default_factory=Series)
+    ratio: Series = field(default_factory=Series)
+    ratio_no_dump: Series = field(default_factory=Series)  # (wall - exit dump) / baseline wall
+    rss_kib: Series = field(default_factory=Series)
+    dump_s: Series = field(default_factory=Series)
+    profile_bytes: Series = field(default_factory=Series)
+    profiler_bytes: Series = field(default_factory=Series)  # Heaprec.stats before the exit dump
+    tracked: Series = field(default_factory=Series)
+    sampled: Series = field(default_factory=Series)
+    failures: list = field(default_factory=list)           # (why, wall) of runs that failed
+    mismatches: list = field(default_factory=list)         # runs whose stdout differs
+    same_output: int = 0
+
+
+def _stderr_summary(path):
+    """The line that says what went wrong: a VM [BUG], heaprec's own message, or an exception."""
+    try:
+        with open(path, "rb") as f:
+            text = f.read(1 << 20).decode(errors="replace")
+    except OSError:
+        return ""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    for pattern in (r"\[BUG\]", r"heaprec: (could not|cannot)", r"\(\w+Error\)|Error:"):
+        for ln in lines:
+            if re.search(pattern, ln):
+                return ln[:200]
+    return lines[-1][:200] if lines else ""
+
+
+def _probe(path):
+    """The probe's last line as a dict of numbers: seconds and Heaprec.stats."""
+    try:
+        with open(path) as f:
+            lines = [ln.split() for ln in f if ln.strip()]
+    except OSError:
+        return None
+    if not lines:
+        return None
+    out = {}
+    for kv in lines[-1][1:]:
+        k, _, v = kv.partition("=")
+        try:
+            out[k] = float(v)
+        except ValueError:
+            pass
+    return out
+
+
+def check(ruby_lib):
+    if not shutil.which(RUBY):
+        raise BenchError("ruby is missing (apt-get install ruby ruby-dev)")
+    ext = os.path.join(ruby_lib, "heaprec", "heaprec_ext.so")
+    for f in (os.path.join(ruby_lib, "heaprec.rb"), os.path.join(ruby_lib, "heaprec", "autorun.rb"),
+              ext):
+        if not os.path.exists(f):
+            raise BenchError(f"{f} is missing: build the Ruby front end first (heaprec_ruby_ext)")
+
+
+def measure(ruby_lib, tmp, rounds, timeout, quick, log):
+    check(ruby_lib)
+    n = requests(quick)
+    cells = {c.key: RubyCell() for c in CONFIGS}
+    d = tmp.fresh("ruby-reference")  # unmeasured: the expected output, and a warm page cache
+    argv, env = CONFIGS[0].command(ruby_lib, n, d)
+    with open(f"{d}/stdout", "wb") as out:
+        res = run(argv, env=env, cwd=d, timeout=timeout, stdout=out, stderr_path=f"{d}/stderr")
+    with open(f"{d}/stdout", "rb") as f:
+        reference = f.read()
+    if not res.ok or not reference.strip():
+        raise BenchError(f"plain ruby run failed: {res.why()}")
+    log(f"  ruby reference output: {reference.decode(errors='replace').strip()}")
+    shutil.rmtree(d, ignore_errors=True)
+
+    for r in range(rounds):
+        k = r % len(CONFIGS)
+        order = CONFIGS[k:] + CONFIGS[:k]
+        walls = {}
+        dumps = {}
+        for cfg in order:
+            d = tmp.fresh(f"ruby-{cfg.key}")
+            argv, env = cfg.command(ruby_lib, n, d)
+            with open(f"{d}/stdout", "wb") as out:
+                res = run(argv, env=env, cwd=d, timeout=timeout, stdout=out,
+                          stderr_path=f"{d}/stderr")
+            with open(f"{d}/stdout", "rb") as f:
+                output = f.read()
+            cell = cells[cfg.key]
+            probe = _probe(f"{d}/probe.log")
+            same = output == reference
+            status = "" if res.ok else f"  FAILED ({_stderr_summary(f'{d}/stderr') or res.why()})"
+            if res.ok and not same:
+                status += "  OUTPUT DIFFERS"
+            log(f"  {'ruby':14} {cfg.key:14} round {r + 1}: {res.wall:7.2f} s  "
+                f"{res.maxrss_kib / 1024:7.1f} MiB"
+                + (f"  dump {probe['seconds']:.3f} s" if probe and "seconds" in probe else "")
+                + status)
+            if same:
+                cell.same_output += 1
+            else:
+                got = output.decode(errors="replace").strip().splitlines()
+                cell.mismatches.append(got[-1][:160] if got else "(no output)")
+            if not res.ok:
+                why = _stderr_summary(f"{d}/stderr") or res.why()
+                cell.failures.append((f"exit {res.rc}: {why}" if res.rc else why, res.wall))
+                shutil.rmtree(d, ignore_errors=True)
+                continue
+            walls[cfg.key] = res.wall
+            cell.wall.add(res.wall)
+            cell.rss_kib.add(res.maxrss_kib)
+            if probe and "seconds" in probe:
+                dumps[cfg.key] = probe["seconds"]
+                cell.dump_s.add(probe["seconds"])
+                for name, series in (("profiler_bytes", cell.profiler_bytes),
+                                     ("tracked", cell.tracked), ("sampled", cell.sampled)):
+                    if name in probe:
+                        series.add(probe[name])
+            files = glob.glob(f"{d}/heap.*.pb.gz") + glob.glob(f"{d}/objspace.json")
+            if files:
+                cell.profile_bytes.add(sum(os.path.getsize(f) for f in files))
+            shutil.rmtree(d, ignore_errors=True)
+        base = walls.get("ruby")
+        if base:
+            for key, wall in walls.items():
+                if key != "ruby":
+                    cells[key].ratio.add(wall / base)
+                    if key in dumps:
+                        cells[key].ratio_no_dump.add((wall - dumps[key]) / base)
+    return cells
+
+
+def _range(s, spec, unit=""):
+    return s.fmt(spec, unit) if s else "n/a"
+
+
+def _rss(s):
+    if not s:
+        return "n/a"
+    v = [x / 1024 for x in s.values]
+    return f"{statistics.median(v):.0f} MiB" + (f" [{min(v):.0f}-{max(v):.0f}]" if len(v) > 1 else "")
+
+
+def _failed(c, runs):
+    if not c.failures:
+        return ""
+    why, _ = c.failures[0]
+    walls = Series([w for _, w in c.failures])
+    return (f"{len(c.failures)} of {runs} runs FAILED ({walls.fmt('.2f', ' s')} until the "
+            f"failure): {why}")
+
+
+def table(cells):
+    """The Ruby section's own table (Markdown), one row per configuration."""
+    head = ("Configuration", "Wall time", "vs plain ruby", "vs plain ruby, without the exit dump",
+            "Peak RSS", "Exit dump", "Profile size", "Output = plain ruby's")
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for cfg in CONFIGS:
+        c = cells[cfg.key]
+        runs = len(c.wall.values) + len(c.failures)
+        if cfg.key == "ruby":
+            ratio = no_dump = "1 (baseline)"
+        else:
+            ratio = _range(c.ratio, ".2f", "x")
+            no_dump = _range(c.ratio_no_dump, ".2f", "x")
+        size = human_bytes(c.profile_bytes.median()) if c.profile_bytes else (
+            "n/a" if cfg.key != "ruby" else "")
+        dump = _range(c.dump_s, ".3f", " s") if cfg.key != "ruby" else ""
+        wall = f"{_range(c.wall, '.2f', ' s')} (n={len(c.wall.values)})"
+        failed = _failed(c, runs)
+        if failed:
+            wall = f"{wall}; {failed}"
+        same = f"{c.same_output} of {runs}"
+        if c.mismatches:
+            same += f" (got: {c.mismatches[0]})"
+        row = (cfg.label, wall, ratio, no_dump, _rss(c.rss_kib), dump, size, same)
+        out.append("| " + " | ".join(str(x).replace("|", "\\|") for x in row) + " |")
+    return "\n".join(out)
+
+
+def details(cells):
+    """What heaprec held at the exit dump (Heaprec.stats just before it), per sampling rate."""
+    lines = []
+    for cfg in CONFIGS:
+        c = cells[cfg.key]
+        if not cfg.sample_every or not c.sampled:
+            continue
+        lines.append(f"- {cfg.label}: {c.sampled.median():,.0f} objects sampled, "
+                     f"{c.tracked.median():,.0f} tracked when the exit dump started, profiler "
+                     f"memory {human_bytes(c.profiler_bytes.median())} (Heaprec.stats, medians)")
+    return "\n".join(lines)
+
+
+def rows(cells):
+    """The same figures as rows of bench/run.py's one table."""
+    wl = "ruby"
+    out = []
+    for cfg in CONFIGS:
+        c = cells[cfg.key]
+        runs = len(c.wall.values) + len(c.failures)
+        failed = _failed(c, runs)
+        if not c.wall:
+            out.append((wl, cfg.label, "wall time", f"could not run: {failed}", ""))
+            continue
+        extra = f"; {failed}" if failed else ""
+        if cfg.key == "ruby":
+            out.append((wl, cfg.label, "wall time (baseline)",
+                        f"{c.wall.fmt('.2f', ' s')} (n={len(c.wall.values)}){extra}", ""))
+        else:
+            out.append((wl, cfg.label, "wall time vs baseline",
+                        f"{_range(c.ratio, '.2f', 'x')} ({c.wall.median():.2f} s, "
+                        f"n={len(c.wall.values)}){extra}", ""))
+            out.append((wl, cfg.label, "wall time vs baseline, without the exit dump",
+                        _range(c.ratio_no_dump, ".2f", "x"), ""))
+            out.append((wl, cfg.label, "exit dump time", _range(c.dump_s, ".3f", " s"), ""))
+            if c.profile_bytes:
+                out.append((wl, cfg.label, "profile size on disk",
+                            human_bytes(c.profile_bytes.median()), ""))
+        out.append((wl, cfg.label, "peak RSS", _rss(c.rss_kib), ""))
+        out.append((wl, cfg.label, "stdout identical to plain ruby's",
+                    f"{c.same_output} of {runs} runs"
+                    + (f"; differs: {c.mismatches[0]}" if c.mismatches else ""), ""))
+    return out
+
+
+if __name__ == "__main__":
+    raise SystemExit("run bench/run.py --only ruby")
