@@ -190,13 +190,16 @@ class HeapProfilerTest < HeaprecTestCase
     churn(100_000)
     full_gc
     Heaprec.stats.then do |stats|
-      assert_operator stats[:freed], :>=, 99_000
+      # Most through the hint as the GC frees them; a sweep may catch some first (garbage the
+      # lazy sweeper has not reached yet is already dead to _id2ref).
+      assert_operator stats[:forgotten], :>=, 99_000
+      assert_operator stats[:freed], :>=, 50_000
       assert_operator stats[:tracked], :<, 20_000
     end
   end
 
   def test_dead_objects_are_swept_between_dumps_without_the_free_hint
-    Heaprec::Testing.min_sweep_threshold = 5_000 # instead of 2^18, for a test of reasonable length
+    Heaprec::Testing.min_sweep_threshold = 5_000 # instead of 2^14, for a test of reasonable length
     Heaprec.start(sample_every: 100, seed: 7)
     keep = []
     80.times do

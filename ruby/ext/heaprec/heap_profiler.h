@@ -97,7 +97,7 @@ class HeapProfiler {
     std::uint32_t generation;  // rb_gc_count() at allocation
   };
   static constexpr std::size_t kMaxPending = 1 << 16;
-  static constexpr std::uint64_t kMinSweepThreshold = 1 << 18;
+  static constexpr std::uint64_t kMinSweepThreshold = 1 << 14;
 
  public:
   static std::uint64_t min_sweep_threshold;  // kMinSweepThreshold; lowered by tests
