@@ -82,6 +82,33 @@ class CliTest < HeaprecTestCase
     refute File.exist?(path("bad.pb.gz"))
   end
 
+  def ruby_lib = File.dirname($LOADED_FEATURES.grep(/heaprec\.rb$/).first)
+
+  def test_an_out_of_range_setting_leaves_the_program_running_unprofiled
+    out, err, status = Open3.capture3({ "RUBYLIB" => ruby_lib, "RUBYOPT" => "-rheaprec/autorun",
+                                        "HEAPREC_MAX_DEPTH" => "5000000000",
+                                        "HEAPREC_OUTPUT" => path("range.pb.gz") },
+                                      "ruby", "-e", "puts 6 * 7")
+    assert status.success?, err
+    assert_equal "42\n", out
+    assert_match(/max_depth must be an Integer from 1 to 10000/, err)
+    assert_equal 1, err.lines.size
+  end
+
+  # An interval dump still writing when the program exits: it finishes and is reported, and the
+  # exit profile is written too.
+  def test_exit_waits_for_an_interval_dump_in_progress
+    script = path("slow_interval.rb")
+    File.write(script, "Heaprec::Testing.write_delay = 1.0\nkept = Array.new(1000) { Object.new }\nsleep 0.5\n")
+    _, stderr, status = run_cli("run", "--ruby", "--dump-interval", "0.3", "--top", "0",
+                                "-o", path("iv.%p.pb.gz"), "--", "ruby", script)
+    assert status.success?, stderr
+    files = Dir[path("iv.*.pb.gz")]
+    assert_equal 2, files.size, stderr
+    assert_match(/wrote 2 profiles/, stderr)
+    refute_match(/could not write/, stderr)
+  end
+
   def test_run_refuses_native_only_options_with_ruby
     _, stderr, status = run_cli("run", "--ruby", "--sample-interval", "1", "--", "ruby", "-e", "1")
     refute status.success?

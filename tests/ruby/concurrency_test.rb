@@ -2,6 +2,7 @@
 
 require_relative "test_helper"
 require "timeout"
+require "open3"
 
 class DuringDump; end
 class AfterFailure; end
@@ -41,7 +42,7 @@ class ConcurrencyTest < HeaprecTestCase
       Heaprec.start(sample_every: 1)
       before = Array.new(500) { AfterFailure.new }
       full_gc
-      Heaprec::Testing.fail_during_liveness_pass!
+      Heaprec::Testing.during_next_liveness_pass { raise "failure injected" }
       error = assert_raises(RuntimeError) { Heaprec.dump(path("failed.pb.gz")) }
       assert_match(/failure injected/, error.message)
       refute File.exist?(path("failed.pb.gz"))
@@ -129,6 +130,150 @@ class ConcurrencyTest < HeaprecTestCase
       assert_equal 350, a.size + b.size + c.size
     ensure
       GC.stress = false
+    end
+  end
+
+  # Interrupts aimed at the program's threads belong to the program: heaprec's bookkeeping must not
+  # swallow a Timeout, a Thread#raise or a Thread#kill, however much it samples.
+  def test_interrupts_reach_the_program_while_sampling_everything
+    within_deadline do
+      Heaprec.start(sample_every: 1)
+      fired = 0
+      10.times do
+        started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+        begin
+          Timeout.timeout(0.1) do
+            keep = []
+            loop do
+              2_000.times { keep << Object.new }
+              keep.clear if keep.size > 200_000
+              break if Process.clock_gettime(Process::CLOCK_MONOTONIC) - started > 5
+            end
+          end
+        rescue Timeout::Error
+          fired += 1
+        end
+      end
+      assert_equal 10, fired
+      victim = Thread.new { loop { Array.new(1_000) { Object.new } } }
+      sleep 0.05
+      victim.kill
+      assert victim.join(5), "Thread#kill was lost"
+    end
+  end
+
+  # An exception raised into the dumping thread mid-dump (Thread#raise, Timeout) must reach it,
+  # even a RangeError, the class _id2ref uses for dead objects, and no live object may be lost.
+  def test_a_range_error_raised_into_a_dump_is_not_mistaken_for_a_dead_object
+    within_deadline do
+      Heaprec.start(sample_every: 1)
+      kept = Array.new(2_000) { DuringDump.new }
+      full_gc
+      dumper = Thread.current
+      Heaprec::Testing.during_next_liveness_pass do
+        Thread.new { dumper.raise(RangeError, "deadline exceeded") }.join
+      end
+      error = assert_raises(RangeError) { Heaprec.dump(path("interrupted.pb.gz")) }
+      assert_equal "deadline exceeded", error.message
+      profile = dump
+      assert_equal 2_000, profile.sum(profile.samples_of_class("DuringDump"), "inuse_objects")
+      assert_equal 2_000, kept.size
+    end
+  end
+
+  # fork() from the dumping thread itself (a trap handler, here the test hook, inside the liveness
+  # pass): in the child that thread is the only one and its dump must go on, not be abandoned.
+  def test_fork_from_inside_a_dump_finishes_that_dump_in_the_child
+    within_deadline do
+      Heaprec.start(sample_every: 1)
+      kept = Array.new(300) { Inherited.new }
+      full_gc
+      child_pid = nil
+      Heaprec::Testing.during_next_liveness_pass { child_pid = fork }
+      Heaprec.dump(path("forked-inside.pb.gz")) # both processes finish this dump
+      if child_pid.nil? # the child: its dump returned; the profiler must be usable
+        Heaprec.dump(path("child-after.pb.gz"))
+        exit!(0)
+      end
+      _, status = Process.wait2(child_pid)
+      assert status.success?
+      child = DecodedProfile.new(path("child-after.pb.gz"))
+      assert_equal 300, child.sum(child.samples_of_class("Inherited"), "inuse_objects")
+      parent = DecodedProfile.new(path("forked-inside.pb.gz"))
+      assert_equal 300, parent.sum(parent.samples_of_class("Inherited"), "inuse_objects")
+      assert_equal 300, kept.size
+    end
+  end
+
+  # stop while a dump runs, start again, stop again while the second dump runs: both stopped
+  # profilers must stay marked until their dumps finish. The first is stopped before its frame names
+  # are read, so frames of eval'd code that is gone by then are what an unmarked profiler loses.
+  def test_two_profilers_stopped_during_their_dumps_both_finish
+    within_deadline do
+      Heaprec.start(sample_every: 1)
+      kept = Array.new(100) { TOPLEVEL_BINDING.eval("Inherited.new", "gone_a.rb", 1) }
+      full_gc
+      second = nil
+      Heaprec::Testing.during_next_liveness_pass do
+        Heaprec.stop
+        Heaprec.start(sample_every: 1)
+        # Another thread: this one's allocations are the dump's own while it runs, not sampled.
+        kept.concat(Thread.new { Array.new(100) { TOPLEVEL_BINDING.eval("Inherited.new", "gone_b.rb", 1) } }.value)
+        full_gc
+        Heaprec::Testing.write_delay = 0.5
+        second = Thread.new { Heaprec.dump(path("second.pb.gz")) }
+        sleep 0.01 until second.status == "sleep"
+        Heaprec.stop
+        Heaprec::Testing.write_delay = 0
+        3.times { full_gc }
+      end
+      Heaprec.dump(path("first.pb.gz"))
+      second.join
+      first = DecodedProfile.new(path("first.pb.gz"))
+      assert first.raw.functions.values.any? { |f| f.filename == "gone_a.rb" }
+      assert_equal 100, first.sum(first.samples_of_class("Inherited"), "inuse_objects")
+      later = DecodedProfile.new(path("second.pb.gz"))
+      # The second profiler started after the first 100 objects existed: it tracks only its own.
+      assert_equal 100, later.sum(later.samples_of_class("Inherited"), "inuse_objects")
+      assert later.raw.functions.values.any? { |f| f.filename == "gone_b.rb" }
+      assert_equal 200, kept.size
+    end
+  end
+
+  # A path whose conversion runs Ruby code that stops the profiler.
+  def test_a_path_that_stops_the_profiler_is_refused_cleanly
+    Heaprec.start(sample_every: 1)
+    sneaky = Object.new
+    def sneaky.to_path
+      Heaprec.stop
+      Array.new(10_000) { "filler" }
+      "/tmp/never-written.pb.gz"
+    end
+    assert_raises(RuntimeError) { Heaprec.dump(sneaky) }
+    refute Heaprec.running?
+  end
+
+  # Ruby 3.1 crashes when a ractor is created while an allocation hook is enabled; heaprec stops
+  # (with one warning) instead of taking the program down, and refuses to start beside ractors.
+  def test_ractors_stop_heaprec_instead_of_crashing
+    script = <<~RUBY
+      require "heaprec"
+      Heaprec.start(sample_every: 1)
+      r = Ractor.new { Array.new(1000) { "x" } .size }
+      p [r.take, Heaprec.running?]
+      begin
+        Heaprec.start
+      rescue RuntimeError => e
+        puts e.message
+      end
+    RUBY
+    out, err, status = Open3.capture3({ "RUBYLIB" => $LOAD_PATH.find { |d| File.exist?(File.join(d, "heaprec.rb")) } },
+                                      "ruby", "-e", script)
+    assert status.success?, err
+    assert_match(/\[1000, false\]/, out)
+    assert_match(/heaprec: stopping/, err)
+    if out.include?("cannot start")
+      assert_match(/other ractors/, out)
     end
   end
 

@@ -15,7 +15,6 @@ class HeaprecTestCase < Minitest::Test
 
   def teardown
     Heaprec::Testing.write_delay = 0
-    Heaprec::Testing.min_sweep_threshold = 1 << 14
     Heaprec.stop
     FileUtils.remove_entry(@dir)
   end

@@ -3,13 +3,15 @@
 //
 //   Heaprec._start(sample_every, seed, max_depth)   Heaprec.stop   Heaprec.running?
 //   Heaprec.dump(path)   Heaprec.stats   Heaprec._expand_output_template(pattern, sequence)
-//   Heaprec::Testing: write_delay=, fail_during_liveness_pass!, min_sweep_threshold=  (for tests)
+//   Heaprec::Testing: write_delay=, during_next_liveness_pass { }   (fault injection for tests)
 #include <pthread.h>
 #include <ruby.h>
 #include <ruby/debug.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <ctime>
+#include <vector>
 
 #include "core/profile_output.h"
 #include "heap_dump.h"
@@ -17,8 +19,10 @@
 
 namespace heaprec::ruby {
 
-HeapProfiler* g_profiler = nullptr;          // the running profiler, if any
-HeapProfiler* g_retired_profiler = nullptr;  // stopped while a dump still uses it
+HeapProfiler* g_profiler = nullptr;  // the running profiler, if any
+// Profilers stopped while a dump was still using them (one per such dump); each is deleted by its
+// dump's cleanup. Kept marked until then.
+std::vector<HeapProfiler*> g_retired_profilers;
 
 namespace {
 
@@ -38,31 +42,37 @@ void OnFreeObjectEvent(VALUE tracepoint, void*) {
 // One long-lived object whose mark function marks what the profilers hold.
 void MarkProfilers(void*) {
   if (g_profiler != nullptr) g_profiler->Mark();
-  if (g_retired_profiler != nullptr) g_retired_profiler->Mark();
+  for (HeapProfiler* p : g_retired_profilers) p->Mark();
 }
 const rb_data_type_t kRootType = {
     "heaprec_root", {MarkProfilers, nullptr, nullptr, nullptr, {nullptr}}, nullptr, nullptr, 0};
 
 void BeforeFork() {
-  for (HeapProfiler* p : {g_profiler, g_retired_profiler}) {
-    if (p != nullptr) p->BeforeFork();
-  }
+  if (g_profiler != nullptr) g_profiler->BeforeFork();
+  for (HeapProfiler* p : g_retired_profilers) p->BeforeFork();
 }
 void AfterForkInParent() {
-  for (HeapProfiler* p : {g_profiler, g_retired_profiler}) {
-    if (p != nullptr) p->AfterForkInParent();
-  }
+  if (g_profiler != nullptr) g_profiler->AfterForkInParent();
+  for (HeapProfiler* p : g_retired_profilers) p->AfterForkInParent();
 }
+// Only the forking thread exists in the child. A dump that thread was running (fork from a trap
+// handler inside it) goes on there; a dump of another thread is abandoned, and so is a retired
+// profiler whose dump belonged to another thread.
 void AfterForkInChild() {
-  for (HeapProfiler* p : {g_profiler, g_retired_profiler}) {
-    if (p == nullptr) continue;
+  if (g_profiler != nullptr) {
+    g_profiler->AfterForkInChild();
+    AbandonDumpInChild(*g_profiler);
+  }
+  std::vector<HeapProfiler*> kept;
+  for (HeapProfiler* p : g_retired_profilers) {
     p->AfterForkInChild();
-    AbandonDumpInChild(*p);
+    if (AbandonDumpInChild(*p)) {
+      delete p;
+    } else {
+      kept.push_back(p);
+    }
   }
-  if (g_retired_profiler != nullptr) {
-    delete g_retired_profiler;
-    g_retired_profiler = nullptr;
-  }
+  g_retired_profilers.swap(kept);
 }
 
 HeapProfiler& Running() {
@@ -85,13 +95,11 @@ VALUE Start(VALUE, VALUE sample_every, VALUE seed, VALUE max_depth) {
     g_tracepoint = rb_tracepoint_new(0, RUBY_INTERNAL_EVENT_NEWOBJ, OnNewObjectEvent, nullptr);
   }
   rb_tracepoint_enable(g_tracepoint);
-  if (options.sample_every <= HeapProfiler::kFreeHintMaxEvery) {
-    if (NIL_P(g_free_tracepoint)) {
-      g_free_tracepoint =
-          rb_tracepoint_new(0, RUBY_INTERNAL_EVENT_FREEOBJ, OnFreeObjectEvent, nullptr);
-    }
-    rb_tracepoint_enable(g_free_tracepoint);
+  if (NIL_P(g_free_tracepoint)) {
+    g_free_tracepoint =
+        rb_tracepoint_new(0, RUBY_INTERNAL_EVENT_FREEOBJ, OnFreeObjectEvent, nullptr);
   }
+  rb_tracepoint_enable(g_free_tracepoint);
   return Qtrue;
 }
 
@@ -101,9 +109,9 @@ VALUE Stop(VALUE) {
   if (!NIL_P(g_free_tracepoint)) rb_tracepoint_disable(g_free_tracepoint);
   HeapProfiler* profiler = g_profiler;
   g_profiler = nullptr;
-  if (profiler->active_dump != nullptr) {  // another thread is writing from it: let it finish
+  if (profiler->active_dump != nullptr) {  // a dump is using it: let it finish
     profiler->stop_requested = true;
-    g_retired_profiler = profiler;
+    g_retired_profilers.push_back(profiler);
   } else {
     delete profiler;
   }
@@ -112,7 +120,12 @@ VALUE Stop(VALUE) {
 
 VALUE IsRunning(VALUE) { return g_profiler != nullptr ? Qtrue : Qfalse; }
 
-VALUE Dump(VALUE, VALUE path) { return DumpProfile(Running(), path); }
+// The path is converted first: its to_str/to_path is Ruby code, which may stop the profiler.
+VALUE Dump(VALUE, VALUE path) {
+  VALUE file_path = rb_get_path(path);
+  StringValueCStr(file_path);  // a NUL inside the path raises ArgumentError
+  return DumpProfile(Running(), file_path);
+}
 
 VALUE Stats(VALUE) {
   HeapProfiler& profiler = Running();
@@ -126,7 +139,6 @@ VALUE Stats(VALUE) {
   set("sampled", stats.sampled);
   set("skipped", stats.skipped + recorder.dropped);
   set("pending", stats.pending);
-  set("sweeps", stats.sweeps);
   set("freed", stats.freed);
   set("tracked", recorder.live_objects);
   set("forgotten", recorder.forgotten);
@@ -157,21 +169,16 @@ VALUE SetWriteDelay(VALUE, VALUE seconds) {
   return seconds;
 }
 
-// Applies to profilers started afterwards.
-VALUE SetMinSweepThreshold(VALUE, VALUE objects) {
-  HeapProfiler::min_sweep_threshold = NUM2ULL(objects);
-  return objects;
-}
-
-VALUE FailDuringLivenessPass(VALUE) {
-  g_dump_testing.fail_during_liveness_pass = true;
+VALUE DuringNextLivenessPass(VALUE) {
+  g_dump_testing.liveness_pass_hook = rb_block_proc();
   return Qnil;
 }
 
 }  // namespace
 
 void RetireStoppedProfiler(HeapProfiler* profiler) {
-  if (g_retired_profiler == profiler) g_retired_profiler = nullptr;
+  auto it = std::find(g_retired_profilers.begin(), g_retired_profilers.end(), profiler);
+  if (it != g_retired_profilers.end()) g_retired_profilers.erase(it);
   delete profiler;
 }
 
@@ -185,6 +192,7 @@ extern "C" __attribute__((visibility("default"))) void Init_heaprec_ext() {
   rb_gc_register_mark_object(TypedData_Wrap_Struct(0, &kRootType, &g_profiler));
   rb_gc_register_address(&g_tracepoint);
   rb_gc_register_address(&g_free_tracepoint);
+  rb_gc_register_address(&g_dump_testing.liveness_pass_hook);
   pthread_atfork(BeforeFork, AfterForkInParent, AfterForkInChild);
 
   rb_define_singleton_method(module, "_start", Start, 3);
@@ -197,6 +205,5 @@ extern "C" __attribute__((visibility("default"))) void Init_heaprec_ext() {
 
   VALUE testing = rb_define_module_under(module, "Testing");
   rb_define_singleton_method(testing, "write_delay=", SetWriteDelay, 1);
-  rb_define_singleton_method(testing, "fail_during_liveness_pass!", FailDuringLivenessPass, 0);
-  rb_define_singleton_method(testing, "min_sweep_threshold=", SetMinSweepThreshold, 1);
+  rb_define_singleton_method(testing, "during_next_liveness_pass", DuringNextLivenessPass, 0);
 }

@@ -1,5 +1,6 @@
 #include "heap_dump.h"
 
+#include <pthread.h>
 #include <ruby/thread.h>
 #include <unistd.h>
 
@@ -77,6 +78,7 @@ struct DumpJob {
   std::uint64_t taken_ns = 0;
   int error = 0;
   bool hook_was_suppressed = false;
+  pthread_t owner = pthread_self();  // the thread running the dump (see AbandonDumpInChild)
 };
 
 namespace {
@@ -98,11 +100,18 @@ Liveness LookUp(std::uint64_t key, VALUE* object, int* state) {
   if (*state == 0) return Liveness::kAlive;
   VALUE error = rb_errinfo();
   if (!rb_obj_is_kind_of(error, rb_eRangeError)) return Liveness::kDead;  // caller re-raises
-  rb_set_errinfo(Qnil);
-  VALUE message = rb_funcall(error, rb_intern("message"), 0);
+  // Only _id2ref's own answers; any other RangeError was raised into this thread (Thread#raise,
+  // Timeout) and must reach the caller.
+  VALUE message = rb_attr_get(error, rb_intern("mesg"));
+  if (!RB_TYPE_P(message, T_STRING)) return Liveness::kDead;  // not _id2ref's: caller re-raises
   std::string text(RSTRING_PTR(message), static_cast<std::size_t>(RSTRING_LEN(message)));
+  bool dead = text.find("is recycled object") != std::string::npos ||
+              text.find("is not id value") != std::string::npos;
+  bool unshareable = text.find("unshareable object") != std::string::npos;
+  if (!dead && !unshareable) return Liveness::kDead;  // caller re-raises (*state is still set)
+  rb_set_errinfo(Qnil);
   *state = 0;
-  return text.find("unshareable") != std::string::npos ? Liveness::kUncheckable : Liveness::kDead;
+  return dead ? Liveness::kDead : Liveness::kUncheckable;
 }
 
 void LivenessPass(DumpJob& job) {
@@ -110,9 +119,10 @@ void LivenessPass(DumpJob& job) {
   std::size_t count = job.snapshot.object_count(), kept = 0;
   std::uint32_t gc_now = static_cast<std::uint32_t>(rb_gc_count());
   for (std::size_t i = 0; i < count; ++i) {
-    if (g_dump_testing.fail_during_liveness_pass && i == count / 2) {
-      g_dump_testing.fail_during_liveness_pass = false;
-      rb_raise(rb_eRuntimeError, "heaprec testing: failure injected during serialization");
+    if (i == count / 2 && !NIL_P(g_dump_testing.liveness_pass_hook)) {
+      VALUE hook = g_dump_testing.liveness_pass_hook;
+      g_dump_testing.liveness_pass_hook = Qnil;
+      rb_funcall(hook, rb_intern("call"), 0);
     }
     HeapSnapshot::Object o = objects[i];
     VALUE object;
@@ -137,38 +147,6 @@ void LivenessPass(DumpJob& job) {
     objects[kept++] = o;
   }
   job.snapshot.Truncate(kept);
-}
-
-// A sweep between dumps: the liveness pass without the profile. Dead objects are only noticed by
-// asking, so without sweeps a program that dumps rarely (at exit, say) would keep an entry for
-// every object sampled since it started. Sweeping whenever the tracked set has doubled keeps the
-// recorder within about twice the live sampled set, at an amortized cost of a few lookups per
-// sample.
-struct SweepJob {
-  HeapProfiler* profiler;
-  HeapSnapshot snapshot;
-  bool hook_was_suppressed;
-};
-
-VALUE SweepBody(VALUE argument) {
-  SweepJob& job = *reinterpret_cast<SweepJob*>(argument);
-  if (!job.snapshot.Take(job.profiler->recorder())) return Qnil;  // out of memory: try later
-  const HeapSnapshot::Object* objects = job.snapshot.objects();
-  for (std::size_t i = 0; i < job.snapshot.object_count(); ++i) {
-    VALUE object;
-    int state;
-    Liveness liveness = LookUp(objects[i].key, &object, &state);
-    if (state != 0) rb_jump_tag(state);
-    if (liveness == Liveness::kDead) job.profiler->recorder().Forget(objects[i].key);
-  }
-  return Qnil;
-}
-
-VALUE SweepCleanup(VALUE argument) {
-  auto* job = reinterpret_cast<SweepJob*>(argument);
-  SuppressHookOnThisThread(job->hook_was_suppressed);
-  delete job;
-  return Qnil;
 }
 
 void AddComments(DumpJob& job) {
@@ -263,18 +241,16 @@ VALUE DumpProfile(HeapProfiler& profiler, VALUE path) {
       reinterpret_cast<VALUE>(job));
 }
 
-void SweepDeadObjects(HeapProfiler& profiler) {
-  EnsureRubyNames();
-  auto* job = new SweepJob{&profiler, {}, SuppressHookOnThisThread(true)};
-  rb_ensure(SweepBody, reinterpret_cast<VALUE>(job), SweepCleanup, reinterpret_cast<VALUE>(job));
-}
-
-void AbandonDumpInChild(HeapProfiler& profiler) {
-  if (profiler.active_dump == nullptr) return;
+bool AbandonDumpInChild(HeapProfiler& profiler) {
+  if (profiler.active_dump == nullptr) return false;
+  // fork() from the dumping thread itself (a trap handler run inside the liveness pass): the
+  // dump continues in the child, which is that thread.
+  if (pthread_equal(profiler.active_dump->owner, pthread_self())) return false;
   // The dumping thread does not exist in the child; its job (and memory) is left behind, but the
   // pinned stacks must be released and the profiler made available again.
   profiler.active_dump->snapshot.Release();
   profiler.active_dump = nullptr;
+  return true;
 }
 
 }  // namespace heaprec::ruby

@@ -19,24 +19,22 @@ namespace heaprec::ruby {
 
 class HeapProfiler;
 
-// Writes the profile to `path`; raises SystemCallError when it cannot be written.
+// Writes the profile to `path` (a String without NUL); raises SystemCallError when it cannot be
+// written.
 VALUE DumpProfile(HeapProfiler& profiler, VALUE path);
 
 // Deletes a profiler that Heaprec.stop retired while this dump was using it (extension.cc).
 void RetireStoppedProfiler(HeapProfiler* profiler);
 
-// Forgets the tracked objects that have died, without writing anything. GVL held; may raise only
-// what an interrupt raises.
-void SweepDeadObjects(HeapProfiler& profiler);
-
-// The child side of fork() for a dump that was running in another thread of the parent.
-void AbandonDumpInChild(HeapProfiler& profiler);
+// The child side of fork(): abandons a dump that another thread of the parent was running (its
+// snapshot released, the profiler free for new dumps). Returns whether there was one.
+bool AbandonDumpInChild(HeapProfiler& profiler);
 
 // Test-only fault injection (Heaprec::Testing): a delay inside the GVL-released write phase, and
-// an exception in the middle of the liveness pass.
+// a block called once in the middle of the next liveness pass (to raise, fork, interrupt...).
 struct DumpTesting {
   double write_delay_seconds = 0;
-  bool fail_during_liveness_pass = false;
+  VALUE liveness_pass_hook = Qnil;  // registered with the GC by the extension
 };
 extern DumpTesting g_dump_testing;
 

@@ -6,8 +6,6 @@
 #include <algorithm>
 #include <new>
 
-#include "heap_dump.h"
-
 namespace heaprec::ruby {
 namespace {
 
@@ -33,8 +31,6 @@ bool IsProgramObject(VALUE object) {
 }
 
 }  // namespace
-
-std::uint64_t HeapProfiler::min_sweep_threshold = HeapProfiler::kMinSweepThreshold;
 
 std::uint64_t RealtimeNanoseconds() {
   timespec now;
@@ -116,20 +112,6 @@ void HeapProfiler::DrainPending() {
   pending_.clear();
   pending_frames_.clear();
   SuppressHookOnThisThread(was_suppressed);
-  MaybeSweep();
-}
-
-void HeapProfiler::MaybeSweep() {
-  if (active_dump != nullptr) return;  // that dump's liveness pass does the same work
-  std::uint64_t tracked = recorder_.Stats().live_objects;
-  if (tracked < sweep_threshold_) return;
-  // Objects die only in a GC: without one since the last sweep there is nothing to find.
-  std::size_t gc_count = rb_gc_count();
-  if (gc_count == gc_count_at_last_sweep_) return;
-  gc_count_at_last_sweep_ = gc_count;
-  SweepDeadObjects(*this);
-  ++sweeps_;
-  sweep_threshold_ = std::max(min_sweep_threshold, 2 * recorder_.Stats().live_objects);
 }
 
 void HeapProfiler::Mark() const {
@@ -137,9 +119,7 @@ void HeapProfiler::Mark() const {
   for (const PendingObject& p : pending_) rb_gc_mark(p.object);
 }
 
-ProfilerStats HeapProfiler::Stats() const {
-  return {sampled_, skipped_, pending_.size(), sweeps_, freed_};
-}
+ProfilerStats HeapProfiler::Stats() const { return {sampled_, skipped_, pending_.size(), freed_}; }
 
 void HeapProfiler::BeforeFork() { recorder_.LockForFork(); }
 void HeapProfiler::AfterForkInParent() { recorder_.UnlockAfterForkInParent(); }

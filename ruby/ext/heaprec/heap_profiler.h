@@ -41,7 +41,6 @@ struct ProfilerStats {
   std::uint64_t sampled;  // objects chosen by the sampler and queued
   std::uint64_t skipped;  // sampled but dropped: pending list full or out of memory
   std::uint64_t pending;  // queued, waiting for an object id
-  std::uint64_t sweeps;   // liveness sweeps between dumps
   std::uint64_t freed;    // forgotten when the FREEOBJ hook saw them freed
 };
 
@@ -57,12 +56,10 @@ class HeapProfiler {
   // The NEWOBJ hook's work. GVL held; allocates no Ruby object.
   void OnNewObject(VALUE object);
 
-  // The FREEOBJ hook's work (GC sweep): forgets a tracked object the VM is freeing. Only a hint
-  // that saves the dump a failed _id2ref (an exception, about 2.5 µs) per dead object: a free the
-  // hook misses is still found by the next sweep or dump. Worth its cost per freed object only
-  // when many objects are tracked, so it is enabled for sample_every <= kFreeHintMaxEvery.
+  // The FREEOBJ hook's work (GC sweep): forgets a tracked object the VM is freeing, so dead objects
+  // do not pile up between dumps. Only a hint: a free it misses is found by the next dump's
+  // liveness pass (which is the source of truth), at the cost of a failed _id2ref there.
   void OnFreeObject(VALUE object);
-  static constexpr std::uint64_t kFreeHintMaxEvery = 64;
 
   // Assigns ids to the queued objects and records them. GVL held; may allocate Ruby objects.
   void DrainPending();
@@ -96,15 +93,9 @@ class HeapProfiler {
     std::uint64_t alloc_time_ns;
     std::uint32_t generation;  // rb_gc_count() at allocation
   };
-  static constexpr std::size_t kMaxPending = 1 << 16;
-  static constexpr std::uint64_t kMinSweepThreshold = 1 << 14;
-
- public:
-  static std::uint64_t min_sweep_threshold;  // kMinSweepThreshold; lowered by tests
-
- private:
-  // Sweeps dead objects out of the recorder once the tracked set has doubled since the last sweep.
-  void MaybeSweep();
+  // A bound for a queue the postponed job never drains; one C call allocating millions of objects
+  // in exact mode fills it (4M objects), beyond which samples are skipped and counted.
+  static constexpr std::size_t kMaxPending = 1 << 22;
 
   const ProfilerOptions options_;
   SystemMemoryResource memory_;
@@ -117,10 +108,7 @@ class HeapProfiler {
   std::vector<std::uint64_t> pending_frames_;
   std::uint64_t sampled_ = 0;
   std::uint64_t skipped_ = 0;
-  std::uint64_t sweeps_ = 0;
   std::uint64_t freed_ = 0;
-  std::uint64_t sweep_threshold_ = min_sweep_threshold;
-  std::size_t gc_count_at_last_sweep_ = 0;
   std::int64_t start_time_ns_;
 };
 

@@ -48,21 +48,39 @@ module Heaprec
       else
         warn "heaprec: wrote #{path}"
       end
-    rescue StandardError => e
+    rescue StandardError, NoMemoryError => e
       warn "heaprec: could not write profile: #{e.message}"
     end
 
     # Interval dumps run in a thread; a forked child starts its own (threads do not survive fork).
+    # It is stopped by asking, not killed: a dump in progress (writing without the GVL) finishes
+    # and is reported, and the exit dump never finds one still running.
     def start_interval_dumps
       return unless @interval.positive?
       @sequence = 0
+      @lock = Mutex.new
+      @wake = ConditionVariable.new
+      @stopping = false
       @interval_thread = Thread.new do
         Thread.current.name = "heaprec-dump"
         loop do
-          sleep @interval
+          stop = @lock.synchronize do
+            @wake.wait(@lock, @interval) unless @stopping
+            @stopping
+          end
+          break if stop
           dump("interval", @sequence += 1)
         end
       end
+    end
+
+    def stop_interval_dumps
+      return unless @interval_thread&.alive?
+      @lock.synchronize do
+        @stopping = true
+        @wake.signal
+      end
+      @interval_thread.join
     end
 
     def install
@@ -77,10 +95,10 @@ module Heaprec
       Heaprec.start(**options)
       start_interval_dumps
       at_exit do
-        @interval_thread&.kill
+        stop_interval_dumps
         dump("exit", 0) if Heaprec.running?
       end
-    rescue SettingError, ArgumentError => e
+    rescue SettingError, ArgumentError, RangeError, RuntimeError => e
       warn "heaprec: #{e.message}; the program runs without heaprec"
     end
 
