@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
@@ -142,8 +143,13 @@ int WriteProfileFile(const char* path, const HeapSnapshot& snapshot,
   char temporary[PATH_MAX];
   Appender a(temporary, sizeof(temporary));
   a.Add(path);
+  // pid and a per-process counter: two dumps to one path at once (threads of one process, or a
+  // stopped profiler's dump finishing beside a new one's) must not share a temporary file.
+  static std::atomic<unsigned> dumps{0};
   a.Add(".tmp.");
   a.AddUnsigned(static_cast<unsigned long long>(getpid()), 1);
+  a.Add(".");
+  a.AddUnsigned(dumps.fetch_add(1, std::memory_order_relaxed), 1);
   if (!a.Finish()) return ENAMETOOLONG;
   constexpr int kFlags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
   int fd = open(temporary, kFlags, 0600);

@@ -4,10 +4,10 @@
 // %%. Dumps other than the one at exit get a sequence number before the .pb.gz extension
 // (heap.123.pb.gz becomes heap.123.0001.pb.gz), so a series of dumps never overwrites itself.
 //
-// Files are written atomically: a temporary file in the same directory, opened with
-// O_EXCL|O_NOFOLLOW (a symlink planted in a shared /tmp cannot redirect it) and mode 0600 (profiles
-// reveal the program's internals), renamed over the final name only once complete. On failure the
-// temporary is removed and nothing partial is left behind.
+// Files are written atomically: a temporary file in the same directory (<path>.tmp.<pid>.<n>),
+// opened with O_EXCL|O_NOFOLLOW (a symlink planted in a shared /tmp cannot redirect it) and mode
+// 0600 (profiles reveal the program's internals), renamed over the final name only once complete.
+// On failure the temporary is removed and nothing partial is left behind.
 //
 // No malloc, no stdio, not async-signal-safe (time formatting).
 #pragma once
