@@ -4,6 +4,7 @@
 //   NEWOBJ hook ─▶ ObjectSampler ─▶ rb_profile_frames ─▶ FrameRegistry ─▶ pending list
 //                                   (no Ruby allocation, no GC: capture only)
 //   postponed job / dump ─▶ DrainPending: rb_obj_id ─▶ HeapRecorder.Record(key = object id)
+//   FREEOBJ hook ─▶ had an id and is tracked? ─▶ HeapRecorder.Forget   (a hint, see OnFreeObject)
 //   dump ─▶ snapshot ─▶ _id2ref per object: dead ones forgotten, live ones measured (heap_dump.h)
 //
 // Why object ids. The VM frees objects without telling anyone reliably (a missed free hook would
