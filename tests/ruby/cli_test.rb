@@ -57,9 +57,9 @@ class CliTest < HeaprecTestCase
     profiles = Dir[path("fork.*.pb.gz")].map { |f| DecodedProfile.new(f) }
     child = profiles.find { |p| p.samples_of_class("ChildOnly").any? }
     parent = (profiles - [child]).first
-    assert_equal 200, child.sum(child.samples_of_class("ChildOnly"), "inuse_objects")
-    assert_equal 300, child.sum(child.samples_of_class("Inherited"), "inuse_objects")
-    assert_equal 300, parent.sum(parent.samples_of_class("Inherited"), "inuse_objects")
+    assert_equal 200, child.count_of("ChildOnly")
+    assert_equal 300, child.count_of("Inherited")
+    assert_equal 300, parent.count_of("Inherited")
     assert_empty parent.samples_of_class("ChildOnly")
   end
 

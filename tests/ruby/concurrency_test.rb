@@ -29,7 +29,7 @@ class ConcurrencyTest < HeaprecTestCase
       Heaprec::Testing.write_delay = 0
       full_gc
       profile = dump
-      assert_equal 2000, profile.sum(profile.samples_of_class("DuringDump"), "inuse_objects")
+      assert_equal 2000, profile.count_of("DuringDump")
       assert_equal 2000, kept.size
     end
   end
@@ -49,7 +49,7 @@ class ConcurrencyTest < HeaprecTestCase
       after = Thread.new { Array.new(500) { AfterFailure.new } }.value
       full_gc
       profile = dump
-      assert_equal 1000, profile.sum(profile.samples_of_class("AfterFailure"), "inuse_objects")
+      assert_equal 1000, profile.count_of("AfterFailure")
       assert_equal 1000, before.size + after.size
     end
   end
@@ -62,7 +62,7 @@ class ConcurrencyTest < HeaprecTestCase
       assert_raises(Errno::ENOENT) { Heaprec.dump(path("no/such/dir.pb.gz")) }
       assert_raises(Errno::EISDIR, Errno::EEXIST) { Heaprec.dump(@dir) }
       profile = dump
-      assert_equal 100, profile.sum(profile.samples_of_class("AfterFailure"), "inuse_objects")
+      assert_equal 100, profile.count_of("AfterFailure")
       assert_equal 100, kept.size
     end
   end
@@ -92,7 +92,7 @@ class ConcurrencyTest < HeaprecTestCase
       GC.start # the stopped profiler's frames must still be marked
       dumper.join
       profile = DecodedProfile.new(path("stopped.pb.gz"))
-      assert_equal 100, profile.sum(profile.samples_of_class("DuringDump"), "inuse_objects")
+      assert_equal 100, profile.count_of("DuringDump")
       Heaprec.start(sample_every: 1)
       assert Heaprec.running?
       assert_equal 100, kept.size
@@ -106,7 +106,7 @@ class ConcurrencyTest < HeaprecTestCase
       kept = threads.map(&:value)
       full_gc
       profile = dump
-      assert_equal 1000, profile.sum(profile.samples_of_class("FromThread"), "inuse_objects")
+      assert_equal 1000, profile.count_of("FromThread")
       assert_equal 4, kept.size
     end
   end
@@ -125,7 +125,7 @@ class ConcurrencyTest < HeaprecTestCase
       Heaprec.dump(path("stress.pb.gz"))
       GC.stress = false
       profile = DecodedProfile.new(path("stress.pb.gz"))
-      assert_equal 175, profile.sum(profile.samples_of_class("Stressed"), "inuse_objects")
+      assert_equal 175, profile.count_of("Stressed")
       assert profile.raw.functions.values.any? { |f| f.filename == "stress_eval.rb" }
       assert_equal 350, a.size + b.size + c.size
     ensure
@@ -176,7 +176,7 @@ class ConcurrencyTest < HeaprecTestCase
       error = assert_raises(RangeError) { Heaprec.dump(path("interrupted.pb.gz")) }
       assert_equal "deadline exceeded", error.message
       profile = dump
-      assert_equal 2_000, profile.sum(profile.samples_of_class("DuringDump"), "inuse_objects")
+      assert_equal 2_000, profile.count_of("DuringDump")
       assert_equal 2_000, kept.size
     end
   end
@@ -198,9 +198,9 @@ class ConcurrencyTest < HeaprecTestCase
       _, status = Process.wait2(child_pid)
       assert status.success?
       child = DecodedProfile.new(path("child-after.pb.gz"))
-      assert_equal 300, child.sum(child.samples_of_class("Inherited"), "inuse_objects")
+      assert_equal 300, child.count_of("Inherited")
       parent = DecodedProfile.new(path("forked-inside.pb.gz"))
-      assert_equal 300, parent.sum(parent.samples_of_class("Inherited"), "inuse_objects")
+      assert_equal 300, parent.count_of("Inherited")
       assert_equal 300, kept.size
     end
   end
@@ -231,10 +231,10 @@ class ConcurrencyTest < HeaprecTestCase
       second.join
       first = DecodedProfile.new(path("first.pb.gz"))
       assert first.raw.functions.values.any? { |f| f.filename == "gone_a.rb" }
-      assert_equal 100, first.sum(first.samples_of_class("Inherited"), "inuse_objects")
+      assert_equal 100, first.count_of("Inherited")
       later = DecodedProfile.new(path("second.pb.gz"))
       # The second profiler started after the first 100 objects existed: it tracks only its own.
-      assert_equal 100, later.sum(later.samples_of_class("Inherited"), "inuse_objects")
+      assert_equal 100, later.count_of("Inherited")
       assert later.raw.functions.values.any? { |f| f.filename == "gone_b.rb" }
       assert_equal 200, kept.size
     end
@@ -293,9 +293,9 @@ class ConcurrencyTest < HeaprecTestCase
       _, status = Process.wait2(pid)
       assert status.success?
       child = DecodedProfile.new(child_path)
-      assert_equal 350, child.sum(child.samples_of_class("Inherited"), "inuse_objects")
+      assert_equal 350, child.count_of("Inherited")
       parent = dump
-      assert_equal 300, parent.sum(parent.samples_of_class("Inherited"), "inuse_objects")
+      assert_equal 300, parent.count_of("Inherited")
       assert_equal 300, kept.size
     end
   end
@@ -320,7 +320,7 @@ class ConcurrencyTest < HeaprecTestCase
       dumper.join
       assert status.success?
       child = DecodedProfile.new(child_path)
-      assert_equal 100, child.sum(child.samples_of_class("Inherited"), "inuse_objects")
+      assert_equal 100, child.count_of("Inherited")
       assert_equal 100, kept.size
     end
   end

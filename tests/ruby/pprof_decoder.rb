@@ -181,4 +181,8 @@ class DecodedProfile
   end
 
   def sum(samples, type) = samples.sum { |s| s.values[value_index(type)] }
+
+  # Estimated live objects and bytes of one class.
+  def count_of(class_name) = sum(samples_of_class(class_name), "inuse_objects")
+  def bytes_of(class_name) = sum(samples_of_class(class_name), "inuse_space")
 end
