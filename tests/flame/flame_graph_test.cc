@@ -30,14 +30,7 @@ Sample MakeSample(std::vector<uint64_t> locations, int64_t alloc_objects, int64_
 // which calls Alloc (alloc.cc:41, 45). main also calls itself and an unsymbolized 0x1234 in
 // libfoo.so. Locations are leaf first, lines innermost first, as in heaprec's profiles.
 Profile MakeKnownProfile(int64_t period) {
-  Profile p;
-  p.sample_types = {{"alloc_objects", "count"},
-                    {"alloc_space", "bytes"},
-                    {"inuse_objects", "count"},
-                    {"inuse_space", "bytes"}};
-  p.period_type = {"space", "bytes"};
-  p.period = period;
-  p.default_sample_type = "inuse_space";
+  Profile p = testing::MakeNativeHeapProfile(period);
   p.mappings = {
       {.id = 1, .memory_start = 0x400000, .memory_limit = 0x500000, .filename = "/opt/app/bin/app"},
       {.id = 2, .memory_start = 0x1000, .memory_limit = 0x2000, .filename = "/usr/lib/libfoo.so"}};

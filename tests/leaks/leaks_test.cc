@@ -31,14 +31,7 @@ struct Group {
 
 Profile MakeProfile(int64_t pid, int64_t time_nanos, int64_t period,
                     const std::vector<Group>& groups) {
-  Profile p;
-  p.sample_types = {{"alloc_objects", "count"},
-                    {"alloc_space", "bytes"},
-                    {"inuse_objects", "count"},
-                    {"inuse_space", "bytes"}};
-  p.period_type = {"space", "bytes"};
-  p.period = period;
-  p.default_sample_type = "inuse_space";
+  Profile p = testing::MakeNativeHeapProfile(period);
   p.time_nanos = time_nanos;
   p.comments = {"heaprec 0.1.0", "pid=" + std::to_string(pid), "reason=interval"};
   p.mappings.push_back(

@@ -29,14 +29,7 @@ struct Group {
 };
 
 Profile MakeProfile(int64_t period, const std::vector<Group>& groups) {
-  Profile p;
-  p.sample_types = {{"alloc_objects", "count"},
-                    {"alloc_space", "bytes"},
-                    {"inuse_objects", "count"},
-                    {"inuse_space", "bytes"}};
-  p.period_type = {"space", "bytes"};
-  p.period = period;
-  p.default_sample_type = "inuse_space";
+  Profile p = testing::MakeNativeHeapProfile(period);
   p.comments = {"sample_interval=" + std::to_string(period)};
   p.mappings = {{.id = 1, .memory_start = 0x400000, .memory_limit = 0x500000, .filename = "/app"}};
   const char* names[] = {"", "main", "Build", "Alloc", "Old", "New"};

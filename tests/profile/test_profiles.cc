@@ -9,6 +9,18 @@
 
 namespace heaprec::testing {
 
+Profile MakeNativeHeapProfile(int64_t period) {
+  Profile p;
+  p.sample_types = {{"alloc_objects", "count"},
+                    {"alloc_space", "bytes"},
+                    {"inuse_objects", "count"},
+                    {"inuse_space", "bytes"}};
+  p.period_type = {"space", "bytes"};
+  p.period = period;
+  p.default_sample_type = "inuse_space";
+  return p;
+}
+
 Profile MakeFullProfile() {
   Profile p;
   p.sample_types = {{"alloc_objects", "count"},
@@ -62,14 +74,7 @@ Profile MakeFullProfile() {
 }
 
 Profile MakeReportProfile() {
-  Profile p;
-  p.sample_types = {{"alloc_objects", "count"},
-                    {"alloc_space", "bytes"},
-                    {"inuse_objects", "count"},
-                    {"inuse_space", "bytes"}};
-  p.period_type = {"space", "bytes"};
-  p.period = 524288;
-  p.default_sample_type = "inuse_space";
+  Profile p = MakeNativeHeapProfile(524288);
   p.comments = {"heaprec 0.1.0", "sample_interval=524288"};
   p.mappings = {
       {.id = 1, .memory_start = 0x400000, .memory_limit = 0x500000, .filename = "/opt/app/bin/app"},

@@ -7,6 +7,10 @@
 
 namespace heaprec::testing {
 
+// An empty heap profile with the native profiler's header: the four Go heap sample types,
+// period_type space/bytes with `period`, default sample type inuse_space.
+Profile MakeNativeHeapProfile(int64_t period);
+
 // A profile shaped like the preload library's output, with every model field set to a
 // non-default value so that round trips exercise all of them.
 Profile MakeFullProfile();
