@@ -1,9 +1,11 @@
 #include "e2e_util.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -71,8 +73,43 @@ std::vector<std::string> Lines(const std::string& text) {
   return lines;
 }
 
+namespace {
+
+double MonotonicSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+// Waits for `pid`; with a timeout, kills its process group once it has passed. Returns whether it
+// had to.
+bool WaitForChild(pid_t pid, int timeout_s, int* status) {
+  if (timeout_s <= 0) {
+    while (waitpid(pid, status, 0) < 0) {
+      if (errno != EINTR) throw std::runtime_error("waitpid: " + std::string(std::strerror(errno)));
+    }
+    return false;
+  }
+  const double deadline = MonotonicSeconds() + timeout_s;
+  for (;;) {
+    pid_t done = waitpid(pid, status, WNOHANG);
+    if (done == pid) return false;
+    if (done < 0 && errno != EINTR) {
+      throw std::runtime_error("waitpid: " + std::string(std::strerror(errno)));
+    }
+    if (MonotonicSeconds() > deadline) {
+      kill(-pid, SIGKILL);
+      waitpid(pid, status, 0);
+      return true;
+    }
+    usleep(20 * 1000);
+  }
+}
+
+}  // namespace
+
 RunResult RunProgram(const std::vector<std::string>& argv, const std::string& cwd,
-                     const EnvChanges& env) {
+                     const EnvChanges& env, int timeout_s) {
   std::vector<std::string> environment = ChildEnvironment(env);
   std::vector<char*> envp;
   for (std::string& entry : environment) envp.push_back(entry.data());
@@ -82,7 +119,7 @@ RunResult RunProgram(const std::vector<std::string>& argv, const std::string& cw
   args.push_back(nullptr);
 
   static std::atomic<int> counter{0};
-  std::string stem = cwd + "/.run" + std::to_string(++counter);
+  std::string stem = cwd + "/.run" + std::to_string(getpid()) + "-" + std::to_string(++counter);
   std::string out_path = stem + ".out", err_path = stem + ".err";
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
@@ -93,18 +130,33 @@ RunResult RunProgram(const std::vector<std::string>& argv, const std::string& cw
                                    O_WRONLY | O_CREAT | O_TRUNC, 0600);
   posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(),
                                    O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  // Its own process group, so that the guard can kill every descendant of a hung program. Signals
+  // the test process happens to block or ignore are restored to their defaults.
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setpgroup(&attributes, 0);
+  sigset_t none, all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  posix_spawnattr_setsigmask(&attributes, &none);
+  posix_spawnattr_setsigdefault(&attributes, &all);
+  posix_spawnattr_setflags(&attributes,
+                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   pid_t pid = 0;
-  int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), envp.data());
+  int rc = posix_spawn(&pid, args[0], &actions, &attributes, args.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
   if (rc != 0) throw std::runtime_error("posix_spawn " + argv[0] + ": " + std::strerror(rc));
+
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) throw std::runtime_error("waitpid: " + std::string(std::strerror(errno)));
-  }
+  bool hung = WaitForChild(pid, timeout_s, &status);
+  // Whatever the program left running in its group (a hung grandchild) goes too.
+  if (timeout_s > 0) kill(-pid, SIGKILL);
   RunResult result;
-  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.status = hung ? kHung : WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   result.out = ReadFile(out_path);
   result.err = ReadFile(err_path);
+  if (hung) result.err += "\n[hang guard: killed after " + std::to_string(timeout_s) + " s]\n";
   unlink(out_path.c_str());
   unlink(err_path.c_str());
   return result;

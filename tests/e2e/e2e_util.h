@@ -35,10 +35,19 @@ struct RunResult {
 // Environment changes for a child: a value sets the variable, nullopt removes it.
 using EnvChanges = std::map<std::string, std::optional<std::string>>;
 
+// Status RunProgram reports for a run that its hang guard had to kill.
+inline constexpr int kHung = 124;
+
 // Runs `argv` (argv[0] a path) in the directory `cwd` with the test's environment minus LD_PRELOAD
-// and every HEAPREC_* variable, plus `env`. Captures stdout and stderr through files in `cwd`.
+// and every HEAPREC_* variable, plus `env`; stdin /dev/null; stdout and stderr captured through
+// files in `cwd`. The program runs in its own process group with default signal handling.
+//
+// With `timeout_s` > 0, a hang guard: if the program has not exited after that many seconds the
+// whole group is killed with SIGKILL and the status is kHung. The guard is in this process rather
+// than a `timeout` command so that nothing but the program itself is preloaded. It is a guard
+// against deadlocks only; no test depends on how fast anything runs.
 RunResult RunProgram(const std::vector<std::string>& argv, const std::string& cwd,
-                     const EnvChanges& env = {});
+                     const EnvChanges& env = {}, int timeout_s = 0);
 
 // `heaprec run -o <dir>/p.%p.pb.gz FLAGS -- PROGRAM...`, run in `dir`.
 RunResult HeaprecRun(const std::string& dir, const std::vector<std::string>& flags,

@@ -1,104 +1,16 @@
 #include "reliability_util.h"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
-
-#include <atomic>
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <set>
 #include <sstream>
 #include <stdexcept>
 
 #include "profile/pprof_reader.h"
 
-extern char** environ;
-
 namespace heaprec::reliability {
-
-namespace {
-
-double MonotonicSeconds() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
-}
-
-}  // namespace
 
 RunResult RunGuarded(const std::vector<std::string>& argv, const std::string& cwd,
                      const EnvChanges& env, int timeout_s) {
-  std::vector<std::string> environment = e2e::ChildEnvironment(env);
-  std::vector<char*> envp;
-  for (std::string& entry : environment) envp.push_back(entry.data());
-  envp.push_back(nullptr);
-  std::vector<char*> args;
-  for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
-  args.push_back(nullptr);
-
-  static std::atomic<int> counter{0};
-  std::string stem = cwd + "/.guarded" + std::to_string(getpid()) + "-" + std::to_string(++counter);
-  std::string out_path = stem + ".out", err_path = stem + ".err";
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  // Its own process group, so that the guard can kill every descendant of a hung program. Signals
-  // the test process happens to block or ignore are restored to their defaults.
-  posix_spawnattr_t attributes;
-  posix_spawnattr_init(&attributes);
-  posix_spawnattr_setpgroup(&attributes, 0);
-  sigset_t none, all;
-  sigemptyset(&none);
-  sigfillset(&all);
-  posix_spawnattr_setsigmask(&attributes, &none);
-  posix_spawnattr_setsigdefault(&attributes, &all);
-  posix_spawnattr_setflags(&attributes,
-                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  pid_t pid = 0;
-  int rc = posix_spawn(&pid, args[0], &actions, &attributes, args.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attributes);
-  if (rc != 0) throw std::runtime_error("posix_spawn " + argv[0] + ": " + std::strerror(rc));
-
-  const double deadline = MonotonicSeconds() + timeout_s;
-  int status = 0;
-  bool hung = false;
-  for (;;) {
-    pid_t done = waitpid(pid, &status, WNOHANG);
-    if (done == pid) break;
-    if (done < 0 && errno != EINTR) {
-      throw std::runtime_error("waitpid: " + std::string(std::strerror(errno)));
-    }
-    if (MonotonicSeconds() > deadline) {
-      hung = true;
-      kill(-pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      break;
-    }
-    usleep(20 * 1000);
-  }
-  // Whatever the program left running in its group (a hung grandchild) goes too.
-  kill(-pid, SIGKILL);
-  RunResult result;
-  result.status = hung ? kHung : WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  result.out = e2e::ReadFile(out_path);
-  result.err = e2e::ReadFile(err_path);
-  if (hung) result.err += "\n[hang guard: killed after " + std::to_string(timeout_s) + " s]\n";
-  unlink(out_path.c_str());
-  unlink(err_path.c_str());
-  return result;
+  return e2e::RunProgram(argv, cwd, env, timeout_s);
 }
 
 RunResult HeaprecRunGuarded(const std::string& dir, const std::vector<std::string>& flags,

@@ -18,15 +18,9 @@ using e2e::EnvChanges;
 using e2e::RunResult;
 using e2e::TempDir;
 
-// Status RunGuarded reports for a run that the hang guard had to kill.
-inline constexpr int kHung = 124;
+using e2e::kHung;
 
-// Like e2e::RunProgram (same environment handling: LD_PRELOAD and HEAPREC_* removed, then `env`
-// applied; stdin /dev/null; stdout and stderr captured), with a hang guard: the program runs in its
-// own process group, and if it has not exited after `timeout_s` seconds the whole group is killed
-// with SIGKILL and the result's status is kHung. The guard is in this process rather than a
-// `timeout` command so that nothing but the program itself is preloaded. `timeout_s` is a guard
-// against deadlocks only; no test depends on how fast anything runs.
+// e2e::RunProgram with its hang guard on (`timeout_s` seconds, status kHung when it fires).
 RunResult RunGuarded(const std::vector<std::string>& argv, const std::string& cwd,
                      const EnvChanges& env = {}, int timeout_s = 120);
 
