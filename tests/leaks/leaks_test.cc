@@ -404,7 +404,7 @@ TEST(RubyLeaksTest, GrowingRubySiteIsASuspectWithPerObjectErrors) {
   std::vector<LeakSeries> all = AnalyzeLeaks(RubySeries(), {});
   ASSERT_EQ(all.size(), 1u);
   const LeakSeries& s = all[0];
-  EXPECT_FALSE(s.pid.has_value());  // Ruby profiles carry no pid= comment
+  EXPECT_FALSE(s.pid.has_value());  // MakeRubyProfile carries no pid= comment
   EXPECT_EQ(s.period, 100);
   EXPECT_TRUE(s.per_object);
   ASSERT_NE(Find(s, "Cache#fill"), nullptr);

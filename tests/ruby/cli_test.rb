@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "test_helper"
+require "json"
 require "open3"
 
 # `heaprec run --ruby` on an unmodified program, and the reports on the profiles it writes.
@@ -12,6 +13,14 @@ class CliTest < HeaprecTestCase
   def run_cli(*args, env: {})
     stdout, stderr, status = Open3.capture3(env, heaprec, *args)
     [stdout, stderr, status]
+  end
+
+  # The files `heaprec run` lists from its manifest, with the pid and reason each process reported
+  # there: { path => [pid, reason] }. The reason word may be followed by an explanation.
+  def manifest_listing(stderr)
+    stderr.scan(/^  (\S+\.pb\.gz)  \(pid (\d+), (\w+)\b/).to_h do |file, pid, reason|
+      [file, [Integer(pid, 10), reason]]
+    end
   end
 
   def test_run_profiles_an_unmodified_program_and_reports_its_sites
@@ -34,7 +43,8 @@ class CliTest < HeaprecTestCase
   end
 
   # Exact mode through autorun, with a forked child: both processes write a profile at exit, and the
-  # child's includes the objects it inherited.
+  # child's includes the objects it inherited. Each names its own process (pid=, reason=exit), as
+  # each reported it in the manifest.
   def test_forked_children_write_their_own_profiles
     script = path("forking.rb")
     File.write(script, <<~RUBY)
@@ -47,6 +57,7 @@ class CliTest < HeaprecTestCase
         GC.start
         exit(mine.size == 200 ? 0 : 1)
       end
+      File.write(#{path("pids").inspect}, "\#{Process.pid} \#{pid}")
       Process.wait(pid)
       exit($?.success? && kept.size == 300 ? 0 : 1)
     RUBY
@@ -54,13 +65,22 @@ class CliTest < HeaprecTestCase
                                 "--top", "0", "--", "ruby", script)
     assert status.success?, stderr
     assert_match(/wrote 2 profiles/, stderr)
-    profiles = Dir[path("fork.*.pb.gz")].map { |f| DecodedProfile.new(f) }
+    files = Dir[path("fork.*.pb.gz")]
+    profiles = files.map { |f| DecodedProfile.new(f) }
     child = profiles.find { |p| p.samples_of_class("ChildOnly").any? }
     parent = (profiles - [child]).first
     assert_equal 200, child.count_of("ChildOnly")
     assert_equal 300, child.count_of("Inherited")
     assert_equal 300, parent.count_of("Inherited")
     assert_empty parent.samples_of_class("ChildOnly")
+
+    parent_pid, child_pid = File.read(path("pids")).split.map { |n| Integer(n, 10) }
+    assert_equal parent_pid, parent.pid
+    assert_equal child_pid, child.pid
+    assert_equal %w[exit exit], [parent.reason, child.reason]
+    listed = manifest_listing(stderr)
+    assert_equal files.sort, listed.keys.sort, stderr
+    files.zip(profiles) { |f, p| assert_equal listed.fetch(f), [p.pid, p.reason], f }
   end
 
   def test_program_exit_status_and_stdin_pass_through
@@ -107,6 +127,10 @@ class CliTest < HeaprecTestCase
     assert_equal 2, files.size, stderr
     assert_match(/wrote 2 profiles/, stderr)
     refute_match(/could not write/, stderr)
+    profiles = files.map { |f| DecodedProfile.new(f) }
+    assert_equal %w[exit interval], profiles.map(&:reason).sort
+    assert_equal 1, profiles.map(&:pid).uniq.size
+    files.zip(profiles) { |f, p| assert_equal manifest_listing(stderr).fetch(f), [p.pid, p.reason], f }
   end
 
   def test_run_refuses_native_only_options_with_ruby
@@ -149,6 +173,65 @@ class CliTest < HeaprecTestCase
     stdout, stderr, status = run_cli("diff", series[1], series[-2])
     assert status.success?, stderr
     assert_match(/growing\.rb:4/, stdout)
+  end
+
+  # A parent and its forked workers, each with interval dumps: `heaprec leaks` must make one series
+  # per process (from the pid= comments), so the worker that leaks is found in its own series and
+  # its site appears in no other. With the processes merged, its growth would be averaged with the
+  # others' and the series would be named by no pid.
+  def test_leaks_separates_a_parent_and_its_forked_workers
+    script = path("workers.rb")
+    File.write(script, <<~RUBY)
+      class Leaky
+        def initialize = (@log = [])
+        def grow(round) = 2_000.times { |i| @log << "entry \#{round} \#{i}" } # never trimmed
+      end
+      class Bounded
+        def initialize = (@cache = {})
+        def refill(round) = (@cache[round % 3] = Array.new(2_000) { |i| "c\#{round} \#{i}" })
+      end
+      def work(rounds)
+        rounds.times do |round|
+          yield round
+          GC.start
+          sleep 0.05
+        end
+      end
+      leaky = fork { log = Leaky.new; work(40) { |round| log.grow(round) } }
+      steady = fork { cache = Bounded.new; work(40) { |round| cache.refill(round) } }
+      File.write(#{path("pids").inspect}, "\#{Process.pid} \#{leaky} \#{steady}")
+      exit(Process.waitall.all? { |_, status| status.success? } ? 0 : 1)
+    RUBY
+    profiles = path("profiles")
+    Dir.mkdir(profiles)
+    _, stderr, status = run_cli("run", "--ruby", "--sample-every", "20", "--seed", "5",
+                                "--dump-interval", "0.2", "--top", "0",
+                                "-o", File.join(profiles, "w.%p.pb.gz"), "--", "ruby", script)
+    assert status.success?, stderr
+    parent, leaky, steady = File.read(path("pids")).split.map { |n| Integer(n, 10) }
+    files = Dir[File.join(profiles, "*.pb.gz")]
+    pid_of = files.to_h { |f| [f, DecodedProfile.new(f).pid] }
+    assert_equal [parent, leaky, steady].sort, pid_of.values.uniq.sort, stderr
+
+    stdout, stderr, status = run_cli("leaks", profiles, "--format", "json", "--top", "0")
+    assert status.success?, stderr
+    series = JSON.parse(stdout).fetch("series").to_h { |s| [s.fetch("pid"), s] }
+    assert_equal [parent, leaky, steady].sort, series.keys.sort
+    series.each do |pid, s|
+      assert_equal files.select { |f| pid_of[f] == pid }.sort, s.fetch("files").sort, "pid #{pid}"
+    end
+    grows = ->(site) { site.fetch("site").end_with?("Leaky#grow") } # or its block, by Ruby version
+    first = series.fetch(leaky).fetch("sites").first
+    assert grows[first], "the leaking worker's first site: #{first.inspect}"
+    assert first.fetch("suspect"), first.inspect
+    [parent, steady].each do |pid|
+      assert_empty series.fetch(pid).fetch("sites").select(&grows), "pid #{pid} never ran Leaky#grow"
+    end
+
+    stdout, stderr, status = run_cli("leaks", profiles, "--pid", leaky.to_s)
+    assert status.success?, stderr
+    assert_match(/^pid #{leaky}: \d+ profiles/, stdout)
+    refute_match(/^pid #{parent}:/, stdout)
   end
 
   # Go's pprof reads the profile as is (no symbolization needed; -symbolize=none keeps pprof's C++

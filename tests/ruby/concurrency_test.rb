@@ -205,6 +205,43 @@ class ConcurrencyTest < HeaprecTestCase
     end
   end
 
+  # The dump a child carries on after a fork from inside it is the child's profile: it must name the
+  # child, though the parent took the snapshot it started from. The parent waits for the child and
+  # moves its file aside before writing its own under the same path.
+  def test_a_dump_finished_in_a_forked_child_names_the_child
+    within_deadline do
+      Heaprec.start(sample_every: 1)
+      kept = Array.new(300) { Inherited.new }
+      full_gc
+      target = path("forked-inside.pb.gz")
+      child_target = path("child-inside.pb.gz")
+      child_pid = child_status = nil
+      in_child = false
+      Heaprec::Testing.during_next_liveness_pass do
+        child_pid = fork
+        in_child = child_pid.nil?
+        next if in_child # the child goes on with the dump
+
+        _, child_status = Process.wait2(child_pid)
+        File.rename(target, child_target) if File.exist?(target)
+      end
+      begin
+        Heaprec.dump(target)
+      ensure
+        exit!(File.exist?(target) ? 0 : 1) if in_child
+      end
+      assert child_status.success?
+      child = DecodedProfile.new(child_target)
+      assert_equal child_pid, child.pid
+      assert_equal "api", child.reason
+      assert_equal 300, child.count_of("Inherited")
+      parent = DecodedProfile.new(target)
+      assert_equal Process.pid, parent.pid
+      assert_equal 300, parent.count_of("Inherited")
+      assert_equal 300, kept.size
+    end
+  end
+
   # stop while a dump runs, start again, stop again while the second dump runs: both stopped
   # profilers must stay marked until their dumps finish. The first is stopped before its frame names
   # are read, so frames of eval'd code that is gone by then are what an unmarked profiler loses.
@@ -294,8 +331,10 @@ class ConcurrencyTest < HeaprecTestCase
       assert status.success?
       child = DecodedProfile.new(child_path)
       assert_equal 350, child.count_of("Inherited")
+      assert_equal pid, child.pid, "the child's profile names the child"
       parent = dump
       assert_equal 300, parent.count_of("Inherited")
+      assert_equal Process.pid, parent.pid
       assert_equal 300, kept.size
     end
   end
@@ -321,6 +360,8 @@ class ConcurrencyTest < HeaprecTestCase
       assert status.success?
       child = DecodedProfile.new(child_path)
       assert_equal 100, child.count_of("Inherited")
+      assert_equal pid, child.pid
+      assert_equal Process.pid, DecodedProfile.new(path("parent.pb.gz")).pid
       assert_equal 100, kept.size
     end
   end

@@ -232,6 +232,26 @@ class HeapProfilerTest < HeaprecTestCase
     refute Heaprec.stop
   end
 
+  # Every profile names its process and why it was written, each in a comment of its own as native
+  # profiles do: `heaprec leaks` makes one series per pid. A dump the program asks for is "api".
+  def test_profiles_carry_their_pid_and_reason_as_native_ones_do
+    Heaprec.start(sample_every: 1)
+    profile = dump
+    assert_equal [Process.pid.to_s], profile.comment_values("pid")
+    assert_equal ["api"], profile.comment_values("reason")
+    assert_equal ["pid=#{Process.pid}", "reason=api"], profile.raw.comments.last(2)
+    # autorun's dumps name their occasion, in the native profiler's words.
+    %w[exit interval].each do |reason|
+      Heaprec._dump(path("#{reason}.pb.gz"), reason)
+      written = DecodedProfile.new(path("#{reason}.pb.gz"))
+      assert_equal [reason], written.comment_values("reason")
+      assert_equal Process.pid, written.pid
+    end
+    error = assert_raises(ArgumentError) { Heaprec._dump(path("odd.pb.gz"), "whenever") }
+    assert_match(/unknown dump reason whenever/, error.message)
+    refute File.exist?(path("odd.pb.gz"))
+  end
+
   def test_profile_block_writes_and_stops
     keep = nil
     Heaprec.profile(path("block.pb.gz"), sample_every: 1) do
@@ -241,6 +261,7 @@ class HeapProfilerTest < HeaprecTestCase
     refute Heaprec.running?
     profile = DecodedProfile.new(path("block.pb.gz"))
     assert_equal 20, profile.count_of("Tracked")
+    assert_equal "api", profile.reason
     keep.clear
   end
 end

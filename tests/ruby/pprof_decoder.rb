@@ -185,4 +185,22 @@ class DecodedProfile
   # Estimated live objects and bytes of one class.
   def count_of(class_name) = sum(samples_of_class(class_name), "inuse_objects")
   def bytes_of(class_name) = sum(samples_of_class(class_name), "inuse_space")
+
+  # The values of the comments that are exactly one NAME=VALUE field ("pid=123", "reason=exit"),
+  # in order: the form native profiles write and `heaprec leaks` groups by.
+  def comment_values(name)
+    @raw.comments.filter_map { |c| c.delete_prefix("#{name}=") if c.match?(/\A#{name}=\S*\z/) }
+  end
+
+  # The value of the one NAME=VALUE comment; raises unless there is exactly one.
+  def comment_value(name)
+    values = comment_values(name)
+    raise "#{values.size} #{name}= comments in #{@raw.comments.inspect}" unless values.size == 1
+
+    values.first
+  end
+
+  # The process that wrote the profile, and why (exit, interval, api).
+  def pid = Integer(comment_value("pid"), 10)
+  def reason = comment_value("reason")
 end

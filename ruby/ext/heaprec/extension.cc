@@ -2,7 +2,8 @@
 // lib/heaprec.rb; these are its primitives.
 //
 //   Heaprec._start(sample_every, seed, max_depth)   Heaprec.stop   Heaprec.running?
-//   Heaprec.dump(path)   Heaprec.stats   Heaprec._expand_output_template(pattern, sequence)
+//   Heaprec.dump(path)   Heaprec._dump(path, reason)   Heaprec.stats
+//   Heaprec._expand_output_template(pattern, sequence)
 //   Heaprec::Testing: write_delay=, during_next_liveness_pass { }   (fault injection for tests)
 #include <pthread.h>
 #include <ruby.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <ctime>
 #include <vector>
 
@@ -121,10 +123,24 @@ VALUE Stop(VALUE) {
 VALUE IsRunning(VALUE) { return g_profiler != nullptr ? Qtrue : Qfalse; }
 
 // The path is converted first: its to_str/to_path is Ruby code, which may stop the profiler.
-VALUE Dump(VALUE, VALUE path) {
+VALUE DumpWithReason(VALUE path, const char* reason) {
   VALUE file_path = rb_get_path(path);
   StringValueCStr(file_path);  // a NUL inside the path raises ArgumentError
-  return DumpProfile(Running(), file_path);
+  return DumpProfile(Running(), file_path, reason);
+}
+
+// Heaprec.dump: the program asked for this profile, which native profiles call reason=api.
+VALUE Dump(VALUE, VALUE path) { return DumpWithReason(path, "api"); }
+
+// Heaprec._dump: autorun's dumps, at exit and on its interval, named as the native profiler names
+// the same occasions (the manifest gets the same word). Ruby has no signal or peak dumps.
+VALUE DumpFor(VALUE, VALUE path, VALUE reason) {
+  static const char* const kReasons[] = {"exit", "interval", "api"};
+  const char* name = StringValueCStr(reason);
+  for (const char* known : kReasons) {
+    if (strcmp(name, known) == 0) return DumpWithReason(path, known);
+  }
+  rb_raise(rb_eArgError, "heaprec: unknown dump reason %s", name);
 }
 
 VALUE Stats(VALUE) {
@@ -199,6 +215,7 @@ extern "C" __attribute__((visibility("default"))) void Init_heaprec_ext() {
   rb_define_singleton_method(module, "stop", Stop, 0);
   rb_define_singleton_method(module, "running?", IsRunning, 0);
   rb_define_singleton_method(module, "dump", Dump, 1);
+  rb_define_singleton_method(module, "_dump", DumpFor, 2);
   rb_define_singleton_method(module, "stats", Stats, 0);
   rb_define_singleton_method(module, "_expand_output_template", ExpandTemplate, 3);
   rb_define_singleton_method(module, "_append_to_manifest", AppendManifest, 3);

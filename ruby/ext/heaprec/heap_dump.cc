@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -71,10 +72,13 @@ class ClassLabeler final : public SampleLabeler {
 struct DumpJob {
   HeapProfiler* profiler;
   std::string path;
+  const char* reason;  // the reason= comment: a string literal (extension.cc)
   HeapSnapshot snapshot;
   ClassLabeler classes;
   std::vector<std::string> comments;
   std::vector<const char*> comment_pointers;
+  std::string reason_comment;
+  char pid_comment[32] = "";  // "pid=N", filled in by the write phase (see WriteWithoutGvl)
   std::uint64_t taken_ns = 0;
   int error = 0;
   bool hook_was_suppressed = false;
@@ -162,11 +166,22 @@ void AddComments(DumpJob& job) {
                          " skipped=" + std::to_string(stats.skipped + recorder.dropped) +
                          " tracked=" + std::to_string(recorder.live_objects) +
                          " stacks=" + std::to_string(recorder.stacks));
+  // pid= and reason= last, each a comment of its own, as native profiles have them: `heaprec leaks`
+  // makes one series per pid (a parent and its forked workers apart) and leaves reason=peak out.
+  job.reason_comment = std::string("reason=") + job.reason;
   for (const std::string& c : job.comments) job.comment_pointers.push_back(c.c_str());
+  job.comment_pointers.push_back(job.pid_comment);
+  job.comment_pointers.push_back(job.reason_comment.c_str());
 }
 
 void* WriteWithoutGvl(void* argument) {
   DumpJob& job = *static_cast<DumpJob*>(argument);
+  // The pid of the process that writes the profile, which owns the data in it. Read here, not when
+  // the snapshot is taken: until the GVL is released the dumping thread may run a trap handler
+  // (inside the liveness pass, or at rb_thread_call_without_gvl's own interrupt check) that
+  // forks, and the child, where this thread lives on, finishes the dump as its own. From here on a
+  // fork (by another thread) does not take the dump along (AbandonDumpInChild).
+  snprintf(job.pid_comment, sizeof(job.pid_comment), "pid=%ld", static_cast<long>(getpid()));
   if (g_dump_testing.write_delay_seconds > 0) {
     usleep(static_cast<useconds_t>(std::lround(g_dump_testing.write_delay_seconds * 1e6)));
   }
@@ -217,14 +232,14 @@ void EnsureRubyNames() {
 }
 }  // namespace
 
-VALUE DumpProfile(HeapProfiler& profiler, VALUE path) {
+VALUE DumpProfile(HeapProfiler& profiler, VALUE path, const char* reason) {
   EnsureRubyNames();
   if (profiler.active_dump != nullptr) {
     rb_raise(rb_eRuntimeError, "heaprec: a dump is already in progress in another thread");
   }
   StringValue(path);
-  auto* job =
-      new DumpJob{&profiler, std::string(RSTRING_PTR(path), RSTRING_LEN(path)), {}, {}, {}, {}};
+  auto* job = new DumpJob{
+      &profiler, std::string(RSTRING_PTR(path), RSTRING_LEN(path)), reason, {}, {}, {}, {}, {}};
   profiler.active_dump = job;
   return rb_ensure(
       DumpBody, reinterpret_cast<VALUE>(job),

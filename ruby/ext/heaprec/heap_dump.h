@@ -20,8 +20,9 @@ namespace heaprec::ruby {
 class HeapProfiler;
 
 // Writes the profile to `path` (a String without NUL); raises SystemCallError when it cannot be
-// written.
-VALUE DumpProfile(HeapProfiler& profiler, VALUE path);
+// written. `reason` (a string literal: "api", "exit", "interval") becomes the profile's reason=
+// comment, next to pid= (the writing process).
+VALUE DumpProfile(HeapProfiler& profiler, VALUE path, const char* reason);
 
 // Deletes a profiler that Heaprec.stop retired while this dump was using it (extension.cc).
 void RetireStoppedProfiler(HeapProfiler* profiler);

@@ -41,7 +41,7 @@ module Heaprec
 
     def dump(reason, sequence)
       path = Heaprec._expand_output_template(@output, sequence, program_name)
-      Heaprec.dump(path)
+      Heaprec._dump(path, reason) # the profile's reason= comment, as in the manifest
       manifest = ENV["HEAPREC_MANIFEST"]
       if manifest && !manifest.empty?
         Heaprec._append_to_manifest(manifest, reason, path)
