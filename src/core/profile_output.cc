@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <sys/stat.h>
+#include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -59,21 +61,56 @@ class Appender {
   bool overflow_ = false;
 };
 
+// UTC date and time without gmtime_r, which takes glibc's time-zone lock and so may not be called
+// from the signal handler that writes a crash profile. Days to civil date: the proleptic Gregorian
+// calendar counted in 400-year eras of 146097 days, with years starting on March 1st so that the
+// leap day falls at the end of a year.
+struct CivilTime {
+  long long year;
+  unsigned month, day, hour, minute, second;
+};
+
+CivilTime ToCivil(long long unix_seconds) {
+  long long days = unix_seconds / 86400, seconds_of_day = unix_seconds % 86400;
+  if (seconds_of_day < 0) {
+    seconds_of_day += 86400;
+    days -= 1;
+  }
+  long long z = days + 719468;  // days since 0000-03-01
+  long long era = (z >= 0 ? z : z - 146096) / 146097;
+  long long day_of_era = z - era * 146097;  // [0, 146096]
+  long long year_of_era =
+      (day_of_era - day_of_era / 1460 + day_of_era / 36524 - day_of_era / 146096) /
+      365;  // [0, 399]
+  long long day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+  long long shifted_month = (5 * day_of_year + 2) / 153;  // 0 = March
+  CivilTime t;
+  t.day = static_cast<unsigned>(day_of_year - (153 * shifted_month + 2) / 5 + 1);
+  t.month = static_cast<unsigned>(shifted_month < 10 ? shifted_month + 3 : shifted_month - 9);
+  t.year = year_of_era + era * 400 + (t.month <= 2 ? 1 : 0);
+  t.hour = static_cast<unsigned>(seconds_of_day / 3600);
+  t.minute = static_cast<unsigned>(seconds_of_day / 60 % 60);
+  t.second = static_cast<unsigned>(seconds_of_day % 60);
+  return t;
+}
+
 void AddTime(Appender& a, long long unix_seconds) {
-  time_t t = static_cast<time_t>(unix_seconds);
-  struct tm tm;
-  if (gmtime_r(&t, &tm) == nullptr) {  // the year does not fit in an int
+  // Far outside any real clock the seconds are written as they are; the bounds are those of a
+  // struct tm (an int year counted from 1900), which earlier versions used.
+  constexpr long long kFirstSecond = -67768040609827200;  // -2147481748-01-01T00:00:00Z
+  constexpr long long kLastSecond = 67768036191676799;    // 2147485547-12-31T23:59:59Z
+  if (unix_seconds < kFirstSecond || unix_seconds > kLastSecond) {
     a.AddSigned(unix_seconds, 1);
     return;
   }
-  // In long long: tm_year + 1900 overflows int for the last 1900 years gmtime_r can represent.
-  a.AddSigned(static_cast<long long>(tm.tm_year) + 1900, 4);
-  a.AddUnsigned(static_cast<unsigned>(tm.tm_mon + 1), 2);
-  a.AddUnsigned(static_cast<unsigned>(tm.tm_mday), 2);
+  CivilTime t = ToCivil(unix_seconds);
+  a.AddSigned(t.year, 4);
+  a.AddUnsigned(t.month, 2);
+  a.AddUnsigned(t.day, 2);
   a.Add("T");
-  a.AddUnsigned(static_cast<unsigned>(tm.tm_hour), 2);
-  a.AddUnsigned(static_cast<unsigned>(tm.tm_min), 2);
-  a.AddUnsigned(static_cast<unsigned>(tm.tm_sec), 2);
+  a.AddUnsigned(t.hour, 2);
+  a.AddUnsigned(t.minute, 2);
+  a.AddUnsigned(t.second, 2);
   a.Add("Z");
 }
 
@@ -88,7 +125,79 @@ void AddProgramName(Appender& a, const char* program) {
   }
 }
 
+// Inserts "-N" before a trailing ".pb.gz" (or at the end): the name for the N-th profile that
+// wanted the same path.
+bool TaggedPath(const char* path, unsigned tag, char* out, std::size_t capacity) {
+  static constexpr char kExtension[] = ".pb.gz";
+  constexpr std::size_t kExtensionLength = sizeof(kExtension) - 1;
+  std::size_t length = std::strlen(path);
+  std::size_t cut =
+      length >= kExtensionLength && std::strcmp(path + length - kExtensionLength, kExtension) == 0
+          ? length - kExtensionLength
+          : length;
+  Appender a(out, capacity);
+  a.Add(path, cut);
+  a.Add("-");
+  a.AddUnsigned(tag, 1);
+  a.Add(path + cut);
+  return a.Finish();
+}
+
+// Gives the finished temporary file its name. Without kReplace an existing file is kept if it was
+// modified at or after `keep_since` (another program of this process, before an exec, or another
+// process using a template without %p): the profile takes the first free tagged name instead.
+int Publish(const char* temporary, const char* path, const WriteOptions& options) {
+  char candidate[PATH_MAX];
+  const char* name = path;
+  for (unsigned tag = 2;; ++tag) {
+    if (options.replace) {
+      if (rename(temporary, name) == 0) break;
+      return errno;
+    }
+    if (renameat2(AT_FDCWD, temporary, AT_FDCWD, name, RENAME_NOREPLACE) == 0) break;
+    if (errno == EINVAL || errno == ENOSYS) {
+      // A file system without RENAME_NOREPLACE: link() fails on an existing name just as well.
+      if (link(temporary, name) == 0) {
+        unlink(temporary);
+        break;
+      }
+    }
+    if (errno != EEXIST) return errno;
+    // Only a regular file written since keep_since_ns is kept. Anything else is replaced: a stale
+    // profile of an earlier run, or a symlink planted at the name (rename replaces the link
+    // itself, never its target).
+    struct stat existing;
+    bool keep =
+        lstat(name, &existing) == 0 && S_ISREG(existing.st_mode) &&
+        static_cast<long long>(existing.st_mtim.tv_sec) * 1000000000ll + existing.st_mtim.tv_nsec >=
+            options.keep_since_ns;
+    if (!keep) {
+      if (rename(temporary, name) == 0) break;
+      return errno;
+    }
+    if (tag > 999 || !TaggedPath(path, tag, candidate, sizeof(candidate))) return EEXIST;
+    name = candidate;
+  }
+  if (options.written_path != nullptr) {
+    std::size_t length = std::strlen(name);
+    if (length < options.written_capacity) std::memcpy(options.written_path, name, length + 1);
+  }
+  return 0;
+}
+
 }  // namespace
+
+// open() returns the lowest free descriptor: in a program started with 0, 1 or 2 closed that would
+// be one of them, which the program (or a library it calls meanwhile) then finds taken. Move it.
+int OpenAboveStdio(const char* path, int flags, mode_t mode) {
+  int fd = open(path, flags | O_CLOEXEC, mode);
+  if (fd < 0 || fd > STDERR_FILENO) return fd;
+  int moved = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+  int saved_errno = errno;
+  close(fd);
+  errno = saved_errno;
+  return moved;
+}
 
 bool ExpandOutputTemplate(const char* pattern, int pid, const char* program, long long unix_seconds,
                           unsigned sequence, char* out, std::size_t capacity) {
@@ -139,7 +248,8 @@ bool ExpandOutputTemplate(const char* pattern, int pid, const char* program, lon
 }
 
 int WriteProfileFile(const char* path, const HeapSnapshot& snapshot,
-                     const ProfileMetadata& metadata, MemoryResource& memory) {
+                     const ProfileMetadata& metadata, MemoryResource& memory,
+                     const WriteOptions& options) {
   char temporary[PATH_MAX];
   Appender a(temporary, sizeof(temporary));
   a.Add(path);
@@ -151,13 +261,13 @@ int WriteProfileFile(const char* path, const HeapSnapshot& snapshot,
   a.Add(".");
   a.AddUnsigned(dumps.fetch_add(1, std::memory_order_relaxed), 1);
   if (!a.Finish()) return ENAMETOOLONG;
-  constexpr int kFlags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
-  int fd = open(temporary, kFlags, 0600);
+  constexpr int kFlags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW;
+  int fd = OpenAboveStdio(temporary, kFlags, 0600);
   if (fd < 0 && errno == EEXIST) {
     // Left by an earlier process with the same pid that died mid-dump. Unlinking removes the name
     // only (a planted symlink, never its target), then O_EXCL creates afresh.
     unlink(temporary);
-    fd = open(temporary, kFlags, 0600);
+    fd = OpenAboveStdio(temporary, kFlags, 0600);
   }
   if (fd < 0) return errno;
   int error = 0;
@@ -169,7 +279,7 @@ int WriteProfileFile(const char* path, const HeapSnapshot& snapshot,
     }
   }
   if (close(fd) != 0 && error == 0) error = errno;
-  if (error == 0 && rename(temporary, path) != 0) error = errno;
+  if (error == 0) error = Publish(temporary, path, options);
   if (error != 0) unlink(temporary);
   return error;
 }
@@ -184,7 +294,7 @@ void AppendToManifest(const char* manifest, int pid, const char* reason, const c
   a.Add(path);
   a.Add("\n");
   if (!a.Finish()) return;
-  int fd = open(manifest, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+  int fd = OpenAboveStdio(manifest, O_WRONLY | O_APPEND | O_NOFOLLOW, 0);
   if (fd < 0) return;
   ssize_t ignored = write(fd, line, a.size());
   (void)ignored;

@@ -9,8 +9,14 @@
 // 0600 (profiles reveal the program's internals), renamed over the final name only once complete.
 // On failure the temporary is removed and nothing partial is left behind.
 //
-// No malloc, no stdio, not async-signal-safe (time formatting).
+// A profile never overwrites one that another program of the same process (before an exec) or
+// another process wrote meanwhile: see WriteOptions. Descriptors are close-on-exec, never 0-2, and
+// closed before returning.
+//
+// No malloc, no stdio, no locks: async-signal-safe, so a crash handler can write a profile.
 #pragma once
+
+#include <sys/types.h>
 
 #include <cstddef>
 
@@ -25,9 +31,25 @@ namespace heaprec {
 bool ExpandOutputTemplate(const char* pattern, int pid, const char* program, long long unix_seconds,
                           unsigned sequence, char* out, std::size_t capacity);
 
+struct WriteOptions {
+  // Rename over whatever is at `path` (a profile rewriting its own earlier version).
+  bool replace = true;
+  // Without `replace`: a file already at `path` modified at or after this time (Unix nanoseconds)
+  // is kept, and the profile goes to "name-2.pb.gz" ("-3", ...) instead; an older one is replaced.
+  long long keep_since_ns = 0;
+  // Where the name actually used is copied, when not null.
+  char* written_path = nullptr;
+  std::size_t written_capacity = 0;
+};
+
 // Writes the snapshot to `path` atomically. Returns 0 or an errno value.
 int WriteProfileFile(const char* path, const HeapSnapshot& snapshot,
-                     const ProfileMetadata& metadata, MemoryResource& memory);
+                     const ProfileMetadata& metadata, MemoryResource& memory,
+                     const WriteOptions& options = WriteOptions());
+
+// open() with O_CLOEXEC whose descriptor is never 0, 1 or 2 (which a program started with one of
+// them closed would find taken). Returns the descriptor or -1 with errno set.
+int OpenAboveStdio(const char* path, int flags, mode_t mode);
 
 // Appends "pid<TAB>reason<TAB>path\n" to the manifest file through which `heaprec run` learns what
 // every process wrote (one write with O_APPEND, so concurrent processes never interleave a line).
