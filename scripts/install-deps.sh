@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config binutils python3
-  libunwind-dev       # stack unwinding (loaded privately by the preload library)
+  libgcc-s1           # stack unwinding in the profiled process (libgcc_s, loaded privately)
   libdw-dev libelf-dev  # symbolization (elfutils), outside the profiled process
   zlib1g-dev          # gzip of profiles
   libprotozero-dev    # protobuf wire format, header-only

@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <time.h>
+#include <unwind.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -91,28 +92,44 @@ inline const char* UseSampleInterval(std::uint64_t interval) {
   return nullptr;
 }
 
-// libunwind's unw_backtrace, loaded privately the way heaprec loads it (src/preload/unwinder.cc).
-// With `per_thread_cache`, also selects the per-thread cache heaprec selects; a process where
-// heaprec already did so shares the same library instance and needs nothing.
+// libgcc's _Unwind_Backtrace, loaded privately the way heaprec loads it (src/preload/unwinder.cc),
+// behind an unw_backtrace-like signature: fills `out` with up to `max` return addresses.
 using UnwBacktraceFn = int (*)(void**, int);
-inline UnwBacktraceFn LoadUnwBacktrace(bool per_thread_cache) {
-  void* handle = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) return nullptr;
-  if (per_thread_cache) {
-    using SetCachingFn = int (*)(void*, int);
-    auto set_caching =
-        reinterpret_cast<SetCachingFn>(dlsym(handle, "_ULx86_64_set_caching_policy"));
-    void* address_space = dlsym(handle, "_ULx86_64_local_addr_space");
-    constexpr int kUnwCachePerThread = 2;
-    if (set_caching != nullptr && address_space != nullptr) {
-      set_caching(*static_cast<void**>(address_space), kUnwCachePerThread);
-    }
-  }
-  return reinterpret_cast<UnwBacktraceFn>(dlsym(handle, "unw_backtrace"));
+struct DwarfWalk {
+  void** out;
+  int count, capacity;
+  _Unwind_Ptr (*get_ip)(_Unwind_Context*);
+};
+inline _Unwind_Reason_Code CollectDwarfFrame(_Unwind_Context* context, void* argument) {
+  auto* walk = static_cast<DwarfWalk*>(argument);
+  _Unwind_Ptr ip = walk->get_ip(context);
+  if (walk->count == walk->capacity || ip == 0) return _URC_END_OF_STACK;
+  walk->out[walk->count++] = reinterpret_cast<void*>(ip);
+  return _URC_NO_REASON;
+}
+inline int DwarfBacktrace(void** out, int max) {
+  using BacktraceFn = _Unwind_Reason_Code (*)(_Unwind_Trace_Fn, void*);
+  using GetIpFn = _Unwind_Ptr (*)(_Unwind_Context*);
+  static void* handle = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
+  static auto backtrace = handle != nullptr
+                              ? reinterpret_cast<BacktraceFn>(dlsym(handle, "_Unwind_Backtrace"))
+                              : nullptr;
+  static auto get_ip =
+      handle != nullptr ? reinterpret_cast<GetIpFn>(dlsym(handle, "_Unwind_GetIP")) : nullptr;
+  if (backtrace == nullptr || get_ip == nullptr) return -1;
+  DwarfWalk walk = {out, 0, max, get_ip};
+  backtrace(CollectDwarfFrame, &walk);
+  return walk.count;
+}
+// Null when libgcc_s cannot be loaded. (The argument is kept for the callers: libgcc's unwinder has
+// no cache to choose.)
+inline UnwBacktraceFn LoadUnwBacktrace(bool /*per_thread_cache*/) {
+  void* probe[1];
+  return DwarfBacktrace(probe, 1) < 0 ? nullptr : DwarfBacktrace;
 }
 
 // Frames an unwinder sees from the function that calls FramesBelowCaller, that function included:
-// the depth heaprec records for an allocation made there. 0 without libunwind.
+// the depth heaprec records for an allocation made there. 0 without libgcc_s.
 __attribute__((noinline)) inline int FramesBelowCaller() {
   static UnwBacktraceFn backtrace = LoadUnwBacktrace(false);
   if (backtrace == nullptr) return 0;

@@ -2,7 +2,7 @@
 // recorder's bookkeeping. Together with BM_SampledPath (sampled_bench.cc) they say where a sampled
 // allocation's time goes: sampled cost ~= unwind + Record + (clock read, weight, hook overhead).
 //
-// BM_Unwind/DEPTH: libunwind's unw_backtrace, loaded privately with the per-thread cache exactly as
+// BM_Unwind/DEPTH: libgcc's _Unwind_Backtrace, loaded privately exactly as
 //   heaprec loads it, called from a function DEPTH frames deep (same fresh-thread, 64-path descent
 //   as BM_SampledPath). heaprec itself unwinds ~3 more frames (its hooks, then dropped). unwind_ns
 //   is per call.
@@ -52,7 +52,7 @@ void UnwindOnThread(void* arg) {
   UnwindWork work{heaprec_bench::LoadUnwBacktrace(true)};
   int levels = heaprec_bench::LevelsForDepth(static_cast<int>(state.range(0)));
   if (work.backtrace == nullptr || levels < 0) {
-    state.SkipWithError("libunwind.so.8 not found, or stack already too deep");
+    state.SkipWithError("libgcc_s.so.1 not found, or stack already too deep");
     return;
   }
   std::uint64_t path = 0;

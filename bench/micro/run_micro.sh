@@ -6,7 +6,7 @@
 #                    sampled): real vs heaprec malloc/free, per op
 #   micro_sampled    LD_PRELOAD, HEAPREC_SAMPLE_INTERVAL=1 (exact): sampled free; whole sampled path
 #                    at stack depths 10/30/60, against the same descent calling glibc directly
-#   micro_recorder   no preload: unw_backtrace alone, HeapRecorder::Record/Forget alone
+#   micro_recorder   no preload: _Unwind_Backtrace alone, HeapRecorder::Record/Forget alone
 #   dump_cost N      LD_PRELOAD, exact: heaprec_dump() with N live objects, one JSON line per N
 #                    (N from DUMP_COST_N, default "100000 1000000"; DUMP_COST_N= skips it)
 # The benchmarks also force their sampling mode through heaprec's API and refuse to report

@@ -1,15 +1,32 @@
-// The dump thread: writes profiles every HEAPREC_DUMP_INTERVAL seconds and when HEAPREC_DUMP_SIGNAL
-// arrives. Started only when one of the two is configured, so most programs never see an extra
-// thread.
+// The dump thread: writes the profiles that are not written by the thread that asked for them.
 //
-// The signal handler does one write(2) to a pipe (async-signal-safe); the thread, which blocks
-// every signal so the program's handlers never run on it, does the dump. Dumping in the handler
-// itself would take locks the interrupted thread may hold.
+//   every HEAPREC_DUMP_INTERVAL seconds          reason=interval
+//   on HEAPREC_DUMP_SIGNAL                       reason=signal (one line on stderr unless quiet)
+//   when the live heap crossed HEAPREC_DUMP_ABOVE reason=above
+//   the peak profile, as the peak grows          reason=peak, at most once per second
+//
+// Signal handlers and allocation hooks only raise a flag and wake the thread with a futex (no
+// descriptor: nothing for the program to find in /proc/self/fd or close by mistake); the thread,
+// which blocks every signal so the program's handlers never run on it, does the dump. It is
+// started at start-up when an interval or a dump signal is set (again in a child after fork), and
+// otherwise only when a peak profile first needs writing, so a program whose live heap stays under
+// 64 KiB never sees an extra thread.
 #pragma once
 
 namespace heaprec::preload {
 
-// Call once at start-up. Allocation-free apart from the thread's own stack (mmap by glibc).
-void StartDumpThread();
+// Start-up, and the child after fork(): starts the thread if an interval or a dump signal is set.
+void StartDumpThreadIfConfigured();
+
+// Async-signal-safe. A dump of reason=signal.
+void RequestSignalDump();
+
+// From the allocation hooks (inside a HookGuard): the peak grew, or the live heap crossed the
+// HEAPREC_DUMP_ABOVE line. Starts the thread if it is not running.
+void RequestPeakWrite();
+void RequestAboveDump();
+
+// The child after fork(): the thread was not copied.
+void ForgetDumpThreadInChild();
 
 }  // namespace heaprec::preload

@@ -1,8 +1,11 @@
 // Writing profiles from inside the profiled process: choosing the file, the comments every profile
-// carries, and the one-at-a-time dump itself; and the peak-heap copy, kept while the program runs
-// and written next to the final profile at exit.
+// carries, and the one-at-a-time dump itself; and the peak-heap copy, taken as the live heap grows
+// and written to disk (at most once per second, by the dump thread) so that a process killed with
+// SIGKILL still leaves it. Everything here is async-signal-safe (see endings.h): the final dump may
+// run in a signal handler.
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -10,11 +13,13 @@
 #include <new>
 
 #include "core/arena.h"
-#include "preload/process_mappings.h"
 #include "core/profile_output.h"
+#include "preload/dump_thread.h"
+#include "preload/process_mappings.h"
 #include "preload/profiler.h"
 #include "preload/profiler_state.h"
 #include "preload/thread_state.h"
+#include "preload/unwinder.h"
 
 extern "C" char* program_invocation_short_name;  // glibc: the program's base name, no allocation
 
@@ -29,6 +34,14 @@ const char* ReasonName(DumpReason reason) {
   switch (reason) {
     case DumpReason::kExit:
       return "exit";
+    case DumpReason::kUnderscoreExit:
+      return "_exit";
+    case DumpReason::kCrash:
+      return "crash";
+    case DumpReason::kTerminated:
+      return "terminated";
+    case DumpReason::kAbove:
+      return "above";
     case DumpReason::kInterval:
       return "interval";
     case DumpReason::kSignal:
@@ -39,6 +52,22 @@ const char* ReasonName(DumpReason reason) {
       return "peak";
   }
   return "unknown";
+}
+
+bool IsFinal(DumpReason reason) {
+  return reason == DumpReason::kExit || reason == DumpReason::kUnderscoreExit ||
+         reason == DumpReason::kCrash || reason == DumpReason::kTerminated;
+}
+
+// Existing files at a profile's name written since this process started are another program's of
+// this process (before an exec) or another process's: never overwritten. See WriteOptions.
+WriteOptions KeepingNewerFiles(char* written_path, std::size_t capacity) {
+  WriteOptions options;
+  options.replace = false;
+  options.keep_since_ns = static_cast<long long>(g_process_start_ns);
+  options.written_path = written_path;
+  options.written_capacity = capacity;
+  return options;
 }
 
 // The comments every profile carries: the tool's version and the counters a user needs to judge
@@ -90,18 +119,23 @@ bool ChooseTarget(DumpReason reason, const char* path, char* target, std::size_t
     memcpy(target, path, length + 1);
     return true;
   }
-  unsigned sequence = reason == DumpReason::kExit ? 0 : ++g_dump_sequence;
+  unsigned sequence = IsFinal(reason) ? 0 : ++g_dump_sequence;
   return ExpandOutputTemplate(g_settings.output_template, getpid(), program_invocation_short_name,
                               static_cast<long long>(NowNs(CLOCK_REALTIME) / 1000000000ull),
                               sequence, target, capacity);
 }
 
+// Peak profiles written, and the time that took, for the final profile's comments: what the
+// on-disk peak costs.
+std::atomic<std::uint64_t> g_peak_writes{0};
+std::atomic<std::uint64_t> g_peak_write_ns{0};
+
 // Writes `snapshot`, taken at `taken_ns`, to `target` with the comments every profile carries.
-int WriteSnapshot(HeapSnapshot& snapshot, DumpReason reason, const char* target,
-                  std::uint64_t taken_ns) {
-  ProcessMappings mappings(*g_arena);
-  if (!mappings.Read()) return EIO;
+int WriteSnapshot(HeapSnapshot& snapshot, DumpReason reason, int signal_number, const char* target,
+                  std::uint64_t taken_ns, const WriteOptions& options) {
   snapshot.SortByStackAndSize();
+  ProcessMappings mappings(*g_arena);
+  if (!mappings.Read(snapshot)) return ENOMEM;
   const RecorderStats& stats = snapshot.stats();
   ProfileComments comments;
   comments.AddText("heaprec " HEAPREC_VERSION);
@@ -116,6 +150,14 @@ int WriteSnapshot(HeapSnapshot& snapshot, DumpReason reason, const char* target,
   comments.Add("profiler_bytes", g_arena->BytesMapped() + sizeof(HeapRecorder) + sizeof(MmapArena));
   comments.Add("pid", static_cast<std::uint64_t>(getpid()));
   comments.AddText("reason=", ReasonName(reason));
+  if (signal_number != 0 && sigabbrev_np(signal_number) != nullptr) {
+    comments.AddText("signal=SIG", sigabbrev_np(signal_number));
+  }
+  comments.AddText("unwinder=", UnwinderName());
+  if (IsFinal(reason)) {
+    comments.Add("peak_writes", g_peak_writes.load());
+    comments.Add("peak_write_us", g_peak_write_ns.load() / 1000);
+  }
   ProfileMetadata metadata = {g_interval.load(),
                               static_cast<std::int64_t>(taken_ns),
                               static_cast<std::int64_t>(taken_ns - g_start_time_ns),
@@ -123,21 +165,50 @@ int WriteSnapshot(HeapSnapshot& snapshot, DumpReason reason, const char* target,
                               mappings.count(),
                               comments.list(),
                               comments.count()};
-  return WriteProfileFile(target, snapshot, metadata, *g_arena);
+  return WriteProfileFile(target, snapshot, metadata, *g_arena, options);
 }
 
-// Writes a profile and reports it: in the manifest for `heaprec run`, or one line on stderr.
-int WriteAndReport(HeapSnapshot& snapshot, DumpReason reason, const char* target,
-                   std::uint64_t taken_ns) {
-  int error = WriteSnapshot(snapshot, reason, target, taken_ns);
+// After a privilege drop: where profiles go that the new user may not write at their usual place.
+char g_fallback_directory[PATH_MAX];  // "" until set, then constant (set before the drop)
+
+// WriteSnapshot, and on a permission error the same name in the fallback directory.
+int WriteWithFallback(HeapSnapshot& snapshot, DumpReason reason, int signal_number,
+                      const char* target, std::uint64_t taken_ns, const WriteOptions& options) {
+  int error = WriteSnapshot(snapshot, reason, signal_number, target, taken_ns, options);
+  if ((error != EACCES && error != EPERM) || g_fallback_directory[0] == '\0') return error;
+  const char* slash = strrchr(target, '/');
+  const char* base = slash != nullptr ? slash + 1 : target;
+  char fallback[PATH_MAX];
+  std::size_t directory_length = strlen(g_fallback_directory), base_length = strlen(base);
+  if (directory_length + 1 + base_length + 1 > sizeof(fallback)) return error;
+  memcpy(fallback, g_fallback_directory, directory_length);
+  fallback[directory_length] = '/';
+  memcpy(fallback + directory_length + 1, base, base_length + 1);
+  return WriteSnapshot(snapshot, reason, signal_number, fallback, taken_ns, options);
+}
+
+// Writes a profile and reports it: in the manifest for `heaprec run`, and for a dump the user asked
+// for with a signal, one line (unless quiet); a failure always gets one line.
+int WriteAndReport(HeapSnapshot& snapshot, DumpReason reason, int signal_number, const char* target,
+                   std::uint64_t taken_ns, WriteOptions options) {
+  char written[PATH_MAX];
+  options.written_path = written;
+  options.written_capacity = sizeof(written);
+  int error = WriteWithFallback(snapshot, reason, signal_number, target, taken_ns, options);
   if (error != 0) {
     const char* parts[] = {"heaprec: could not write profile '", target,
                            "': ", strerrordesc_np(error), "\n"};
-    WriteStderr(parts, sizeof(parts) / sizeof(parts[0]));
-  } else if (g_settings.manifest[0] != '\0') {
-    AppendToManifest(g_settings.manifest, getpid(), ReasonName(reason), target);
+    ReportMessage(parts, sizeof(parts) / sizeof(parts[0]));
+    return error;
   }
-  return error;
+  if (g_settings.manifest[0] != '\0') {
+    AppendToManifest(g_settings.manifest, getpid(), ReasonName(reason), written);
+  }
+  if (reason == DumpReason::kSignal && !g_settings.quiet) {
+    const char* parts[] = {"heaprec: wrote ", written, " (on signal)\n"};
+    ReportMessage(parts, sizeof(parts) / sizeof(parts[0]));
+  }
+  return 0;
 }
 
 // The peak heap. Each sampled allocation compares the live-bytes estimate with a threshold, 10%
@@ -166,17 +237,50 @@ bool PeakPath(const char* final_path, char* out, std::size_t capacity) {
   return true;
 }
 
-void WritePeakNextTo(const char* final_path) {
-  MutexLock lock(g_peak_lock);
-  if (g_peak == nullptr || g_peak_bytes == 0) return;
+char g_peak_path[PATH_MAX];             // guarded by g_peak_lock; "" until the first write
+std::int64_t g_peak_written_bytes = 0;  // guarded by g_peak_lock: what the file on disk holds
+
+// Writes the peak copy if the file does not hold it yet. The first write picks the name (next to
+// `final_path`, or to the final profile's name from the template) and keeps it; later ones replace
+// that file atomically. Called with g_peak_lock held.
+void WritePeakLocked(const char* final_path) {
+  if (g_peak == nullptr || g_peak_bytes == 0 || g_peak_bytes == g_peak_written_bytes) return;
   char target[PATH_MAX];
-  if (!PeakPath(final_path, target, sizeof(target))) return;
-  WriteAndReport(*g_peak, DumpReason::kPeak, target, g_peak_time_ns);
+  WriteOptions options;  // replace the earlier version of this process's own peak profile
+  if (g_peak_path[0] != '\0') {
+    memcpy(target, g_peak_path, strlen(g_peak_path) + 1);
+  } else {
+    char final_name[PATH_MAX];
+    if (final_path == nullptr) {
+      if (!ChooseTarget(DumpReason::kExit, nullptr, final_name, sizeof(final_name))) return;
+      final_path = final_name;
+    }
+    if (!PeakPath(final_path, target, sizeof(target))) return;
+    options = KeepingNewerFiles(nullptr, 0);
+  }
+  char written[PATH_MAX];
+  options.written_path = written;
+  options.written_capacity = sizeof(written);
+  std::uint64_t started = NowNs(CLOCK_MONOTONIC);
+  int error = WriteWithFallback(*g_peak, DumpReason::kPeak, 0, target, g_peak_time_ns, options);
+  g_peak_write_ns.fetch_add(NowNs(CLOCK_MONOTONIC) - started);
+  if (error != 0) return;
+  g_peak_writes.fetch_add(1);
+  g_peak_written_bytes = g_peak_bytes;
+  memcpy(g_peak_path, written, strlen(written) + 1);
+  if (g_settings.manifest[0] != '\0') {
+    AppendToManifest(g_settings.manifest, getpid(), ReasonName(DumpReason::kPeak), written);
+  }
 }
+
+// The line that the live heap must cross for the next HEAPREC_DUMP_ABOVE profile.
+std::atomic<std::int64_t> g_next_above{0};
 
 }  // namespace
 
-int Dump(DumpReason reason, const char* path) {
+namespace {
+
+int DumpAs(DumpReason reason, const char* path, int signal_number) {
   HeapRecorder* recorder = g_recorder.load(std::memory_order_acquire);
   if (recorder == nullptr) return ENOSYS;
   HookGuard guard;
@@ -184,28 +288,77 @@ int Dump(DumpReason reason, const char* path) {
   if (g_final_dump_done && reason != DumpReason::kApi) return 0;
   char target[PATH_MAX];
   if (!ChooseTarget(reason, path, target, sizeof(target))) return ENAMETOOLONG;
-  if (reason == DumpReason::kExit) g_final_dump_done = true;
+  if (IsFinal(reason)) g_final_dump_done = true;
   HeapSnapshot snapshot;
-  int error = snapshot.Take(*recorder)
-                  ? WriteAndReport(snapshot, reason, target, NowNs(CLOCK_REALTIME))
-                  : ENOMEM;
-  if (reason == DumpReason::kExit) WritePeakNextTo(target);
+  // Only the API's explicit path may replace a file; named by the template, nothing is lost.
+  WriteOptions options = path != nullptr ? WriteOptions() : KeepingNewerFiles(nullptr, 0);
+  char written[PATH_MAX] = {};
+  options.written_path = written;
+  options.written_capacity = sizeof(written);
+  int error = snapshot.Take(*recorder) ? WriteAndReport(snapshot, reason, signal_number, target,
+                                                        NowNs(CLOCK_REALTIME), options)
+                                       : ENOMEM;
+  if (IsFinal(reason)) {
+    MutexLock peak_lock(g_peak_lock);
+    WritePeakLocked(written[0] != '\0' ? written : target);
+  }
   return error;
+}
+
+}  // namespace
+
+int Dump(DumpReason reason, const char* path) { return DumpAs(reason, path, 0); }
+
+void SetFallbackDirectory(const char* directory) {
+  std::size_t length = strlen(directory);
+  if (length < sizeof(g_fallback_directory)) memcpy(g_fallback_directory, directory, length + 1);
+}
+
+int DumpFinal(DumpReason reason, int signal_number) {
+  return DumpAs(reason, nullptr, signal_number);
+}
+
+void WritePeakProfile() {
+  if (g_recorder.load(std::memory_order_acquire) == nullptr) return;
+  HookGuard guard;
+  MutexLock lock(g_peak_lock);
+  WritePeakLocked(nullptr);
 }
 
 void MaybeCapturePeak(HeapRecorder& recorder) {
   std::int64_t live = recorder.LiveBytesEstimate();
+  if (g_settings.dump_above != 0) {
+    const auto step = static_cast<std::int64_t>(g_settings.dump_above);
+    std::int64_t seen = g_next_above.load(std::memory_order_relaxed);
+    std::int64_t line = seen != 0 ? seen : step;  // 0: no profile yet, the first line is N
+    // One thread per crossing: the one whose exchange moves the line past the live heap.
+    if (live >= line && g_next_above.compare_exchange_strong(seen, (live / step + 1) * step)) {
+      RequestAboveDump();
+    }
+  }
   if (live <= g_peak_threshold.load(std::memory_order_relaxed) || !g_peak_lock.TryLock()) return;
   live = recorder.LiveBytesEstimate();
+  bool captured = false;
   if (live > g_peak_threshold.load(std::memory_order_relaxed)) {
     if (g_peak == nullptr) g_peak = new (g_peak_storage) HeapSnapshot();
     if (g_peak->Take(recorder)) {
       g_peak_bytes = live;
       g_peak_time_ns = NowNs(CLOCK_REALTIME);
       g_peak_threshold.store(live + live / 10, std::memory_order_relaxed);
+      captured = true;
     }
   }
   g_peak_lock.Unlock();
+  if (captured) RequestPeakWrite();
+}
+
+void LockDumpsForExec() {
+  g_dump_mutex.Lock();
+  g_peak_lock.Lock();
+}
+void UnlockDumpsAfterExec() {
+  g_peak_lock.Unlock();
+  g_dump_mutex.Unlock();
 }
 
 void LockDumpsForFork() {
@@ -224,6 +377,11 @@ void ResetDumpsAfterForkInChild() {
   g_final_dump_done = false;
   if (g_peak != nullptr) g_peak->Release();
   g_peak_bytes = 0;
+  g_peak_written_bytes = 0;
+  g_peak_writes.store(0);
+  g_peak_write_ns.store(0);
+  g_peak_path[0] = '\0';
+  g_next_above.store(0, std::memory_order_relaxed);
   g_peak_threshold.store(kPeakFloorBytes, std::memory_order_relaxed);
 }
 

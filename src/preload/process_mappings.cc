@@ -1,129 +1,98 @@
 #include "preload/process_mappings.h"
 
-#include <elf.h>
-#include <fcntl.h>
-#include <link.h>
-#include <unistd.h>
+#include <limits.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdint>
 #include <cstring>
 
-#include "preload/elf_notes.h"
+#include "preload/loaded_objects.h"
 #include "preload/unloaded_libraries.h"
 
 namespace heaprec::preload {
-namespace {
-
-std::uint64_t ParseHex(char** cursor) {
-  std::uint64_t v = 0;
-  char* p = *cursor;
-  for (;; ++p) {
-    char c = *p;
-    if (c >= '0' && c <= '9') {
-      v = v * 16 + static_cast<std::uint64_t>(c - '0');
-    } else if (c >= 'a' && c <= 'f') {
-      v = v * 16 + static_cast<std::uint64_t>(c - 'a' + 10);
-    } else {
-      break;
-    }
-  }
-  *cursor = p;
-  return v;
-}
-
-void SkipField(char** cursor) {
-  char* p = *cursor;
-  while (*p != ' ' && *p != '\0') ++p;
-  while (*p == ' ') ++p;
-  *cursor = p;
-}
-
-}  // namespace
 
 ProcessMappings::~ProcessMappings() {
-  memory_.Deallocate(text_, text_capacity_);
   memory_.DeallocateArray(mappings_, capacity_);
   memory_.Deallocate(build_ids_, capacity_ * kBuildIdHexBytes);
+  memory_.Deallocate(paths_, capacity_ * PATH_MAX);
 }
 
-bool ProcessMappings::ReadMapsFile() {
-  int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  std::size_t size = 0;
-  bool ok = true;
-  for (;;) {
-    if (size + 4096 + 1 > text_capacity_) {
-      std::size_t capacity = text_capacity_ == 0 ? 64 * 1024 : text_capacity_ * 2;
-      char* fresh = static_cast<char*>(memory_.Allocate(capacity));
-      if (fresh == nullptr) {
-        ok = false;
-        break;
-      }
-      if (size != 0) std::memcpy(fresh, text_, size);
-      memory_.Deallocate(text_, text_capacity_);
-      text_ = fresh;
-      text_capacity_ = capacity;
-    }
-    ssize_t n = read(fd, text_ + size, text_capacity_ - size - 1);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) ok = false;
-    if (n <= 0) break;
-    size += static_cast<std::size_t>(n);
+bool ProcessMappings::Covered(std::uint64_t pc) const {
+  if (last_hit_ < count_ && mappings_[last_hit_].start <= pc && pc < mappings_[last_hit_].limit) {
+    return true;
   }
-  close(fd);
-  if (ok) text_[size] = '\0';
-  return ok;
+  for (std::size_t i = 0; i < count_; ++i) {
+    if (mappings_[i].start <= pc && pc < mappings_[i].limit) {
+      const_cast<ProcessMappings*>(this)->last_hit_ = i;
+      return true;
+    }
+  }
+  return false;
 }
 
-// One line: "start-limit perms offset dev inode   path". Keeps executable mappings only: frames are
-// return addresses, which always fall in executable code.
-bool ProcessMappings::ParseLine(char* line) {
-  char* p = line;
-  std::uint64_t start = ParseHex(&p);
-  if (*p++ != '-') return true;
-  std::uint64_t limit = ParseHex(&p);
-  while (*p == ' ') ++p;
-  bool executable = p[0] != '\0' && p[1] != '\0' && p[2] == 'x';
-  SkipField(&p);
-  std::uint64_t offset = ParseHex(&p);
-  while (*p == ' ') ++p;
-  SkipField(&p);  // device
-  SkipField(&p);  // inode
-  if (!executable || *p == '\0') return true;
-  return Append(start, limit, offset, p, "");
+bool ProcessMappings::AddObject(const LoadedObject& object) {
+  for (int i = 0; i < object.segment_count; ++i) {
+    if (!Append(object.segments[i].start, object.segments[i].limit, object.segments[i].file_offset,
+                object.path, object.build_id)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// A frame outside every known mapping names a new object, or code no object contains (JIT code),
+// which stays without a mapping.
+bool ProcessMappings::AddFrames(StackFrames frames) {
+  for (std::uint32_t i = 0; i < frames.depth; ++i) {
+    std::uint64_t pc = frames.frames[i];
+    if (Covered(pc)) continue;
+    LoadedObject object;
+    if (DescribeObjectAt(pc, &object) && !AddObject(object)) return false;
+  }
+  return true;
 }
 
 bool ProcessMappings::Append(std::uint64_t start, std::uint64_t limit, std::uint64_t offset,
                              const char* path, const char* build_id) {
   if (count_ == capacity_) {
-    std::size_t capacity = capacity_ == 0 ? 64 : capacity_ * 2;
+    std::size_t capacity = capacity_ == 0 ? 16 : capacity_ * 2;
     auto* fresh = memory_.AllocateArray<ProfileMapping>(capacity);
     auto* ids = static_cast<char*>(memory_.Allocate(capacity * kBuildIdHexBytes));
-    if (fresh == nullptr || ids == nullptr) {
+    auto* paths = static_cast<char*>(memory_.Allocate(capacity * PATH_MAX));
+    if (fresh == nullptr || ids == nullptr || paths == nullptr) {
       memory_.DeallocateArray(fresh, capacity);
       memory_.Deallocate(ids, capacity * kBuildIdHexBytes);
+      memory_.Deallocate(paths, capacity * PATH_MAX);
       return false;
     }
     if (count_ != 0) {
       std::memcpy(fresh, mappings_, count_ * sizeof(ProfileMapping));
       std::memcpy(ids, build_ids_, count_ * kBuildIdHexBytes);
+      std::memcpy(paths, paths_, count_ * PATH_MAX);
     }
     memory_.DeallocateArray(mappings_, capacity_);
     memory_.Deallocate(build_ids_, capacity_ * kBuildIdHexBytes);
+    memory_.Deallocate(paths_, capacity_ * PATH_MAX);
     mappings_ = fresh;
     build_ids_ = ids;
+    paths_ = paths;
     capacity_ = capacity;
-    for (std::size_t i = 0; i < count_; ++i)
+    for (std::size_t i = 0; i < count_; ++i) {
       mappings_[i].build_id = build_ids_ + i * kBuildIdHexBytes;
+      mappings_[i].path = paths_ + i * PATH_MAX;
+    }
   }
+  std::size_t path_length = std::strlen(path);
+  if (path_length >= PATH_MAX) path_length = 0;
+  char* path_copy = paths_ + count_ * PATH_MAX;
+  std::memcpy(path_copy, path, path_length);
+  path_copy[path_length] = '\0';
   char* id = build_ids_ + count_ * kBuildIdHexBytes;
   std::size_t id_length = std::strlen(build_id);
   if (id_length >= kBuildIdHexBytes) id_length = 0;
   std::memcpy(id, build_id, id_length);
   id[id_length] = '\0';
-  mappings_[count_++] = {start, limit, offset, path, id};
+  mappings_[count_++] = {start, limit, offset, path_copy, id};
   return true;
 }
 
@@ -149,38 +118,19 @@ void ProcessMappings::AddUnloadedLibraries() {
   }
 }
 
-void ProcessMappings::AttachBuildIds() {
-  dl_iterate_phdr(
-      [](dl_phdr_info* info, std::size_t, void* data) -> int {
-        auto* self = static_cast<ProcessMappings*>(data);
-        char hex[kBuildIdHexBytes] = {};
-        if (!GnuBuildIdHex(info, hex)) return 0;
-        for (int i = 0; i < info->dlpi_phnum; ++i) {
-          const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-          if (ph.p_type != PT_LOAD || (ph.p_flags & PF_X) == 0) continue;
-          std::uint64_t low = info->dlpi_addr + ph.p_vaddr, high = low + ph.p_memsz;
-          for (std::size_t m = 0; m < self->count_; ++m) {
-            ProfileMapping& mapping = self->mappings_[m];
-            if (mapping.start < high && low < mapping.limit) {
-              std::memcpy(const_cast<char*>(mapping.build_id), hex, kBuildIdHexBytes);
-            }
-          }
-        }
-        return 0;
-      },
-      this);
-}
-
-bool ProcessMappings::Read() {
-  if (!ReadMapsFile()) return false;
-  for (char* line = text_; *line != '\0';) {
-    char* end = std::strchr(line, '\n');
-    if (end != nullptr) *end = '\0';
-    if (!ParseLine(line)) return false;
-    if (end == nullptr) break;
-    line = end + 1;
+bool ProcessMappings::Read(const HeapSnapshot& snapshot) {
+  const HeapSnapshot::Object* objects = snapshot.objects();
+  for (std::size_t i = 0; i < snapshot.object_count(); ++i) {
+    if (i > 0 && objects[i].stack == objects[i - 1].stack) continue;  // sorted: stacks repeat
+    if (!AddFrames(snapshot.Frames(objects[i].stack))) return false;
   }
-  AttachBuildIds();
+  const AllocationTotals* history = snapshot.history();
+  for (std::size_t i = 0; i < snapshot.history_count(); ++i) {
+    if (i > 0 && history[i].stack == history[i - 1].stack) continue;
+    if (!AddFrames(snapshot.Frames(history[i].stack))) return false;
+  }
+  std::sort(mappings_, mappings_ + count_,
+            [](const ProfileMapping& a, const ProfileMapping& b) { return a.start < b.start; });
   AddUnloadedLibraries();
   return true;
 }

@@ -1,18 +1,21 @@
-// The executable mappings of the current process, with the build id of the file behind each, for
-// the pprof Mapping table. Read from /proc/self/maps (paths, offsets) and the loaded program
-// headers (build-id notes, found with dl_iterate_phdr) at dump time.
+// The pprof Mapping table of a profile: for every loaded object that holds a frame of the
+// snapshot, its executable segments with the object's path and build id (see loaded_objects.h),
+// plus the libraries dlclose'd earlier whose addresses nothing else has taken since.
 //
-// Runs in the profiled process on the dump path: no malloc (memory from the MemoryResource), takes
-// the dynamic loader's lock briefly inside dl_iterate_phdr, not async-signal-safe.
+// Runs on the dump path, also from a crash handler: no malloc (memory from the MemoryResource), no
+// loader locks, no files. Takes the unloaded-library list's lock briefly.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
+#include "core/heap_recorder.h"
 #include "core/memory_resource.h"
 #include "core/pprof_writer.h"
 
 namespace heaprec::preload {
+
+struct LoadedObject;
 
 class ProcessMappings {
  public:
@@ -21,26 +24,26 @@ class ProcessMappings {
   ProcessMappings(const ProcessMappings&) = delete;
   ProcessMappings& operator=(const ProcessMappings&) = delete;
 
-  // Reads the mappings; false when /proc/self/maps cannot be read or memory ran out.
-  bool Read();
+  // Describes the objects behind the snapshot's frames; false when memory ran out.
+  bool Read(const HeapSnapshot& snapshot);
   const ProfileMapping* mappings() const { return mappings_; }
   std::size_t count() const { return count_; }
 
  private:
-  bool ReadMapsFile();
-  bool ParseLine(char* line);
+  bool AddFrames(StackFrames frames);
+  bool AddObject(const LoadedObject& object);
   bool Append(std::uint64_t start, std::uint64_t limit, std::uint64_t offset, const char* path,
               const char* build_id);
-  void AttachBuildIds();
+  bool Covered(std::uint64_t pc) const;
   void AddUnloadedLibraries();  // libraries dlclose'd earlier, where nothing else is mapped now
 
   MemoryResource& memory_;
-  char* text_ = nullptr;  // the maps file; paths point into it
-  std::size_t text_capacity_ = 0;
   ProfileMapping* mappings_ = nullptr;
   std::size_t count_ = 0;
   std::size_t capacity_ = 0;
-  char* build_ids_ = nullptr;  // 41 bytes per mapping: up to 20 bytes as hex, NUL
+  char* build_ids_ = nullptr;  // kBuildIdHexBytes per mapping
+  char* paths_ = nullptr;      // PATH_MAX per mapping: paths are copied, objects may go away
+  std::size_t last_hit_ = 0;   // frames of one stack tend to fall in the same object
 };
 
 }  // namespace heaprec::preload

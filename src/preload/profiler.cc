@@ -2,23 +2,29 @@
 
 #include <alloca.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <new>
 
 #include "core/arena.h"
+#include "core/profile_output.h"
 #include "core/sampler.h"
 #include "preload/dump_thread.h"
-#include "preload/process_mappings.h"
-#include "core/profile_output.h"
+#include "preload/endings.h"
+#include "preload/identity.h"
+#include "preload/loaded_objects.h"
 #include "preload/profiler_state.h"
 #include "preload/real_allocator.h"
 #include "preload/settings.h"
+#include "preload/signal_table.h"
 #include "preload/thread_state.h"
 #include "preload/unloaded_libraries.h"
 #include "preload/unwinder.h"
@@ -35,19 +41,13 @@ std::atomic<std::uint64_t> g_interval{Sampler::kDefaultInterval};
 std::atomic<std::uint64_t> g_unwind_failures{0};
 std::atomic<std::uint64_t> g_truncated_stacks{0};
 std::uint64_t g_start_time_ns = 0;
+std::uint64_t g_process_start_ns = 0;
 
 std::uint64_t NowNs(clockid_t clock) {
   timespec ts;
   clock_gettime(clock, &ts);
   return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull +
          static_cast<std::uint64_t>(ts.tv_nsec);
-}
-
-void WriteStderr(const char* const* parts, std::size_t count) {
-  for (std::size_t i = 0; i < count; ++i) {
-    ssize_t ignored = write(STDERR_FILENO, parts[i], strlen(parts[i]));
-    (void)ignored;
-  }
 }
 
 namespace {
@@ -201,8 +201,9 @@ bool ForgetSlow(void* block) {
 }
 
 // Runs as the outermost HookGuard ends. The thread is marked as inside heaprec again while it
-// forgets, for the same reason as in ForgetSlow; frees deferred meanwhile join the loop.
-void DrainDeferredFrees() {
+// forgets, for the same reason as in ForgetSlow; frees deferred meanwhile join the loop. A deferred
+// signal comes last, once the thread holds none of heaprec's locks.
+void LeaveHeaprec() {
   ThreadState& t = t_state;
   t.in_hook = true;
   while (t.deferred_count != 0) {
@@ -212,6 +213,10 @@ void DrainDeferredFrees() {
     g_real.free(block);
   }
   t.in_hook = false;
+  if (int signal_number = t.deferred_signal) {
+    t.deferred_signal = 0;
+    RaiseDeferredSignal(signal_number);
+  }
 }
 
 MemoryResource* ProfilerMemory() {
@@ -266,14 +271,16 @@ bool CheckOutputDirectory() {
   if (strchr(directory, '%') != nullptr)
     return true;  // depends on the pid or time: checked at dump
   if (access(directory, W_OK | X_OK) == 0) return true;
+  int error = errno;
+  if (error == EACCES && UseFallbackDirectoryIfPrepared(directory)) return true;
   const char* parts[] = {"heaprec: HEAPREC_OUTPUT='",
                          g_settings.output_template,
                          "' is invalid: directory '",
                          directory,
                          "' is not writable (",
-                         strerrordesc_np(errno),
+                         strerrordesc_np(error),
                          "); profiling is off for this process\n"};
-  WriteStderr(parts, sizeof(parts) / sizeof(parts[0]));
+  ReportMessage(parts, sizeof(parts) / sizeof(parts[0]));
   return false;
 }
 
@@ -306,8 +313,22 @@ void StopFollowingExec() {
   }
 }
 
-// Lock order: dump, recorder, unloaded-library list, arena (the arena's lock is always innermost).
+// fork() from a thread inside heaprec (a signal handler that forks, interrupting a hook) may hold
+// any of the locks below: the handlers then take none, and the child does not profile.
+bool g_fork_from_inside = false;
+sigset_t g_mask_before_fork;
+
+// Lock order: unwind gate, signal table, dump, recorder, unloaded-library list, arena (the arena's
+// lock is always innermost). Signals are blocked on the forking thread meanwhile: a handler there
+// could want the signal table.
 void ForkPrepare() {
+  g_fork_from_inside = t_state.in_hook;
+  CloseUnwindGateForFork(!g_fork_from_inside);
+  if (g_fork_from_inside) return;
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &g_mask_before_fork);
+  LockSignalTableForFork();
   LockDumpsForFork();
   if (HeapRecorder* recorder = g_recorder.load()) recorder->LockForFork();
   LockUnloadedForFork();
@@ -315,38 +336,92 @@ void ForkPrepare() {
 }
 
 void ForkParent() {
+  OpenUnwindGateInParent();
+  if (g_fork_from_inside) return;
   g_arena->UnlockAfterForkInParent();
   UnlockUnloadedAfterForkInParent();
   if (HeapRecorder* recorder = g_recorder.load()) recorder->UnlockAfterForkInParent();
   UnlockDumpsAfterForkInParent();
+  UnlockSignalTableAfterFork();
+  pthread_sigmask(SIG_SETMASK, &g_mask_before_fork, nullptr);
 }
 
-// The child keeps every tracked object (they are alive in the child too) and writes its own profile
-// at exit. Interval dumps stop in the child: its dump thread was not copied by fork().
+// The child keeps every tracked object (they are alive in the child too) and writes its own
+// profiles. Its dump thread was not copied by fork(): it starts again when needed.
 void ForkChild() {
+  RememberOwnPid();
+  OpenUnwindGateInChild();
+  ForgetDumpThreadInChild();
+  if (g_fork_from_inside) {
+    g_sampling.store(false);
+    g_recorder.store(nullptr);  // its tables may be half-updated: never touch them again
+    return;
+  }
   g_arena->ResetAfterForkInChild();
   ResetUnloadedAfterForkInChild();
   if (HeapRecorder* recorder = g_recorder.load()) recorder->ResetAfterForkInChild();
   ResetDumpsAfterForkInChild();
+  UnlockSignalTableAfterFork();
+  pthread_sigmask(SIG_SETMASK, &g_mask_before_fork, nullptr);
+  StartDumpThreadIfConfigured();
+}
+
+// When the process began (before any exec), from /proc/self/stat: profiles already on disk that
+// are newer belong to an earlier program of this process, and are never overwritten.
+std::uint64_t ProcessStartNs() {
+  std::uint64_t fallback = NowNs(CLOCK_REALTIME);
+  int fd = OpenAboveStdio("/proc/self/stat", O_RDONLY, 0);
+  if (fd < 0) return fallback;
+  char text[1024];
+  ssize_t n = read(fd, text, sizeof(text) - 1);
+  close(fd);
+  if (n <= 0) return fallback;
+  text[n] = '\0';
+  // Field 22, starttime in clock ticks since boot, counted after the ")" that ends the name.
+  const char* p = strrchr(text, ')');
+  if (p == nullptr) return fallback;
+  for (int field = 2; field < 22 && *p != '\0'; ++p) {
+    if (*p == ' ') ++field;
+  }
+  std::uint64_t ticks = 0;
+  for (; *p >= '0' && *p <= '9'; ++p) ticks = ticks * 10 + static_cast<std::uint64_t>(*p - '0');
+  long ticks_per_second = sysconf(_SC_CLK_TCK);
+  if (ticks_per_second <= 0) return fallback;
+  std::uint64_t since_boot = ticks * (1000000000ull / static_cast<std::uint64_t>(ticks_per_second));
+  std::uint64_t boot = NowNs(CLOCK_REALTIME) - NowNs(CLOCK_BOOTTIME);
+  return boot + since_boot;
 }
 
 __attribute__((constructor(101))) void StartProfiler() {
   ResolveRealAllocator();                 // usually done already, by the first allocation
   if (getauxval(AT_SECURE) != 0) return;  // setuid/setgid: stay out of the way entirely
   HookGuard guard;
+  RememberStderr();
   if (!ReadSettings(&g_settings)) return;
   if (g_settings.only_pid != 0 && g_settings.only_pid != getpid()) return;
   if (g_settings.no_follow && g_settings.only_pid == 0) StopFollowingExec();
   if (!AnchorOutputTemplate() || !CheckOutputDirectory()) return;
-  if (const char* foreign = ForeignProgramMalloc()) {
-    const char* parts[] = {
+  bool in_executable = false;
+  if (const char* foreign = ForeignProgramMalloc(&in_executable)) {
+    const char* library[] = {
         "heaprec: malloc comes from ", foreign,
         ", loaded before libheaprec.so; nothing can be profiled: put libheaprec.so "
         "first in LD_PRELOAD\n"};
-    WriteStderr(parts, sizeof(parts) / sizeof(parts[0]));
+    const char* executable[] = {
+        "heaprec: the program defines its own malloc (", program_invocation_short_name,
+        " has its allocator built in), which LD_PRELOAD cannot replace; nothing can be "
+        "profiled\n"};
+    if (in_executable) {
+      WriteStderr(executable, sizeof(executable) / sizeof(executable[0]));
+    } else {
+      WriteStderr(library, sizeof(library) / sizeof(library[0]));
+    }
     return;
   }
   g_start_time_ns = NowNs(CLOCK_REALTIME);
+  g_process_start_ns = ProcessStartNs();
+  RememberOwnPid();
+  RememberExecutablePath();
   g_interval.store(g_settings.sample_interval);
   g_arena = new (g_arena_storage) MmapArena();
   RecorderOptions options;
@@ -355,12 +430,13 @@ __attribute__((constructor(101))) void StartProfiler() {
   pthread_atfork(ForkPrepare, ForkParent, ForkChild);
   g_recorder.store(recorder, std::memory_order_release);
   SetSampling(true);
-  StartDumpThread();
+  InstallSignalHandlers(g_settings.dump_signal);
+  StartDumpThreadIfConfigured();
 }
 
 __attribute__((destructor(101))) void StopProfiler() {
   if (g_recorder.load(std::memory_order_acquire) == nullptr) return;
-  Dump(DumpReason::kExit, nullptr);
+  DumpFinal(DumpReason::kExit, 0);
   // Recording goes on: frees from later destructors still find consistent tables.
 }
 

@@ -50,17 +50,43 @@ bool ForgetSlow(void* block);
 // operator new's failure path (new_failure.cc): new-handler loop, then std::bad_alloc or null.
 void* HandleNewFailure(std::size_t size, std::size_t alignment, bool nothrow);
 
-enum class DumpReason { kExit, kInterval, kSignal, kApi, kPeak };
+// Why a profile was written: its reason= comment and manifest entry. The first four are final
+// profiles (one per process, named by the template without a sequence number); see endings.h.
+enum class DumpReason {
+  kExit,            // exit() or return from main
+  kUnderscoreExit,  // _exit() or _Exit()
+  kCrash,           // a fatal signal with the default action
+  kTerminated,      // a termination signal with the default action
+  kInterval,        // HEAPREC_DUMP_INTERVAL
+  kSignal,          // HEAPREC_DUMP_SIGNAL
+  kApi,             // heaprec_dump()
+  kPeak,            // the peak profile
+  kAbove,           // HEAPREC_DUMP_ABOVE
+};
 
 // Writes a profile (to `path`, or the next name from the template when null). Returns 0 or an errno
-// value. Takes the dump lock; allocates only from the profiler's arena. Not for signal handlers.
+// value. Takes the dump lock; allocates only from the profiler's arena, never calls malloc:
+// async-signal-safe unless the calling thread is inside heaprec (holding its locks).
 int Dump(DumpReason reason, const char* path);
+
+// The process's final profile (once; later calls do nothing), with the ending signal's name in its
+// comments when `signal_number` is not 0; then the peak profile next to it. Like Dump.
+int DumpFinal(DumpReason reason, int signal_number);
+
+// Where profiles go that cannot be written at their usual place after the process dropped its
+// privileges (identity_hooks.cc): same file name, in this directory.
+void SetFallbackDirectory(const char* directory);
+
+// Writes the peak copy to disk if the file does not hold it yet (the dump thread).
+void WritePeakProfile();
 
 // The profiler's own memory, or null when it is not profiling. For the dlclose hook.
 MemoryResource* ProfilerMemory();
 
 // After a sampled allocation: copies the live set if the live-bytes estimate passed 1.1x the last
-// captured peak (dumps.cc). May lock (try-lock only for the copy); allocates from the arena.
+// captured peak and asks the dump thread to write it; asks for a HEAPREC_DUMP_ABOVE profile when
+// the estimate crossed the next line (dumps.cc). May lock (try-lock only for the copy); allocates
+// from the arena.
 void MaybeCapturePeak(HeapRecorder& recorder);
 
 // Control for the public API.

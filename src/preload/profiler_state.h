@@ -20,11 +20,26 @@ extern std::atomic<std::uint64_t> g_interval;  // the sampling interval now
 extern std::atomic<std::uint64_t> g_unwind_failures;
 extern std::atomic<std::uint64_t> g_truncated_stacks;
 extern std::uint64_t g_start_time_ns;  // CLOCK_REALTIME at start-up
+extern std::uint64_t
+    g_process_start_ns;  // CLOCK_REALTIME when the process (not this program) began
 
 std::uint64_t NowNs(clockid_t clock);
 
-// One line on stderr from fixed parts, without stdio (which may allocate or hold locks).
+// One line on stderr from fixed parts, without stdio (which may allocate or hold locks), and
+// without letting a closed pipe on stderr kill the program with SIGPIPE.
 void WriteStderr(const char* const* parts, std::size_t count);
+
+// Records which file descriptor 2 is, for ReportMessage. Called first thing at start-up.
+void RememberStderr();
+
+// A message from heaprec, after start-up: on stderr while descriptor 2 is still the file it was at
+// start-up; once the program has pointed it elsewhere (its own log), in the manifest for
+// `heaprec run` to show, or nowhere. Async-signal-safe.
+void ReportMessage(const char* const* parts, std::size_t count);
+
+// exec (exec_hooks.cc): waits for a dump in progress and holds the dump locks across the call.
+void LockDumpsForExec();
+void UnlockDumpsAfterExec();
 
 // fork() handling of the dump state (dumps.cc).
 void LockDumpsForFork();

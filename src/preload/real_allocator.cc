@@ -180,12 +180,16 @@ RealAllocator g_real = {ResolveMalloc,       ResolveFree,     ResolveCalloc,
 
 void ResolveRealAllocator() { EnsureResolved(); }
 
-const char* ForeignProgramMalloc() {
+const char* ForeignProgramMalloc(bool* in_executable) {
   void* fn = dlsym(RTLD_DEFAULT, "malloc");
   Dl_info info;
   if (fn == nullptr || IsPltStub(fn) || dladdr(fn, &info) == 0 || info.dli_fbase == &__ehdr_start) {
     return nullptr;  // the program's malloc calls reach heaprec
   }
+  // The loader names the executable "": a malloc defined there wins over every preloaded one.
+  dl_find_object found;
+  *in_executable = _dl_find_object(fn, &found) == 0 && found.dlfo_link_map != nullptr &&
+                   found.dlfo_link_map->l_name != nullptr && found.dlfo_link_map->l_name[0] == '\0';
   return info.dli_fname != nullptr ? info.dli_fname : "unknown";
 }
 

@@ -55,7 +55,8 @@ extern RealAllocator g_real;
 void ResolveRealAllocator();
 
 // Null when the program's malloc is heaprec's; otherwise the file of the library that provides it,
-// loaded before heaprec (LD_PRELOAD=libjemalloc.so:libheaprec.so): the program never calls heaprec.
-const char* ForeignProgramMalloc();
+// loaded before heaprec (LD_PRELOAD=libjemalloc.so:libheaprec.so), or the executable itself when it
+// defines malloc (*in_executable): either way the program never calls heaprec.
+const char* ForeignProgramMalloc(bool* in_executable);
 
 }  // namespace heaprec::preload

@@ -171,18 +171,32 @@ bool ReadSettings(Settings* settings) {
              "a signal name such as SIGUSR2, USR1, HUP, or its number");
     return false;
   }
+  if ((value = getenv("HEAPREC_DUMP_ABOVE")) != nullptr && value[0] != '\0' &&
+      !ParseByteCount(value, &settings->dump_above)) {
+    Complain("HEAPREC_DUMP_ABOVE", value, "a byte count such as 100M or 2G (0 = off)");
+    return false;
+  }
+  if ((value = getenv("HEAPREC_QUIET")) != nullptr) {
+    if (IsTrue(value) || EqualsIgnoreCase(value, "1")) {
+      settings->quiet = true;
+    } else if (!IsFalse(value) && value[0] != '\0') {
+      Complain("HEAPREC_QUIET", value, "1 or 0");
+      return false;
+    }
+  }
   if ((value = getenv("HEAPREC_MAX_DEPTH")) != nullptr &&
       !ParseMaxDepth(value, &settings->max_depth)) {
     Complain("HEAPREC_MAX_DEPTH", value, "a frame count from 1 to 1024");
     return false;
   }
   if ((value = getenv("HEAPREC_UNWIND")) != nullptr) {
-    if (EqualsIgnoreCase(value, "libunwind")) {
-      settings->unwind = UnwindMethod::kLibunwind;
+    // "libunwind" is the name the DWARF unwinder had when heaprec used libunwind for it.
+    if (EqualsIgnoreCase(value, "dwarf") || EqualsIgnoreCase(value, "libunwind")) {
+      settings->unwind = UnwindMethod::kDwarf;
     } else if (EqualsIgnoreCase(value, "fp")) {
       settings->unwind = UnwindMethod::kFramePointers;
     } else {
-      Complain("HEAPREC_UNWIND", value, "libunwind or fp");
+      Complain("HEAPREC_UNWIND", value, "dwarf or fp");
       return false;
     }
   }

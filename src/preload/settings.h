@@ -15,17 +15,20 @@
 
 namespace heaprec::preload {
 
-enum class UnwindMethod { kLibunwind, kFramePointers };
+enum class UnwindMethod { kDwarf, kFramePointers };
 
 struct Settings {
-  std::uint64_t sample_interval = 512 * 1024;      // HEAPREC_SAMPLE_INTERVAL: bytes, 1 = exact
-  char output_template[PATH_MAX] = {};             // HEAPREC_OUTPUT: %p pid, %t time, %e program
-  std::uint64_t dump_interval_ms = 0;              // HEAPREC_DUMP_INTERVAL: seconds, 0 = off
-  int dump_signal = 0;                             // HEAPREC_DUMP_SIGNAL: e.g. SIGUSR2, 0 = off
-  std::uint32_t max_depth = 128;                   // HEAPREC_MAX_DEPTH: frames kept per stack
-  UnwindMethod unwind = UnwindMethod::kLibunwind;  // HEAPREC_UNWIND: libunwind | fp
-  bool no_follow = false;                          // HEAPREC_NO_FOLLOW: see below
-  int only_pid = 0;                                // HEAPREC_NO_FOLLOW=PID: profile only this pid
+  std::uint64_t sample_interval = 512 * 1024;  // HEAPREC_SAMPLE_INTERVAL: bytes, 1 = exact
+  char output_template[PATH_MAX] = {};         // HEAPREC_OUTPUT: %p pid, %t time, %e program
+  std::uint64_t dump_interval_ms = 0;          // HEAPREC_DUMP_INTERVAL: seconds, 0 = off
+  int dump_signal = 0;                         // HEAPREC_DUMP_SIGNAL: e.g. SIGUSR2, 0 = off
+  std::uint64_t dump_above =
+      0;               // HEAPREC_DUMP_ABOVE: a profile each time live crosses N more bytes
+  bool quiet = false;  // HEAPREC_QUIET: no line on stderr per signal-triggered dump
+  std::uint32_t max_depth = 128;               // HEAPREC_MAX_DEPTH: frames kept per stack
+  UnwindMethod unwind = UnwindMethod::kDwarf;  // HEAPREC_UNWIND: dwarf | fp
+  bool no_follow = false;                      // HEAPREC_NO_FOLLOW: see below
+  int only_pid = 0;                            // HEAPREC_NO_FOLLOW=PID: profile only this pid
   std::uint64_t seed = 0;        // HEAPREC_SEED: fixed sampler seed (tests), 0 = random
   char manifest[PATH_MAX] = {};  // HEAPREC_MANIFEST: (internal) list of files written
 };

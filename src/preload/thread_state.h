@@ -18,28 +18,32 @@ struct ThreadState {
   bool in_hook;          // this thread is inside heaprec: allocations pass straight through
   std::uint8_t deferred_count;
   void* deferred_frees[kMaxDeferredFrees];
-  std::uintptr_t stack_low, stack_high;  // bounds for frame-pointer unwinding, 0 until known
+  // A termination signal that arrived while this thread was inside heaprec (possibly holding its
+  // locks, which the final dump needs): raised again when the outermost HookGuard ends.
+  volatile int deferred_signal;
 };
 
 extern __thread ThreadState t_state __attribute__((tls_model("initial-exec")));
 
-// Forgets and frees the deferred blocks. Called by the outermost HookGuard on its way out.
-void DrainDeferredFrees();
+// Forgets and frees the deferred blocks, then raises a deferred signal. Called by the outermost
+// HookGuard on its way out.
+void LeaveHeaprec();
 
-// Marks the thread as inside heaprec for a scope, so that anything it allocates (libunwind's
+// Marks the thread as inside heaprec for a scope, so that anything it allocates (the unwinder's
 // caches, the dynamic loader, zlib) is passed straight to the real allocator and never sampled or
 // recorded.
 //
 // Inside the scope the thread may hold one of heaprec's locks. A signal handler that runs on it and
 // frees a sampled block must not take those locks (it would wait for itself), so such frees are
 // deferred: the block is neither forgotten nor given back to the allocator until the outermost
-// guard ends, which keeps its address from being reused in between.
+// guard ends, which keeps its address from being reused in between. A signal that would end the
+// process waits for the guard's end in the same way (see endings.h).
 class HookGuard {
  public:
   HookGuard() : previous_(t_state.in_hook) { t_state.in_hook = true; }
   ~HookGuard() {
     t_state.in_hook = previous_;
-    if (!previous_ && t_state.deferred_count != 0) DrainDeferredFrees();
+    if (!previous_ && (t_state.deferred_count != 0 || t_state.deferred_signal != 0)) LeaveHeaprec();
   }
   HookGuard(const HookGuard&) = delete;
   HookGuard& operator=(const HookGuard&) = delete;

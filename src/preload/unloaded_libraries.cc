@@ -1,10 +1,5 @@
 #include "preload/unloaded_libraries.h"
 
-#include <dlfcn.h>
-#include <elf.h>
-#include <link.h>
-#include <unistd.h>
-
 #include <cstring>
 
 #include "core/mutex.h"
@@ -20,60 +15,7 @@ struct RememberedMapping {
 Mutex g_lock;
 RememberedMapping* g_remembered = nullptr;  // guarded by g_lock; entries live for the process
 
-std::uint64_t PageSize() { return static_cast<std::uint64_t>(getpagesize()); }
-
-struct Search {
-  LoadedObject* object;
-  bool found;
-};
-
-int DescribeCallback(dl_phdr_info* info, std::size_t, void* data) {
-  auto* search = static_cast<Search*>(data);
-  LoadedObject* object = search->object;
-  if (info->dlpi_addr != object->base || info->dlpi_name == nullptr ||
-      std::strcmp(info->dlpi_name, object->path) != 0) {
-    return 0;
-  }
-  search->found = true;
-  if (!GnuBuildIdHex(info, object->build_id)) object->build_id[0] = '\0';
-  const std::uint64_t page = PageSize();
-  object->segment_count = 0;
-  for (int i = 0; i < info->dlpi_phnum && object->segment_count < LoadedObject::kMaxSegments; ++i) {
-    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-    if (ph.p_type != PT_LOAD || (ph.p_flags & PF_X) == 0) continue;
-    // The same page-aligned range /proc/self/maps would show for this segment.
-    std::uint64_t start = (info->dlpi_addr + ph.p_vaddr) & ~(page - 1);
-    std::uint64_t limit = (info->dlpi_addr + ph.p_vaddr + ph.p_memsz + page - 1) & ~(page - 1);
-    object->segments[object->segment_count++] = {start, limit, ph.p_offset & ~(page - 1)};
-  }
-  return 1;
-}
-
 }  // namespace
-
-bool DescribeLoadedObject(void* handle, LoadedObject* out) {
-  link_map* map = nullptr;
-  if (handle == nullptr || dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr ||
-      map->l_name == nullptr || map->l_name[0] == '\0') {
-    return false;
-  }
-  std::size_t length = std::strlen(map->l_name);
-  if (length >= sizeof(out->path)) return false;
-  std::memcpy(out->path, map->l_name, length + 1);
-  out->base = map->l_addr;
-  Search search = {out, false};
-  dl_iterate_phdr(DescribeCallback, &search);
-  return search.found && out->segment_count > 0;
-}
-
-bool IsStillLoaded(const LoadedObject& object) {
-  LoadedObject probe;
-  probe.base = object.base;
-  std::memcpy(probe.path, object.path, std::strlen(object.path) + 1);
-  Search search = {&probe, false};
-  dl_iterate_phdr(DescribeCallback, &search);
-  return search.found;
-}
 
 void RememberUnloaded(const LoadedObject& object, MemoryResource& memory) {
   MutexLock lock(g_lock);

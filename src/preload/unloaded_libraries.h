@@ -8,36 +8,16 @@
 // the same addresses, the current one wins (those frames are ambiguous, and recent ones more
 // likely).
 //
-// All functions: no malloc (memory from the profiler's arena), take one mutex briefly, not
-// async-signal-safe.
+// All functions: no malloc (memory from the profiler's arena), take one mutex briefly.
 #pragma once
-
-#include <limits.h>
 
 #include <cstdint>
 
 #include "core/memory_resource.h"
 #include "core/pprof_writer.h"
-#include "preload/elf_notes.h"
+#include "preload/loaded_objects.h"
 
 namespace heaprec::preload {
-
-struct LoadedObject {
-  static constexpr int kMaxSegments = 8;
-  std::uintptr_t base;
-  char path[PATH_MAX];
-  char build_id[kBuildIdHexBytes];
-  int segment_count;
-  struct {
-    std::uint64_t start, limit, file_offset;
-  } segments[kMaxSegments];
-};
-
-// Describes the object behind a dlopen handle (false for handles heaprec cannot resolve).
-bool DescribeLoadedObject(void* handle, LoadedObject* out);
-
-// Whether an object with that base and path is still loaded.
-bool IsStillLoaded(const LoadedObject& object);
 
 // Remembers an unloaded object's segments (once per distinct segment).
 void RememberUnloaded(const LoadedObject& object, MemoryResource& memory);

@@ -2,9 +2,17 @@
 
 #include <dlfcn.h>
 #include <elf.h>
+#include <errno.h>
 #include <link.h>
-#include <pthread.h>
+#include <sched.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+#include <unwind.h>
 
+#include <atomic>
+
+#include "preload/profiler_state.h"
 #include "preload/thread_state.h"
 
 extern "C" const ElfW(Ehdr) __ehdr_start;  // this library's ELF header, defined by the linker
@@ -12,13 +20,13 @@ extern "C" const ElfW(Ehdr) __ehdr_start;  // this library's ELF header, defined
 namespace heaprec::preload {
 namespace {
 
-using UnwBacktraceFn = int (*)(void**, int);
-using UnwSetCachingPolicyFn = int (*)(void*, int);
+using UnwindBacktraceFn = _Unwind_Reason_Code (*)(_Unwind_Trace_Fn, void*);
+using UnwindGetIpFn = _Unwind_Ptr (*)(_Unwind_Context*);
 
-UnwBacktraceFn g_unw_backtrace = nullptr;
+// libgcc's unwinder, null when heaprec walks frame pointers.
+UnwindBacktraceFn g_unwind_backtrace = nullptr;
+UnwindGetIpFn g_unwind_get_ip = nullptr;
 std::uintptr_t g_self_text_low = 0, g_self_text_high = 0;
-
-constexpr int kUnwCachePerThread = 2;  // UNW_CACHE_PER_THREAD in libunwind.h
 
 // The executable range of heaprec itself, read from its own program headers, so that captures can
 // drop the hook frames without relying on how many the compiler inlined.
@@ -36,36 +44,83 @@ void FindOwnTextRange() {
 
 bool IsOwnFrame(std::uintptr_t pc) { return pc >= g_self_text_low && pc < g_self_text_high; }
 
-void FindThreadStackBounds(ThreadState& t) {
-  pthread_attr_t attr;
-  if (pthread_getattr_np(pthread_self(), &attr) != 0) return;
-  void* low = nullptr;
-  std::size_t size = 0;
-  if (pthread_attr_getstack(&attr, &low, &size) == 0) {
-    t.stack_low = reinterpret_cast<std::uintptr_t>(low);
-    t.stack_high = t.stack_low + size;
-  }
-  pthread_attr_destroy(&attr);
+// Whether `bytes` at `address` can be read, asked of the kernel (process_vm_readv on ourselves
+// fails with EFAULT instead of faulting), so that a frame pointer pointing anywhere cannot crash
+// the walk. No lock and no allocation: unlike pthread_getattr_np, which takes the thread's own
+// lock and allocates, and so deadlocks when it is itself the allocation being sampled.
+bool Readable(std::uintptr_t address, std::size_t bytes) {
+  char buffer[2 * sizeof(void*)];
+  iovec local = {buffer, bytes};
+  iovec remote = {reinterpret_cast<void*>(address), bytes};
+  int saved_errno = errno;
+  bool ok = process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == static_cast<ssize_t>(bytes);
+  errno = saved_errno;
+  return ok;
 }
 
 // Walks the frame-pointer chain. heaprec itself is built with frame pointers, so the walk gets out
-// of the hooks; whether it gets further depends on how the program was compiled.
+// of the hooks; whether it gets further depends on how the program was compiled. Each frame must
+// lie above the previous one, less than kMaxFrameBytes away, and be readable: the page the walk
+// starts on is (it is this function's stack), each further page is checked once per walk.
 int FramePointerBacktrace(void** out, int max) {
-  ThreadState& t = t_state;
-  if (t.stack_high == 0) FindThreadStackBounds(t);
+  constexpr std::uintptr_t kPage = 4096, kMaxFrameBytes = 1 << 20;
   auto fp = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
-  std::uintptr_t low = fp, high = t.stack_high != 0 ? t.stack_high : fp + 64 * 1024;
+  std::uintptr_t readable_low = fp & ~(kPage - 1), readable_high = readable_low + kPage;
   int n = 0;
   while (n < max) {
-    if ((fp & (sizeof(void*) - 1)) != 0 || fp < low || fp + 2 * sizeof(void*) > high) break;
+    if ((fp & (sizeof(void*) - 1)) != 0) break;
+    std::uintptr_t frame_end = fp + 2 * sizeof(void*);
+    if (fp < readable_low || frame_end > readable_high) {
+      if (!Readable(fp, 2 * sizeof(void*))) break;
+      readable_low = fp & ~(kPage - 1);
+      readable_high = ((frame_end - 1) & ~(kPage - 1)) + kPage;
+    }
     auto* frame = reinterpret_cast<std::uintptr_t*>(fp);
     std::uintptr_t next = frame[0], ret = frame[1];
     if (ret == 0) break;
     out[n++] = reinterpret_cast<void*>(ret);
-    if (next <= fp) break;
-    low = fp;
+    if (next <= fp || next - fp > kMaxFrameBytes) break;
     fp = next;
   }
+  return n;
+}
+
+struct DwarfWalk {
+  void** out;
+  int count, capacity;
+};
+
+_Unwind_Reason_Code CollectFrame(_Unwind_Context* context, void* argument) {
+  auto* walk = static_cast<DwarfWalk*>(argument);
+  _Unwind_Ptr ip = g_unwind_get_ip(context);
+  // The outermost frame (_start, a thread's clone) reports no return address.
+  if (walk->count == walk->capacity || ip == 0) return _URC_END_OF_STACK;
+  walk->out[walk->count++] = reinterpret_cast<void*>(ip);
+  return _URC_NO_REASON;
+}
+
+// fork() safety. An unwinder may hold a lock of its own (libgcc's, for frames registered with
+// __register_frame_info, as JIT compilers do) when another thread forks, and glibc does not reset
+// it in the child. So the forking thread closes a gate first: unwinds already in flight are waited
+// for (briefly: a thread inside the unwinder might itself wait for a lock another fork handler
+// holds), new ones walk frame pointers until the fork is over, and a child born while an unwind was
+// still in flight walks frame pointers for the rest of its life. Sequentially consistent on both
+// sides, so either the unwinding thread sees the gate closed or the forking thread sees it counted.
+std::atomic<int> g_unwinds_in_flight{0};
+std::atomic<bool> g_fork_in_progress{false};
+bool g_child_avoids_dwarf = false;  // set in ForkPrepare, applied in the child
+
+int DwarfBacktrace(void** out, int max) {
+  g_unwinds_in_flight.fetch_add(1);
+  int n;
+  if (g_fork_in_progress.load()) {
+    n = FramePointerBacktrace(out, max);
+  } else {
+    DwarfWalk walk = {out, 0, max};
+    g_unwind_backtrace(CollectFrame, &walk);
+    n = walk.count;
+  }
+  g_unwinds_in_flight.fetch_sub(1);
   return n;
 }
 
@@ -73,26 +128,35 @@ int FramePointerBacktrace(void** out, int max) {
 
 void InitUnwinder(UnwindMethod method) {
   FindOwnTextRange();
-  if (method != UnwindMethod::kLibunwind) return;
-  void* handle = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) return;
-  auto backtrace = reinterpret_cast<UnwBacktraceFn>(dlsym(handle, "unw_backtrace"));
-  auto set_caching =
-      reinterpret_cast<UnwSetCachingPolicyFn>(dlsym(handle, "_ULx86_64_set_caching_policy"));
-  void* address_space = dlsym(handle, "_ULx86_64_local_addr_space");
-  if (backtrace == nullptr) return;
-  if (set_caching != nullptr && address_space != nullptr) {
-    set_caching(*static_cast<void**>(address_space), kUnwCachePerThread);
+  if (method != UnwindMethod::kDwarf) return;
+  void* handle = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
+  auto backtrace = handle != nullptr
+                       ? reinterpret_cast<UnwindBacktraceFn>(dlsym(handle, "_Unwind_Backtrace"))
+                       : nullptr;
+  auto get_ip =
+      handle != nullptr ? reinterpret_cast<UnwindGetIpFn>(dlsym(handle, "_Unwind_GetIP")) : nullptr;
+  if (backtrace == nullptr || get_ip == nullptr) {
+    const char* parts[] = {
+        "heaprec: libgcc_s.so.1 cannot be loaded (Debian package libgcc-s1); stacks are walked by "
+        "frame pointers and lose the callers of code built without them\n"};
+    ReportMessage(parts, 1);
+    return;
   }
-  g_unw_backtrace = backtrace;
+  g_unwind_get_ip = get_ip;
+  // The first walk initializes libgcc's register tables (under a pthread_once): here, at
+  // start-up, rather than inside some thread's allocation.
+  void* frames[4];
+  DwarfWalk walk = {frames, 0, 4};
+  backtrace(CollectFrame, &walk);
+  g_unwind_backtrace = backtrace;
 }
 
 std::uint32_t CaptureStack(std::uint64_t* frames, std::uint32_t max_depth, bool* truncated) {
   // Capture into `frames` itself, which the caller sized max_depth + kCaptureExtraFrames.
   void** raw = reinterpret_cast<void**>(frames);
   int capacity = static_cast<int>(max_depth + kCaptureExtraFrames);
-  int n = g_unw_backtrace != nullptr ? g_unw_backtrace(raw, capacity)
-                                     : FramePointerBacktrace(raw, capacity);
+  int n = g_unwind_backtrace != nullptr ? DwarfBacktrace(raw, capacity)
+                                        : FramePointerBacktrace(raw, capacity);
   int first = 0;
   while (first < n && IsOwnFrame(reinterpret_cast<std::uintptr_t>(raw[first]))) ++first;
   std::uint32_t kept = static_cast<std::uint32_t>(n - first);
@@ -104,6 +168,36 @@ std::uint32_t CaptureStack(std::uint64_t* frames, std::uint32_t max_depth, bool*
     frames[i] = reinterpret_cast<std::uint64_t>(raw[first + i]) - 1;
   }
   return kept;
+}
+
+}  // namespace heaprec::preload
+
+namespace heaprec::preload {
+
+const char* UnwinderName() { return g_unwind_backtrace != nullptr ? "dwarf" : "fp"; }
+
+void CloseUnwindGateForFork(bool wait) {
+  g_fork_in_progress.store(true);
+  // A thread inside the unwinder normally leaves it within microseconds; 50 ms covers a descheduled
+  // one on a busy machine. A fork called from inside heaprec (a signal handler that forks) does
+  // not wait for itself.
+  for (int spins = 0; wait && g_unwinds_in_flight.load() != 0 && spins < 5000; ++spins) {
+    if (spins < 100) {
+      sched_yield();
+    } else {
+      timespec pause = {0, 10000};
+      nanosleep(&pause, nullptr);
+    }
+  }
+  g_child_avoids_dwarf = g_unwinds_in_flight.load() != 0 || !wait;
+}
+
+void OpenUnwindGateInParent() { g_fork_in_progress.store(false); }
+
+void OpenUnwindGateInChild() {
+  if (g_child_avoids_dwarf) g_unwind_backtrace = nullptr;
+  g_unwinds_in_flight.store(0);
+  g_fork_in_progress.store(false);
 }
 
 }  // namespace heaprec::preload

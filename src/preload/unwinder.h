@@ -1,17 +1,21 @@
 // Captures the call stack of a sampled allocation.
 //
-// libunwind (DWARF CFI, with its per-thread cache) by default: it works on the optimized,
-// frame-pointer- less code that most distributions ship. It is loaded with dlopen(RTLD_LOCAL)
-// rather than linked: a library linked into a preloaded one joins the global symbol scope, and
-// libunwind exports _Unwind_RaiseException and friends, which would take over C++ exception
-// handling for the whole program (and its weak `backtrace` would replace glibc's). Loaded locally,
-// only heaprec sees it.
+// By default with libgcc's DWARF unwinder (_Unwind_Backtrace from libgcc_s.so.1, the one C++
+// exceptions use), which works on the optimized, frame-pointer-less code that distributions ship.
+// It finds unwind tables with glibc's _dl_find_object, which takes no lock (dl_iterate_phdr takes
+// the loader's dl_load_write_lock, which a child of fork() may find taken forever), opens nothing
+// and allocates nothing. libunwind, used before, fails both: it looks tables up through
+// dl_iterate_phdr, and it validates addresses by writing them to a pipe it keeps open behind the
+// program's back, re-creating it (closing whatever descriptors now have its numbers) when the
+// program closed it. libgcc_s is loaded with dlopen(RTLD_LOCAL), so C programs do not get its
+// symbols in their scope.
 //
-// Frame-pointer walking is the fallback when libunwind cannot be loaded, or on request: each frame
-// must lie above the previous one and inside the thread's stack, or the walk stops.
+// Frame-pointer walking is the fallback when libgcc_s cannot be loaded (heaprec says so once, and
+// profiles record the unwinder used), or on request: each frame must lie above the previous one and
+// be readable, or the walk stops. It takes no lock and allocates nothing.
 //
-// Called only on the sampled slow path, with the thread's HookGuard held (libunwind may allocate on
-// first use in a thread). Not async-signal-safe. No locks of its own.
+// Called only on the sampled slow path, with the thread's HookGuard held. Not async-signal-safe.
+// No locks of its own; see the fork gate below.
 #pragma once
 
 #include <cstdint>
@@ -24,7 +28,8 @@ namespace heaprec::preload {
 // detect truncation).
 inline constexpr std::uint32_t kCaptureExtraFrames = 9;
 
-// Loads libunwind if `method` asks for it; falls back to frame pointers when it cannot be loaded.
+// Loads libgcc's unwinder if `method` asks for it; falls back to frame pointers when it cannot be
+// loaded.
 // Call once at start-up, under a HookGuard.
 void InitUnwinder(UnwindMethod method);
 
@@ -33,5 +38,14 @@ void InitUnwinder(UnwindMethod method);
 // Returns the number of frames; sets *truncated when the stack was deeper than `max_depth`.
 // `frames` must have room for max_depth + kCaptureExtraFrames entries.
 std::uint32_t CaptureStack(std::uint64_t* frames, std::uint32_t max_depth, bool* truncated);
+
+// "dwarf" or "fp": what CaptureStack uses now, for the profile's comments.
+const char* UnwinderName();
+
+// fork() handlers (see unwinder.cc): before fork, from the forking thread (`wait` false when it is
+// itself inside heaprec); after it, in the parent and in the child.
+void CloseUnwindGateForFork(bool wait);
+void OpenUnwindGateInParent();
+void OpenUnwindGateInChild();
 
 }  // namespace heaprec::preload

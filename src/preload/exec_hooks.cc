@@ -1,0 +1,121 @@
+// The exec family, interposed so that exec never cuts a dump in half. exec ends every thread but
+// the caller's at once: a dump the dump thread was writing would leave its temporary file behind,
+// and a peak profile half-rewritten. So the calling thread waits for dumps in progress (taking the
+// dump locks) and holds them across the real call; if exec fails, it lets them go. A vfork child
+// shares its parent's memory and must not take them (they would stay taken in the parent).
+#include <alloca.h>
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <unistd.h>
+
+#include "preload/endings.h"
+#include "preload/profiler.h"
+#include "preload/profiler_state.h"
+#include "preload/thread_state.h"
+
+#define HEAPREC_EXPORT extern "C" __attribute__((visibility("default")))
+
+extern char** environ;
+
+namespace heaprec::preload {
+namespace {
+
+template <typename Fn>
+Fn Real(const char* name) {
+  return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
+}
+
+// Holds the dump locks for the duration of an exec call, as a thread inside heaprec: a signal
+// that would end the process meanwhile is deferred (its final dump needs these locks) until the
+// locks are let go, which happens only if exec fails. A vfork child touches nothing: even the
+// thread's "inside heaprec" mark is its parent's (same memory, same thread-local storage).
+class DumpsHeldForExec {
+ public:
+  DumpsHeldForExec() : held_(!t_state.in_hook && InOwnProcess() && IsActive()) {
+    if (!held_) return;
+    t_state.in_hook = true;
+    LockDumpsForExec();
+  }
+  ~DumpsHeldForExec() {  // exec failed: the process goes on
+    if (!held_) return;
+    UnlockDumpsAfterExec();
+    t_state.in_hook = false;
+    if (t_state.deferred_count != 0 || t_state.deferred_signal != 0) LeaveHeaprec();
+  }
+  DumpsHeldForExec(const DumpsHeldForExec&) = delete;
+  DumpsHeldForExec& operator=(const DumpsHeldForExec&) = delete;
+
+ private:
+  bool held_;
+};
+
+// execl-style arguments, up to the terminating null, as an argv array on the caller's stack.
+#define HEAPREC_COLLECT_ARGV(first, args, argv)                      \
+  do {                                                               \
+    va_list count_args;                                              \
+    va_copy(count_args, args);                                       \
+    int count = 1;                                                   \
+    while (va_arg(count_args, char*) != nullptr) ++count;            \
+    va_end(count_args);                                              \
+    argv = static_cast<char**>(alloca((count + 1) * sizeof(char*))); \
+    argv[0] = const_cast<char*>(first);                              \
+    for (int i = 1; i <= count; ++i) argv[i] = va_arg(args, char*);  \
+  } while (0)
+
+}  // namespace
+}  // namespace heaprec::preload
+
+using heaprec::preload::DumpsHeldForExec;
+using heaprec::preload::Real;
+
+HEAPREC_EXPORT int execve(const char* path, char* const argv[], char* const envp[]) {
+  DumpsHeldForExec hold;
+  return Real<int (*)(const char*, char* const*, char* const*)>("execve")(path, argv, envp);
+}
+HEAPREC_EXPORT int execv(const char* path, char* const argv[]) {
+  DumpsHeldForExec hold;
+  return Real<int (*)(const char*, char* const*)>("execv")(path, argv);
+}
+HEAPREC_EXPORT int execvp(const char* file, char* const argv[]) {
+  DumpsHeldForExec hold;
+  return Real<int (*)(const char*, char* const*)>("execvp")(file, argv);
+}
+HEAPREC_EXPORT int execvpe(const char* file, char* const argv[], char* const envp[]) {
+  DumpsHeldForExec hold;
+  return Real<int (*)(const char*, char* const*, char* const*)>("execvpe")(file, argv, envp);
+}
+HEAPREC_EXPORT int fexecve(int fd, char* const argv[], char* const envp[]) {
+  DumpsHeldForExec hold;
+  return Real<int (*)(int, char* const*, char* const*)>("fexecve")(fd, argv, envp);
+}
+HEAPREC_EXPORT int execveat(int dirfd, const char* path, char* const argv[], char* const envp[],
+                            int flags) {
+  DumpsHeldForExec hold;
+  return Real<int (*)(int, const char*, char* const*, char* const*, int)>("execveat")(
+      dirfd, path, argv, envp, flags);
+}
+HEAPREC_EXPORT int execl(const char* path, const char* arg, ...) {
+  va_list args;
+  va_start(args, arg);
+  char** argv;
+  HEAPREC_COLLECT_ARGV(arg, args, argv);
+  va_end(args);
+  return execv(path, argv);
+}
+HEAPREC_EXPORT int execlp(const char* file, const char* arg, ...) {
+  va_list args;
+  va_start(args, arg);
+  char** argv;
+  HEAPREC_COLLECT_ARGV(arg, args, argv);
+  va_end(args);
+  return execvp(file, argv);
+}
+HEAPREC_EXPORT int execle(const char* path, const char* arg, ...) {
+  va_list args;
+  va_start(args, arg);
+  char** argv;
+  HEAPREC_COLLECT_ARGV(arg, args, argv);
+  char* const* envp = va_arg(args, char* const*);  // after the terminating null
+  va_end(args);
+  return execve(path, argv, envp);
+}
