@@ -7,12 +7,18 @@
 // are the same code. The profiler reports each file it writes in a manifest (HEAPREC_MANIFEST),
 // which is how files from forked and exec'd descendants are found. Everything heaprec prints goes
 // to stderr: the program's stdout is left exactly as it would be without the profiler.
+//
+// The program must not be able to tell heaprec from the shell that would otherwise have started
+// it: it gets heaprec's own signal dispositions and mask as heaprec found them, and exactly the
+// descriptors heaprec inherited (everything heaprec opens itself is close-on-exec).
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -41,7 +47,9 @@ struct ManifestEntry {
   std::string path;
 };
 
-pid_t g_child = 0;
+// The program, once it exists: where the signal forwarder sends what heaprec receives.
+std::atomic<pid_t> g_child{0};
+static_assert(std::atomic<pid_t>::is_always_lock_free, "read by a signal handler");
 
 // The program's command line, split off before CLI11 parses heaprec's own options (see
 // SplitRunCommandLine): handed to the program exactly as given.
@@ -51,14 +59,91 @@ std::vector<std::string> g_program_arguments;
 bool TakesValue(std::string_view option) {
   for (std::string_view known :
        {"--sample-interval", "--sample-every", "-o", "--output", "--dump-interval", "--dump-signal",
-        "--max-depth", "--unwind", "--seed", "--top"}) {
+        "--max-depth", "--unwind", "--seed", "--top", "--dump-above"}) {
     if (option == known) return true;
   }
   return false;
 }
 
-void ForwardSignal(int signal_number) {
-  if (g_child > 0) kill(g_child, signal_number);
+// The signals heaprec catches while the program runs, to pass them on: everything a user or a
+// supervisor sends to stop, hang up or poke a process.
+constexpr int kForwardedSignals[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
+constexpr size_t kForwardedCount = sizeof(kForwardedSignals) / sizeof(kForwardedSignals[0]);
+
+// heaprec's signal state as it found it: the program gets it back between fork and exec, so that it
+// starts with the mask and dispositions it would have had without heaprec (a signal that heaprec's
+// own parent ignored stays ignored, as with nohup).
+struct SignalState {
+  sigset_t mask;
+  struct sigaction actions[kForwardedCount];
+  struct sigaction child_action;  // SIGCHLD's
+};
+
+// A terminal's interrupt, quit and hangup (si_code SI_KERNEL) go to its whole foreground process
+// group, which holds the program too: passing them on would deliver them twice. Anything sent with
+// kill or sigqueue was meant for heaprec alone, standing in for the program, so the program gets
+// it. This is what sudo does.
+void ForwardSignal(int signal_number, siginfo_t* info, void*) {
+  if (info->si_code == SI_KERNEL) return;
+  int saved_errno = errno;
+  pid_t child = g_child.load(std::memory_order_relaxed);
+  if (child > 0) kill(child, signal_number);
+  errno = saved_errno;
+}
+
+// Saves the signal state, then blocks the forwarded signals and installs the forwarder for each
+// one not ignored on entry. They stay blocked until the program exists (UnblockForwardedSignals):
+// one arriving before that is kept pending rather than lost, then forwarded.
+void CatchForwardedSignals(SignalState* saved) {
+  sigset_t forwarded;
+  sigemptyset(&forwarded);
+  for (int s : kForwardedSignals) sigaddset(&forwarded, s);
+  sigprocmask(SIG_BLOCK, &forwarded, &saved->mask);
+  struct sigaction forward = {};
+  forward.sa_sigaction = ForwardSignal;
+  forward.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&forward.sa_mask);
+  for (size_t i = 0; i < kForwardedCount; ++i) {
+    sigaction(kForwardedSignals[i], nullptr, &saved->actions[i]);
+    if (saved->actions[i].sa_handler != SIG_IGN) sigaction(kForwardedSignals[i], &forward, nullptr);
+  }
+  // With SIGCHLD ignored (or SA_NOCLDWAIT), children are reaped unseen and waitpid fails: heaprec
+  // could not learn the program's status. The program gets the ignored SIGCHLD back.
+  struct sigaction child_default = {};
+  child_default.sa_handler = SIG_DFL;
+  sigemptyset(&child_default.sa_mask);
+  sigaction(SIGCHLD, &child_default, &saved->child_action);
+}
+
+void UnblockForwardedSignals(const SignalState& saved) {
+  sigprocmask(SIG_SETMASK, &saved.mask, nullptr);
+}
+
+// Puts back the state CatchForwardedSignals saved: in the child before exec, and in heaprec once
+// the program is gone (Ctrl-C while heaprec symbolizes then stops heaprec, as it would any
+// command). Dispositions first, so that no signal unblocked by the mask meets the forwarder.
+// Async-signal-safe: it runs between fork and exec.
+void RestoreSignals(const SignalState& saved) {
+  for (size_t i = 0; i < kForwardedCount; ++i) {
+    sigaction(kForwardedSignals[i], &saved.actions[i], nullptr);
+  }
+  sigaction(SIGCHLD, &saved.child_action, nullptr);
+  sigprocmask(SIG_SETMASK, &saved.mask, nullptr);
+}
+
+// Occupies each of descriptors 0, 1 and 2 that heaprec was started without with /dev/null,
+// close-on-exec. Otherwise the next file heaprec opens (the status pipe, a profile) would take that
+// number, and heaprec's messages to stderr would land in it; exec closes the placeholders, so the
+// program still starts with them closed, as it would without heaprec.
+void ReserveStandardDescriptors() {
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF) continue;
+    int placeholder = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (placeholder >= 0 && placeholder != fd) {
+      dup3(placeholder, fd, O_CLOEXEC);
+      close(placeholder);
+    }
+  }
 }
 
 // The preload library sits next to the CLI in the build tree and in an installed prefix:
@@ -115,8 +200,12 @@ bool ValidateOptions(const RunOptions& o) {
   if (!o.seed.empty() && !preload::ParseSeed(o.seed.c_str(), &u64)) {
     return fail("--seed", o.seed, "an unsigned integer");
   }
-  if (!o.unwind.empty() && o.unwind != "libunwind" && o.unwind != "fp") {
-    return fail("--unwind", o.unwind, "libunwind or fp");
+  // "libunwind": the DWARF unwinder's name when heaprec used libunwind for it.
+  if (!o.unwind.empty() && o.unwind != "dwarf" && o.unwind != "libunwind" && o.unwind != "fp") {
+    return fail("--unwind", o.unwind, "dwarf or fp");
+  }
+  if (!o.dump_above.empty() && !preload::ParseByteCount(o.dump_above.c_str(), &u64)) {
+    return fail("--dump-above", o.dump_above, "a byte count such as 100M or 2G");
   }
   if (o.output.empty() || o.output.size() >= PATH_MAX) {
     return fail("-o", o.output, "a non-empty path template");
@@ -153,26 +242,34 @@ void SetEnvironment(const RunOptions& o, const std::string& library, const std::
   }
 }
 
-// Starts the program; returns its pid, or -1 after printing why it could not be started. The child
-// reports an exec failure through a close-on-exec pipe, which closes silently on success.
-pid_t StartProgram(const RunOptions& o, int* exec_errno) {
+// Starts the program; returns its pid, or -1 if fork failed. The child reports an exec failure
+// through a close-on-exec pipe, which closes silently on success. Between fork and exec the child
+// only restores what heaprec changed: its signal state and (with --no-follow) one variable.
+pid_t StartProgram(const RunOptions& o, const SignalState& signals, int* exec_errno) {
+  std::vector<char*> argv;
+  for (const std::string& arg : o.command) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
   int status_pipe[2];
   if (pipe2(status_pipe, O_CLOEXEC) != 0) return -1;
   pid_t pid = fork();
-  if (pid < 0) return -1;
   if (pid == 0) {
     close(status_pipe[0]);
+    RestoreSignals(signals);
     if (o.no_follow) setenv("HEAPREC_NO_FOLLOW", std::to_string(getpid()).c_str(), 1);
-    std::vector<char*> argv;
-    for (const std::string& arg : o.command) argv.push_back(const_cast<char*>(arg.c_str()));
-    argv.push_back(nullptr);
     execvp(argv[0], argv.data());
     int error = errno;
     ssize_t ignored = write(status_pipe[1], &error, sizeof(error));
     (void)ignored;
     _exit(127);
   }
+  int fork_errno = errno;
   close(status_pipe[1]);
+  if (pid < 0) {
+    close(status_pipe[0]);
+    errno = fork_errno;
+    return -1;
+  }
+  g_child.store(pid, std::memory_order_relaxed);
   *exec_errno = 0;
   ssize_t n;
   do {
@@ -182,36 +279,98 @@ pid_t StartProgram(const RunOptions& o, int* exec_errno) {
   return pid;
 }
 
-int WaitForProgram(pid_t pid) {
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return 1;
-  }
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) {
-    std::cerr << "heaprec: "
-              << "the program was killed by signal " << WTERMSIG(status) << " ("
-              << strsignal(WTERMSIG(status)) << ")\n";
-    return 128 + WTERMSIG(status);
-  }
-  return 1;
+// The signal's abbreviation with its prefix, "SIGSEGV", or its number for one glibc cannot name
+// (a real-time signal).
+std::string SignalName(int signal_number) {
+  const char* abbreviation = sigabbrev_np(signal_number);
+  return abbreviation != nullptr ? std::string("SIG") + abbreviation
+                                 : "signal " + std::to_string(signal_number);
 }
 
-std::vector<ManifestEntry> ReadManifest(const std::string& path) {
-  std::vector<ManifestEntry> entries;
+// How the program ended, in one line for the user, from its wait status.
+std::string DescribeEnding(int status) {
+  if (WIFEXITED(status)) {
+    return "the program exited with status " + std::to_string(WEXITSTATUS(status));
+  }
+  int signal_number = WTERMSIG(status);
+  return "the program was killed by signal " + std::to_string(signal_number) + " (" +
+         SignalName(signal_number) + ")" + (WCOREDUMP(status) ? ", core dumped" : "");
+}
+
+// Waits for the program, says how it ended and returns heaprec's exit status: the program's, or
+// 128+N when signal N killed it, as a shell reports it.
+int WaitForProgram(pid_t pid) {
+  // First wait without reaping: while the program is a zombie its pid cannot be given to another
+  // process, so the forwarder can be stopped before it could signal a stranger.
+  siginfo_t ended;
+  while (waitid(P_PID, static_cast<id_t>(pid), &ended, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
+  }
+  g_child.store(0, std::memory_order_relaxed);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) {
+      std::cerr << "heaprec: cannot wait for the program: " << std::strerror(errno) << "\n";
+      return 1;
+    }
+  }
+  std::cerr << "heaprec: " << DescribeEnding(status) << "\n";
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// What the processes reported in the manifest: each profile file once, and the messages the
+// library could not print because the program had redirected its stderr.
+struct Manifest {
+  std::vector<ManifestEntry> profiles;  // in the order first written
+  std::vector<std::string> messages;
+};
+
+// Adds a profile, or updates the entry of a path listed before: a peak profile is rewritten each
+// time the peak grows, and the file holds what was written last.
+void AddProfile(std::vector<ManifestEntry>* profiles, ManifestEntry entry) {
+  for (ManifestEntry& listed : *profiles) {
+    if (listed.path == entry.path) {
+      listed = std::move(entry);
+      return;
+    }
+  }
+  profiles->push_back(std::move(entry));
+}
+
+// Reads "pid<TAB>reason<TAB>path" lines; for reason "message" the third field is the text.
+Manifest ReadManifest(const std::string& path) {
+  Manifest manifest;
   std::ifstream in(path);
   std::string line;
   while (std::getline(in, line)) {
     std::istringstream fields(line);
     ManifestEntry e;
     std::string pid;
-    if (std::getline(fields, pid, '\t') && std::getline(fields, e.reason, '\t') &&
-        std::getline(fields, e.path)) {
-      e.pid = static_cast<pid_t>(std::atoi(pid.c_str()));
-      entries.push_back(std::move(e));
+    if (!std::getline(fields, pid, '\t') || !std::getline(fields, e.reason, '\t') ||
+        !std::getline(fields, e.path)) {
+      continue;
+    }
+    e.pid = static_cast<pid_t>(std::atoi(pid.c_str()));
+    if (e.reason == "message") {
+      manifest.messages.push_back(std::move(e.path));
+    } else {
+      AddProfile(&manifest.profiles, std::move(e));
     }
   }
-  return entries;
+  return manifest;
+}
+
+// Creates the empty manifest the processes append to; "" after saying why it could not. Closed at
+// once (and close-on-exec meanwhile): the program must not inherit it.
+std::string CreateManifest() {
+  std::string manifest =
+      (std::filesystem::temp_directory_path() / "heaprec-manifest-XXXXXX").string();
+  int fd = mkostemp(manifest.data(), O_CLOEXEC);
+  if (fd < 0) {
+    std::cerr << "heaprec run: cannot create a temporary file: " << std::strerror(errno) << "\n";
+    return "";
+  }
+  close(fd);
+  return manifest;
 }
 
 // Whether some location still has only an address. Ruby profiles never do: their frames are written
@@ -240,26 +399,86 @@ bool SymbolizeProfiles(const std::vector<ManifestEntry>& entries) {
   return ok;
 }
 
-void PrintSummary(const RunOptions& o, pid_t root, const std::vector<ManifestEntry>& entries) {
-  if (entries.empty()) {
-    std::cerr
-        << "heaprec: no profile was written (did the program end with _exit, abort or a signal?)\n";
-    return;
+// How a process ended, for each reason the library gives its final profile; nullptr for the other
+// reasons (interval, signal, api, peak, above), which a process writes while it runs.
+const char* EndingOf(const std::string& reason) {
+  if (reason == "exit") return "ended with exit() or a return from main";
+  if (reason == "_exit") return "ended with _exit()";
+  if (reason == "crash") return "crashed on a fatal signal";
+  if (reason == "terminated") return "was killed by a termination signal";
+  return nullptr;
+}
+
+// The library's messages, each as a heaprec line.
+void PrintMessages(const std::vector<std::string>& messages) {
+  for (const std::string& message : messages) {
+    std::cerr << (message.rfind("heaprec:", 0) == 0 ? "" : "heaprec: ") << message << "\n";
   }
-  std::cerr << "heaprec: wrote " << entries.size()
-            << (entries.size() == 1 ? " profile" : " profiles") << ":\n";
-  for (const ManifestEntry& e : entries) {
-    std::cerr << "  " << e.path << "  (pid " << e.pid << ", " << e.reason << ")\n";
+}
+
+void PrintProfileList(const std::vector<ManifestEntry>& profiles) {
+  std::cerr << "heaprec: wrote " << profiles.size()
+            << (profiles.size() == 1 ? " profile" : " profiles") << ":\n";
+  for (const ManifestEntry& e : profiles) {
+    std::cerr << "  " << e.path << "  (pid " << e.pid << ", " << e.reason;
+    if (const char* ending = EndingOf(e.reason)) std::cerr << ": the process " << ending;
+    std::cerr << ")\n";
   }
-  const ManifestEntry* main_profile = nullptr;
-  for (const ManifestEntry& e : entries) {
-    if (e.pid == root && e.reason == "exit") main_profile = &e;
+}
+
+// The last profile of `pid` that `matches` the reason, or nullptr.
+template <typename Predicate>
+const ManifestEntry* LastProfileOf(const std::vector<ManifestEntry>& profiles, pid_t pid,
+                                   Predicate matches) {
+  const ManifestEntry* found = nullptr;
+  for (const ManifestEntry& e : profiles) {
+    if (e.pid == pid && matches(e.reason)) found = &e;
   }
-  if (main_profile == nullptr || o.top == 0) return;
+  return found;
+}
+
+const ManifestEntry* FinalProfileOf(const std::vector<ManifestEntry>& profiles, pid_t pid) {
+  return LastProfileOf(profiles, pid,
+                       [](const std::string& reason) { return EndingOf(reason) != nullptr; });
+}
+
+// The live bytes a profile holds (its inuse_space, summed), or -1 if it has no such values.
+std::int64_t InuseSpace(const Profile& profile) {
+  for (size_t i = 0; i < profile.sample_types.size(); ++i) {
+    if (profile.sample_types[i].type != "inuse_space") continue;
+    std::int64_t total = 0;
+    for (const Sample& sample : profile.samples) total += sample.values.at(i);
+    return total;
+  }
+  return -1;
+}
+
+// A process that freed (nearly) everything before it ended leaves a final profile with little to
+// show; what it held at its peak is in its peak profile, so say where to look.
+void PointAtPeakProfile(const std::vector<ManifestEntry>& profiles,
+                        const ManifestEntry& final_profile) {
+  const ManifestEntry* peak = LastProfileOf(
+      profiles, final_profile.pid, [](const std::string& reason) { return reason == "peak"; });
+  if (peak == nullptr) return;
   try {
-    Profile profile = ReadProfileFile(main_profile->path);
+    std::int64_t final_bytes = InuseSpace(ReadProfileFile(final_profile.path));
+    std::int64_t peak_bytes = InuseSpace(ReadProfileFile(peak->path));
+    if (final_bytes < 0 || peak_bytes <= 0 || final_bytes * 10 >= peak_bytes) return;
+    std::cerr << "heaprec: the final profile of pid " << final_profile.pid << " holds "
+              << FormatValue(final_bytes, "bytes") << "; its peak profile " << peak->path
+              << " holds " << FormatValue(peak_bytes, "bytes") << "\n";
+  } catch (const std::exception& error) {
+    std::cerr << "heaprec: " << error.what() << "\n";
+  }
+}
+
+// The top sites of the program's own final profile.
+void PrintTopSites(const RunOptions& o, const ManifestEntry& final_profile) {
+  if (o.top == 0) return;
+  try {
+    Profile profile = ReadProfileFile(final_profile.path);
     ReportOptions report;
-    report.source = main_profile->path;
+    report.source = final_profile.path;
     report.sample_index = "inuse_space";
     report.top = o.top;
     std::cerr << "\n";
@@ -269,7 +488,69 @@ void PrintSummary(const RunOptions& o, pid_t root, const std::vector<ManifestEnt
   }
 }
 
+// `unprofiled`: heaprec already said why no profile could be written (a static executable).
+void PrintSummary(const RunOptions& o, pid_t root, const Manifest& manifest, bool unprofiled) {
+  PrintMessages(manifest.messages);
+  const std::vector<ManifestEntry>& profiles = manifest.profiles;
+  if (profiles.empty()) {
+    // Profiles are written at exit, _exit, abort and fatal or terminating signals, and the peak
+    // one as it grows: these are what is left.
+    if (!unprofiled) {
+      std::cerr << "heaprec: no profile was written (was the program killed by SIGKILL before its "
+                   "first peak profile, statically linked, or run with profiling turned off?)\n";
+    }
+    return;
+  }
+  PrintProfileList(profiles);
+  for (const ManifestEntry& e : profiles) {
+    if (EndingOf(e.reason) != nullptr) PointAtPeakProfile(profiles, e);
+  }
+  if (const ManifestEntry* final_profile = FinalProfileOf(profiles, root))
+    PrintTopSites(o, *final_profile);
+}
+
+// Says so when the program is a static executable, which LD_PRELOAD cannot reach; it still runs,
+// unprofiled. Ruby programs are reached through RUBYOPT instead, whatever the interpreter's
+// linking.
+bool WarnIfStatic(const RunOptions& o) {
+  if (o.ruby) return false;
+  std::string file = FindProgram(o.command[0], std::getenv("PATH"));
+  if (file.empty() || !IsStaticExecutable(file)) return false;
+  std::cerr << "heaprec: " << o.command[0]
+            << " is statically linked; LD_PRELOAD cannot reach it, so it will run unprofiled\n";
+  return true;
+}
+
+// Runs the program with the signals forwarded; returns heaprec's exit status. `pid` is the
+// program's, or -1 if it could not be started.
+int RunProgram(const RunOptions& o, pid_t* pid) {
+  SignalState signals;
+  CatchForwardedSignals(&signals);
+  int exec_errno = 0;
+  *pid = StartProgram(o, signals, &exec_errno);
+  if (*pid < 0) {
+    int fork_errno = errno;
+    RestoreSignals(signals);
+    std::cerr << "heaprec run: cannot start a process: " << std::strerror(fork_errno) << "\n";
+    return kExitFailure;
+  }
+  UnblockForwardedSignals(signals);  // anything that arrived meanwhile is forwarded now
+  if (exec_errno != 0) {
+    g_child.store(0, std::memory_order_relaxed);  // before its pid is free for another process
+    waitpid(*pid, nullptr, 0);
+    *pid = -1;  // no program ran: nothing to report
+    RestoreSignals(signals);
+    std::cerr << "heaprec run: cannot run '" << o.command[0] << "': " << std::strerror(exec_errno)
+              << "\n";
+    return exec_errno == ENOENT ? 127 : 126;
+  }
+  int status = WaitForProgram(*pid);
+  RestoreSignals(signals);
+  return status;
+}
+
 int Run(const RunOptions& o) {
+  ReserveStandardDescriptors();
   if (o.command.empty()) {
     std::cerr
         << "heaprec run: no program given (usage: heaprec run [OPTIONS] -- PROGRAM [ARGS...])\n";
@@ -284,45 +565,17 @@ int Run(const RunOptions& o) {
     }
     return kExitFailure;
   }
-  std::string manifest =
-      (std::filesystem::temp_directory_path() / "heaprec-manifest-XXXXXX").string();
-  int manifest_fd = mkstemp(manifest.data());
-  if (manifest_fd < 0) {
-    std::cerr << "heaprec run: cannot create a temporary file: " << std::strerror(errno) << "\n";
-    return kExitFailure;
-  }
-  close(manifest_fd);
+  bool unprofiled = WarnIfStatic(o);
+  std::string manifest = CreateManifest();
+  if (manifest.empty()) return kExitFailure;
   SetEnvironment(o, library, manifest);
-
-  // Terminal signals reach the whole process group, the program included; heaprec waits for it
-  // to finish and collects its profiles. Signals sent to heaprec alone are passed on.
-  signal(SIGINT, SIG_IGN);
-  signal(SIGQUIT, SIG_IGN);
-  struct sigaction forward = {};
-  forward.sa_handler = ForwardSignal;
-  sigemptyset(&forward.sa_mask);
-  for (int s : {SIGTERM, SIGHUP, SIGUSR1, SIGUSR2}) sigaction(s, &forward, nullptr);
-
-  int exec_errno = 0;
-  pid_t pid = StartProgram(o, &exec_errno);
-  if (pid < 0) {
-    std::cerr << "heaprec run: cannot start a process: " << std::strerror(errno) << "\n";
-    unlink(manifest.c_str());
-    return kExitFailure;
-  }
-  g_child = pid;
-  if (exec_errno != 0) {
-    waitpid(pid, nullptr, 0);
-    std::cerr << "heaprec run: cannot run '" << o.command[0] << "': " << std::strerror(exec_errno)
-              << "\n";
-    unlink(manifest.c_str());
-    return exec_errno == ENOENT ? 127 : 126;
-  }
-  int status = WaitForProgram(pid);
-  std::vector<ManifestEntry> entries = ReadManifest(manifest);
+  pid_t pid = -1;
+  int status = RunProgram(o, &pid);
+  Manifest written = ReadManifest(manifest);
   unlink(manifest.c_str());
-  if (o.symbolize) SymbolizeProfiles(entries);
-  PrintSummary(o, pid, entries);
+  if (pid < 0) return status;
+  if (o.symbolize) SymbolizeProfiles(written.profiles);
+  PrintSummary(o, pid, written, unprofiled);
   return status;
 }
 
@@ -362,8 +615,12 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
       "RUBYLIB and -rheaprec/autorun to RUBYOPT, so every Ruby process of the program profiles\n"
       "its live objects. The library is lib/ruby beside heaprec's lib/ directory;\n"
       "HEAPREC_RUBY_LIB overrides it. --sample-every is HEAPREC_SAMPLE_EVERY.\n"
-      "--sample-interval, --unwind, --dump-signal and --no-follow are for native programs only.\n"
+      "--sample-interval, --unwind, --dump-signal, --dump-above, --quiet and --no-follow are for\n"
+      "native programs only.\n"
       "Output templates expand %p (pid), %t (time), %e (program name).\n"
+      "Signals: a terminal's Ctrl-C, Ctrl-\\ and hangup reach the program directly; INT, QUIT,\n"
+      "TERM, HUP, USR1 and USR2 sent to heaprec with kill are passed on to it.\n"
+      "A statically linked program runs unprofiled: LD_PRELOAD cannot reach it.\n"
       "Exit status: the program's own (128+N if it was killed by signal N).");
   cmd->add_flag("--ruby", options->ruby,
                 "Profile Ruby objects (through RUBYOPT=-rheaprec/autorun) instead of native "
@@ -381,7 +638,13 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
                   "Native: also write a profile on this signal (e.g. SIGUSR2)");
   cmd->add_option("--max-depth", options->max_depth,
                   "Frames kept per stack, 1-1024 (default 128; Ruby 400)");
-  cmd->add_option("--unwind", options->unwind, "Native: stack unwinder, libunwind (default) or fp");
+  cmd->add_option("--dump-above", options->dump_above,
+                  "Native: also write a profile each time the live heap crosses another BYTES "
+                  "(BYTES, 2x, 3x, ...)");
+  cmd->add_flag("--quiet", options->quiet,
+                "Native: no line on stderr for each profile written on --dump-signal");
+  cmd->add_option("--unwind", options->unwind,
+                  "Native: stack unwinder, dwarf (default; libgcc's) or fp (frame pointers)");
   cmd->add_option("--seed", options->seed, "Fixed sampler seed, for reproducible runs");
   cmd->add_flag("--no-follow", options->no_follow,
                 "Native: do not profile programs the program executes");

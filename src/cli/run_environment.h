@@ -9,7 +9,7 @@
 // HEAPREC_SAMPLE_EVERY (objects, Ruby).
 //
 // Kept apart from run_command.cc, which forks and waits, so that tests can check the environment
-// without running anything.
+// (and what heaprec finds out about the program beforehand) without running anything.
 #pragma once
 
 #include <cstddef>
@@ -27,6 +27,8 @@ struct RunOptions {
   std::string output;           // the profile path template
   std::string dump_interval;
   std::string dump_signal;  // native only
+  std::string dump_above;   // native only
+  bool quiet = false;       // native only: no line per signal-triggered dump
   std::string unwind;       // native only
   std::string max_depth;
   std::string seed;
@@ -37,8 +39,8 @@ struct RunOptions {
 };
 
 // Why the options do not go together, in one line ("" when they do): --sample-every without --ruby,
-// or an option only libheaprec.so reads (--sample-interval, --unwind, --dump-signal, --no-follow)
-// with --ruby.
+// or an option only libheaprec.so reads (--sample-interval, --unwind, --dump-signal, --dump-above,
+// --quiet, --no-follow) with --ruby.
 std::string CheckRunMode(const RunOptions& options);
 
 // The directory that holds heaprec/autorun.rb: `override_directory` ($HEAPREC_RUBY_LIB) when set
@@ -58,5 +60,17 @@ using EnvironmentChanges = std::vector<std::pair<std::string, std::string>>;
 EnvironmentChanges RunEnvironment(const RunOptions& options, const std::string& library,
                                   const std::string& manifest,
                                   const std::function<const char*(const char*)>& current);
+
+// The file execvp(3) would run for `name`: `name` itself when it holds a slash, else the first
+// executable regular file called `name` in the directories of `search_path` ($PATH: an empty entry
+// is the current directory; nullptr means the system default, as execvp does). "" when there is
+// none, in which case starting the program fails and says why.
+std::string FindProgram(const std::string& name, const char* search_path);
+
+// Whether `file` is an ELF executable that the kernel starts without a program interpreter (no
+// PT_INTERP): the dynamic loader, which is what honours LD_PRELOAD, never runs. That is a static
+// executable, static-pie included. False for anything else (scripts, unreadable or malformed
+// files): those are left to exec to judge.
+bool IsStaticExecutable(const std::string& file);
 
 }  // namespace heaprec::cli
