@@ -1,10 +1,15 @@
 #include "e2e_util.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
+#include <pty.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -73,12 +78,25 @@ std::vector<std::string> Lines(const std::string& text) {
   return lines;
 }
 
-namespace {
-
 double MonotonicSeconds() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+namespace {
+
+// The null-terminated array execve and posix_spawn take, pointing into `strings` (which they do
+// not modify, whatever their prototypes say).
+std::vector<char*> CStrings(const std::vector<std::string>& strings) {
+  std::vector<char*> pointers;
+  for (const std::string& s : strings) pointers.push_back(const_cast<char*>(s.c_str()));
+  pointers.push_back(nullptr);
+  return pointers;
+}
+
+int StatusOf(int wait_status) {
+  return WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status);
 }
 
 // Waits for `pid`; with a timeout, kills its process group once it has passed. Returns whether it
@@ -110,13 +128,8 @@ bool WaitForChild(pid_t pid, int timeout_s, int* status) {
 
 RunResult RunProgram(const std::vector<std::string>& argv, const std::string& cwd,
                      const EnvChanges& env, int timeout_s) {
-  std::vector<std::string> environment = ChildEnvironment(env);
-  std::vector<char*> envp;
-  for (std::string& entry : environment) envp.push_back(entry.data());
-  envp.push_back(nullptr);
-  std::vector<char*> args;
-  for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
-  args.push_back(nullptr);
+  const std::vector<std::string> environment = ChildEnvironment(env);
+  std::vector<char*> envp = CStrings(environment), args = CStrings(argv);
 
   static std::atomic<int> counter{0};
   std::string stem = cwd + "/.run" + std::to_string(getpid()) + "-" + std::to_string(++counter);
@@ -153,7 +166,8 @@ RunResult RunProgram(const std::vector<std::string>& argv, const std::string& cw
   // Whatever the program left running in its group (a hung grandchild) goes too.
   if (timeout_s > 0) kill(-pid, SIGKILL);
   RunResult result;
-  result.status = hung ? kHung : WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.status = hung ? kHung : StatusOf(status);
+  result.wait_status = status;
   result.out = ReadFile(out_path);
   result.err = ReadFile(err_path);
   if (hung) result.err += "\n[hang guard: killed after " + std::to_string(timeout_s) + " s]\n";
@@ -162,13 +176,179 @@ RunResult RunProgram(const std::vector<std::string>& argv, const std::string& cw
   return result;
 }
 
-RunResult HeaprecRun(const std::string& dir, const std::vector<std::string>& flags,
-                     const std::vector<std::string>& program, const EnvChanges& env) {
+namespace {
+
+// dup2 that also works when `fd` already is `target` (and clears close-on-exec either way).
+// Async-signal-safe: for the child between fork and exec.
+void MoveTo(int fd, int target) {
+  if (fd == target) {
+    fcntl(fd, F_SETFD, 0);
+  } else {
+    dup2(fd, target);
+  }
+}
+
+// A pty with Ctrl-C generating SIGINT: sets `*master`, returns the slave side (both close-on-exec).
+int OpenTerminal(int* master) {
+  int slave = -1;
+  if (openpty(master, &slave, nullptr, nullptr, nullptr) != 0) {
+    throw std::runtime_error("openpty: " + std::string(std::strerror(errno)));
+  }
+  fcntl(*master, F_SETFD, FD_CLOEXEC);
+  fcntl(slave, F_SETFD, FD_CLOEXEC);
+  termios settings;
+  tcgetattr(slave, &settings);
+  settings.c_lflag |= ISIG;
+  settings.c_cc[VINTR] = 3;
+  tcsetattr(slave, TCSANOW, &settings);
+  return slave;
+}
+
+// In the child, between fork and exec: only async-signal-safe calls. `input` is what becomes
+// stdin (the pty's slave side, the pipe's read side, or -1 for /dev/null). Every descriptor opened
+// here is close-on-exec until moved into place, so that none reaches the program unasked.
+void SetUpChild(const BackgroundOptions& options, int input, const char* out, const char* err) {
+  if (chdir(options.cwd.c_str()) != 0) _exit(126);
+  if (options.terminal) {
+    setsid();
+    ioctl(input, TIOCSCTTY, 0);
+  } else {
+    setpgid(0, 0);
+  }
+  struct sigaction action = {};
+  sigemptyset(&action.sa_mask);
+  for (int s = 1; s < NSIG; ++s) {
+    action.sa_handler = SIG_DFL;
+    for (int ignored : options.ignored) {
+      if (ignored == s) action.sa_handler = SIG_IGN;
+    }
+    sigaction(s, &action, nullptr);  // fails harmlessly for SIGKILL, SIGSTOP and glibc's own
+  }
+  sigset_t mask;
+  sigemptyset(&mask);
+  for (int s : options.blocked) sigaddset(&mask, s);
+  sigprocmask(SIG_SETMASK, &mask, nullptr);
+  rlimit core;
+  getrlimit(RLIMIT_CORE, &core);
+  core.rlim_cur = options.core_dumps ? core.rlim_max : 0;
+  setrlimit(RLIMIT_CORE, &core);
+  int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+  int out_fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  int err_fd = open(err, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  MoveTo(input >= 0 ? input : null, 0);
+  MoveTo(out_fd, 1);
+  MoveTo(err_fd, 2);
+  if (options.extra_descriptor) MoveTo(null, 9);
+  for (int fd : options.closed) close(fd);
+}
+
+}  // namespace
+
+BackgroundProcess::BackgroundProcess(const BackgroundOptions& options)
+    : cwd_(options.cwd), guard_seconds_(options.guard_seconds) {
+  // Everything the child needs is prepared here: after fork it may not allocate.
+  const std::vector<std::string> environment = ChildEnvironment(options.env);
+  std::vector<char*> envp = CStrings(environment), args = CStrings(options.argv);
+  const std::string out = cwd_ + "/out", err = cwd_ + "/err";
+  int input = -1;
+  if (options.terminal) {
+    input = OpenTerminal(&master_);
+  } else if (options.stdin_pipe) {
+    int pipe_fds[2];
+    if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
+      throw std::runtime_error("pipe2: " + std::string(std::strerror(errno)));
+    }
+    input = pipe_fds[0];
+    stdin_ = pipe_fds[1];
+  }
+  pid_ = fork();
+  if (pid_ < 0) throw std::runtime_error("fork: " + std::string(std::strerror(errno)));
+  if (pid_ == 0) {
+    SetUpChild(options, input, out.c_str(), err.c_str());
+    execve(args[0], args.data(), envp.data());
+    _exit(127);
+  }
+  if (input >= 0) close(input);
+}
+
+BackgroundProcess::~BackgroundProcess() {
+  if (pid_ > 0) {
+    kill(-pid_, SIGKILL);
+    if (!reaped_) waitpid(pid_, nullptr, 0);
+  }
+  if (stdin_ >= 0) close(stdin_);
+  if (master_ >= 0) close(master_);
+}
+
+std::string BackgroundProcess::WaitForLine(const std::string& prefix) const {
+  auto find = [&] {
+    std::string out = ReadFile(cwd_ + "/out");
+    // Only whole lines: the program may be in the middle of writing the last one.
+    out.erase(out.rfind('\n') + 1);
+    for (const std::string& line : Lines(out)) {
+      if (line.rfind(prefix, 0) == 0) return line;
+    }
+    return std::string();
+  };
+  for (const double deadline = MonotonicSeconds() + guard_seconds_; MonotonicSeconds() < deadline;
+       usleep(2 * 1000)) {
+    std::string line = find();
+    if (!line.empty()) return line;
+    siginfo_t info = {};
+    if (waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+        info.si_pid == pid_) {
+      return find();  // ended (left for Wait to reap): one last look, it may have said it just now
+    }
+  }
+  return "";
+}
+
+pid_t BackgroundProcess::WaitUntilReady(const std::string& what) const {
+  std::string line = WaitForLine(what + " ");
+  return line.empty() ? -1 : static_cast<pid_t>(std::stoi(line.substr(what.size() + 1)));
+}
+
+void BackgroundProcess::Send(const std::string& line) {
+  std::string text = line + "\n";
+  if (write(stdin_, text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
+    ADD_FAILURE() << "could not write to the program's stdin: " << std::strerror(errno);
+  }
+}
+
+std::string BackgroundProcess::Stderr() const { return ReadFile(cwd_ + "/err"); }
+
+RunResult BackgroundProcess::Wait() {
+  RunResult result;
+  const double deadline = MonotonicSeconds() + guard_seconds_;
+  pid_t done;
+  while ((done = waitpid(pid_, &result.wait_status, WNOHANG)) == 0 &&
+         MonotonicSeconds() < deadline) {
+    usleep(2 * 1000);
+  }
+  if (done != pid_) {
+    kill(-pid_, SIGKILL);
+    waitpid(pid_, &result.wait_status, 0);
+  }
+  reaped_ = true;
+  result.status = done != pid_ ? kHung : StatusOf(result.wait_status);
+  result.out = ReadFile(cwd_ + "/out");
+  result.err = ReadFile(cwd_ + "/err");
+  if (result.status == kHung) result.err += "\n[hang guard: killed]\n";
+  return result;
+}
+
+std::vector<std::string> HeaprecArgv(const std::string& dir, const std::vector<std::string>& flags,
+                                     const std::vector<std::string>& program) {
   std::vector<std::string> argv = {HEAPREC_BIN, "run", "-o", dir + "/p.%p.pb.gz"};
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.push_back("--");
   argv.insert(argv.end(), program.begin(), program.end());
-  return RunProgram(argv, dir, env);
+  return argv;
+}
+
+RunResult HeaprecRun(const std::string& dir, const std::vector<std::string>& flags,
+                     const std::vector<std::string>& program, const EnvChanges& env) {
+  return RunProgram(HeaprecArgv(dir, flags, program), dir, env);
 }
 
 namespace {

@@ -2,6 +2,8 @@
 // profiles they leave per allocation site.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -27,9 +29,10 @@ class TempDir {
 };
 
 struct RunResult {
-  int status = -1;  // exit status, or 128 + signal
-  std::string out;  // stdout
-  std::string err;  // stderr
+  int status = -1;      // exit status, or 128 + signal
+  int wait_status = 0;  // as waitpid gave it: the terminating signal's core-dump flag included
+  std::string out;      // stdout
+  std::string err;      // stderr
 };
 
 // Environment changes for a child: a value sets the variable, nullopt removes it.
@@ -48,6 +51,76 @@ inline constexpr int kHung = 124;
 // against deadlocks only; no test depends on how fast anything runs.
 RunResult RunProgram(const std::vector<std::string>& argv, const std::string& cwd,
                      const EnvChanges& env = {}, int timeout_s = 0);
+
+// How BackgroundProcess starts a program. Always: in `cwd`, in a process group of its own (with
+// `terminal`, a session of its own), with every signal at its default disposition and unblocked
+// unless listed below, the environment RunProgram gives (ChildEnvironment(env)), stdout and stderr
+// to <cwd>/out and <cwd>/err, and no descriptor of the test's beyond those.
+struct BackgroundOptions {
+  std::vector<std::string> argv;  // argv[0] a path
+  std::string cwd;
+  EnvChanges env;
+  // stdin is /dev/null unless one of these two.
+  bool stdin_pipe = false;   // a pipe from the test: BackgroundProcess::Send
+  bool terminal = false;     // a pty, the controlling terminal of the new session: master()
+  std::vector<int> ignored;  // signals ignored, as nohup or a non-interactive shell leaves them
+  std::vector<int> blocked;  // signals blocked
+  std::vector<int> closed;   // descriptors closed, the standard ones included
+  bool extra_descriptor = false;  // descriptor 9 open on /dev/null, inherited
+  bool core_dumps = false;        // RLIMIT_CORE raised to its hard limit (else 0: no core files)
+  // The hang guard of WaitForLine and Wait: far beyond any run, only a deadlock reaches it.
+  double guard_seconds = 30;
+};
+
+// A program the test talks to while it runs: it waits for lines on the program's stdout, writes
+// to its stdin, signals it (pid(), or the group: -pid()), then waits for its end. RunProgram is for
+// a program that needs nothing of the test until it ends. Files rather than pipes for stdout and
+// stderr, so that nothing the program writes can block it while the test is busy elsewhere.
+//
+// Destruction kills whatever is left in the process group with SIGKILL (and reaps the program if
+// Wait did not), so that a failed assertion leaves nothing running. Wait itself kills nothing but
+// a hung program: a test may check that the program's group is gone by itself.
+class BackgroundProcess {
+ public:
+  explicit BackgroundProcess(const BackgroundOptions& options);
+  ~BackgroundProcess();
+  BackgroundProcess(const BackgroundProcess&) = delete;
+  BackgroundProcess& operator=(const BackgroundProcess&) = delete;
+
+  pid_t pid() const { return pid_; }
+  int master() const { return master_; }  // the pty's master side (BackgroundOptions::terminal)
+
+  // Waits until stdout has a whole line starting with `prefix`; returns the line ("" if the
+  // process ended without it or the guard's deadline passed).
+  std::string WaitForLine(const std::string& prefix) const;
+  // Waits for a line "WHAT PID" and returns PID (-1 if it never came).
+  pid_t WaitUntilReady(const std::string& what = "ready") const;
+
+  // Writes one line to the program's stdin (BackgroundOptions::stdin_pipe); a gtest failure if it
+  // cannot.
+  void Send(const std::string& line);
+
+  // What the process wrote to stderr so far, for failure messages.
+  std::string Stderr() const;
+
+  // Waits for the process to end; after the guard's deadline, kills its group (status kHung).
+  RunResult Wait();
+
+ private:
+  std::string cwd_;
+  double guard_seconds_;
+  pid_t pid_ = -1;
+  int stdin_ = -1;   // the pipe's write side
+  int master_ = -1;  // the pty's master side
+  bool reaped_ = false;
+};
+
+// Seconds on the monotonic clock: for deadlines, and for timing what a test times.
+double MonotonicSeconds();
+
+// `heaprec run -o <dir>/p.%p.pb.gz FLAGS -- PROGRAM...`: the command line HeaprecRun runs.
+std::vector<std::string> HeaprecArgv(const std::string& dir, const std::vector<std::string>& flags,
+                                     const std::vector<std::string>& program);
 
 // `heaprec run -o <dir>/p.%p.pb.gz FLAGS -- PROGRAM...`, run in `dir`.
 RunResult HeaprecRun(const std::string& dir, const std::vector<std::string>& flags,

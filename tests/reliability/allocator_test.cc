@@ -70,7 +70,7 @@ TEST_F(AllocatorTest, ExceptionsExact) {
 // Allocations 2000 frames deep with --max-depth 64: stacks are cut to their innermost 64 frames
 // (so the allocating function is still there) and counted in truncated_stacks.
 TEST_F(AllocatorTest, DeepRecursionIsTruncatedToMaxDepth) {
-  for (const char* unwind : {"libunwind", "fp"}) {
+  for (const char* unwind : {"dwarf", "fp"}) {
     SCOPED_TRACE(unwind);
     RunResult run =
         CompareWithHeaprec({"--sample-interval", "1", "--max-depth", "64", "--unwind", unwind},

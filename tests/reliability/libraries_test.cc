@@ -86,5 +86,25 @@ TEST_P(AllocatorAfterTest, PreloadedBeforeHeaprecSaysSoInOneLine) {
 
 INSTANTIATE_TEST_SUITE_P(Allocators, AllocatorAfterTest, ::testing::Values("jemalloc", "tcmalloc"));
 
+// An executable that defines its own malloc (Chromium's PartitionAlloc, a static tcmalloc) wins
+// over every preloaded library: one line names that cause (not "put libheaprec.so first", which it
+// already is), the program is otherwise untouched, and no profile is written.
+TEST(OwnMallocTest, ExecutableWithItsOwnMallocSaysSoInOneLine) {
+  TempDir dir;
+  RunResult plain = RunGuarded({REL_OWN_MALLOC}, dir.path());
+  ASSERT_EQ(plain.status, 0) << Describe(plain);
+  ASSERT_EQ(plain.out.rfind("own malloc handed out ", 0), 0u) << plain.out;
+  RunResult run =
+      PreloadRunGuarded(dir.path(), {REL_OWN_MALLOC}, {{"HEAPREC_SAMPLE_INTERVAL", "1"}});
+  EXPECT_EQ(run.status, 0) << Describe(run);
+  EXPECT_EQ(run.out, plain.out);
+  std::vector<std::string> lines = Lines(run.err);
+  ASSERT_EQ(lines.size(), 1u) << Describe(run);
+  EXPECT_EQ(lines[0],
+            "heaprec: the program defines its own malloc (rel_own_malloc has its allocator built "
+            "in), which LD_PRELOAD cannot replace; nothing can be profiled");
+  EXPECT_TRUE(ReadProfiles(dir.path()).files.empty());
+}
+
 }  // namespace
 }  // namespace heaprec::reliability

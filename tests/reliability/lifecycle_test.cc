@@ -1,5 +1,6 @@
 // The edges of a process's life: memory from before heaprec started, memory freed after its final
-// dump, exit() from a non-main thread while others allocate, _exit(), abort().
+// dump, exit() from a non-main thread while others allocate. (How a process ends, _exit, abort,
+// signals and the rest: endings_test.cc.)
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -58,26 +59,6 @@ TEST_F(LifecycleTest, ExitFromANonMainThreadDefaultInterval) {
     EXPECT_EQ(run.out, "exit from a thread\n");
   }
   EXPECT_EQ(ReadProfiles(dir()).exit_profiles.size(), 3u);
-}
-
-// _exit: no exit profile, no crash, heaprec run says that no profile was written.
-TEST_F(LifecycleTest, UnderscoreExitWritesNoProfile) {
-  RunResult run = CompareWithHeaprec({"--sample-interval", "1"}, {REL_LIFECYCLE, "_exit"}, 7);
-  EXPECT_EQ(run.out, "before _exit\n");
-  EXPECT_NE(run.err.find("no profile was written"), std::string::npos) << Describe(run);
-  EXPECT_TRUE(ReadProfiles(dir()).files.empty());
-}
-
-// abort: 134 with and without heaprec, no profile.
-TEST_F(LifecycleTest, AbortGives134AndNoProfile) {
-  RunResult run = CompareWithHeaprec({"--sample-interval", "1"}, {REL_LIFECYCLE, "abort"}, 134);
-  EXPECT_EQ(run.out, "before abort\n");
-  EXPECT_TRUE(ReadProfiles(dir()).files.empty());
-  // The same with the library alone.
-  RunResult preloaded = PreloadRunGuarded(dir(), {REL_LIFECYCLE, "abort"});
-  EXPECT_EQ(preloaded.status, 134) << Describe(preloaded);
-  EXPECT_EQ(preloaded.err, "");
-  EXPECT_TRUE(ReadProfiles(dir()).files.empty());
 }
 
 }  // namespace

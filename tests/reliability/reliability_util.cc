@@ -16,11 +16,7 @@ RunResult RunGuarded(const std::vector<std::string>& argv, const std::string& cw
 RunResult HeaprecRunGuarded(const std::string& dir, const std::vector<std::string>& flags,
                             const std::vector<std::string>& program, const EnvChanges& env,
                             int timeout_s) {
-  std::vector<std::string> argv = {HEAPREC_BIN, "run", "-o", dir + "/p.%p.pb.gz"};
-  argv.insert(argv.end(), flags.begin(), flags.end());
-  argv.push_back("--");
-  argv.insert(argv.end(), program.begin(), program.end());
-  return RunGuarded(argv, dir, env, timeout_s);
+  return RunGuarded(e2e::HeaprecArgv(dir, flags, program), dir, env, timeout_s);
 }
 
 RunResult PreloadRunGuarded(const std::string& dir, const std::vector<std::string>& program,
@@ -43,6 +39,10 @@ std::string WithoutHeaprecLines(const std::string& text) {
   return kept;
 }
 
+bool IsFinalReason(const std::string& reason) {
+  return reason == "exit" || reason == "_exit" || reason == "crash" || reason == "terminated";
+}
+
 int ProfileSet::Count(const std::string& reason) const {
   int n = 0;
   for (const ProfileFile& f : files) n += f.reason == reason;
@@ -58,6 +58,19 @@ const Profile& ProfileSet::ExitProfile(int64_t pid) const {
   return files[it->second].profile;
 }
 
+std::optional<ProfileFile> ReadValidProfile(const std::string& path) {
+  ProfileFile file;
+  file.path = path;
+  try {
+    file.profile = ReadProfileFile(path);
+  } catch (const std::exception& error) {
+    ADD_FAILURE() << path << " is not a valid profile: " << error.what();
+    return std::nullopt;
+  }
+  file.pid = CommentValue(file.profile, "pid");
+  return file;
+}
+
 ProfileSet ReadProfiles(const std::string& dir) {
   ProfileSet set;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
@@ -65,14 +78,9 @@ ProfileSet ReadProfiles(const std::string& dir) {
     EXPECT_EQ(name.find(".tmp."), std::string::npos) << "temporary file left behind: " << name;
   }
   for (const std::string& path : e2e::ListProfiles(dir)) {
-    ProfileFile file;
-    file.path = path;
-    try {
-      file.profile = ReadProfileFile(path);
-    } catch (const std::exception& error) {
-      ADD_FAILURE() << path << " is not a valid profile: " << error.what();
-      continue;
-    }
+    std::optional<ProfileFile> valid = ReadValidProfile(path);
+    if (!valid) continue;
+    ProfileFile& file = *valid;
     int pids = 0, reasons = 0, versions = 0;
     for (const std::string& comment : file.profile.comments) {
       if (comment.rfind("pid=", 0) == 0) ++pids;
@@ -85,7 +93,6 @@ ProfileSet ReadProfiles(const std::string& dir) {
     EXPECT_EQ(pids, 1) << path;
     EXPECT_EQ(reasons, 1) << path;
     EXPECT_EQ(versions, 1) << path;
-    file.pid = CommentValue(file.profile, "pid");
     EXPECT_GT(file.pid, 0) << path;
     ++set.all_files;
     if (file.reason == "peak") {
@@ -101,13 +108,15 @@ ProfileSet ReadProfiles(const std::string& dir) {
   for (size_t i = 0; i < set.files.size(); ++i) {
     const ProfileFile& file = set.files[i];
     std::string base = file.path.substr(file.path.rfind('/') + 1);
-    if (file.reason == "exit") {
+    if (IsFinalReason(file.reason)) {
       // Files named by the tests' usual template p.%p.pb.gz must carry their own pid.
       if (base.rfind("p.", 0) == 0) {
         EXPECT_EQ(base, "p." + std::to_string(file.pid) + ".pb.gz") << file.path;
       }
-      EXPECT_EQ(set.exit_profiles.count(file.pid), 0u) << "two exit profiles for pid " << file.pid;
-      set.exit_profiles[file.pid] = i;
+      EXPECT_EQ(set.final_profiles.count(file.pid), 0u)
+          << "two final profiles for pid " << file.pid;
+      set.final_profiles[file.pid] = i;
+      if (file.reason == "exit") set.exit_profiles[file.pid] = i;
     } else if (base.rfind("p.", 0) == 0) {
       EXPECT_EQ(base.rfind("p." + std::to_string(file.pid) + ".", 0), 0u) << file.path;
     }

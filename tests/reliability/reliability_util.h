@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,15 +56,25 @@ struct ProfileSet {
   size_t all_files = 0;                 // files + peak_files
   // pid -> index in `files` of the exit profile of that process (reason=exit).
   std::map<int64_t, size_t> exit_profiles;
+  // pid -> index in `files` of the final profile of that process, however it ended (reason=exit,
+  // _exit, crash or terminated).
+  std::map<int64_t, size_t> final_profiles;
   int Count(const std::string& reason) const;
   // The exit profile of `pid` (fails the test and throws if there is none).
   const Profile& ExitProfile(int64_t pid) const;
 };
 
+// The profile at `path` with its path and pid comment, or (a gtest failure) nullopt if it is not
+// a valid profile.
+std::optional<ProfileFile> ReadValidProfile(const std::string& path);
+
+// The reasons of a process's last profile: exit, _exit, crash, terminated.
+bool IsFinalReason(const std::string& reason);
+
 // Reads every "*.pb.gz" in `dir` with heaprec::ReadProfileFile and checks (as gtest failures):
 // each is readable, carries one `pid=` and one `reason=` comment and the `heaprec` version comment,
-// exit profiles are named p.<pid>.pb.gz after their own pid comment, no two exit profiles share a
-// pid, and no temporary file (`*.tmp.*`) is left in the directory.
+// final profiles are named p.<pid>.pb.gz after their own pid comment, no two final profiles share
+// a pid, and no temporary file (`*.tmp.*`) is left in the directory.
 ProfileSet ReadProfiles(const std::string& dir);
 
 // Whether the run was killed by the hang guard (and a message saying so for gtest).

@@ -134,13 +134,46 @@ TEST_F(SettingsTest, OutputParentIsARegularFile) {
 }
 
 // A directory with mode 0500, for a process that is not root (root would write there anyway):
-// the program runs as `nobody` with the library preloaded.
+// the program runs as `nobody` with the library preloaded, started by a shell that switched users
+// before heaprec was there (a shell without the library), so nothing prepared a place for it: one
+// clear line, profiling off, nothing written.
 TEST_F(SettingsTest, OutputDirectoryNotWritableForTheUser) {
   chmod(dir().c_str(), 0755);
   const std::string readonly = dir() + "/readonly";
   std::filesystem::create_directory(readonly);
   chmod(readonly.c_str(), 0500);
   chown(readonly.c_str(), 65534, 65534);  // nobody's own directory, still mode 0500
+  auto as_nobody = [&](const std::string& preload) -> std::vector<std::string> {
+    return {"/usr/bin/setpriv",
+            "--reuid=nobody",
+            "--regid=nogroup",
+            "--clear-groups",
+            "--",
+            "/bin/sh",
+            "-c",
+            preload + "exec " REL_SIMPLE " 200 1000"};
+  };
+  RunResult plain = RunGuarded(as_nobody(""), dir());
+  ASSERT_EQ(plain.status, 0) << Describe(plain);
+  RunResult run = RunGuarded(
+      as_nobody("LD_PRELOAD=" HEAPREC_LIB " HEAPREC_OUTPUT=" + readonly + "/p.%p.pb.gz "), dir());
+  EXPECT_EQ(run.status, 0) << Describe(run);
+  EXPECT_EQ(run.out, kSimpleOut);
+  std::vector<std::string> lines = Lines(run.err);
+  ASSERT_EQ(lines.size(), 1u) << Describe(run);
+  EXPECT_NE(lines[0].find(readonly), std::string::npos) << lines[0];
+  EXPECT_TRUE(std::filesystem::is_empty(readonly));
+}
+
+// The same switch made under heaprec (setpriv itself loads the library and drops privileges
+// before it execs the program): setpriv prepares heaprec-uid65534/ for the new user, and the
+// program's profile lands there, silently.
+TEST_F(SettingsTest, OutputDirectoryNotWritableAfterADropUnderHeaprec) {
+  chmod(dir().c_str(), 0755);
+  const std::string readonly = dir() + "/readonly";
+  std::filesystem::create_directory(readonly);
+  chmod(readonly.c_str(), 0500);
+  chown(readonly.c_str(), 65534, 65534);
   std::vector<std::string> program = {"/usr/bin/setpriv",
                                       "--reuid=nobody",
                                       "--regid=nogroup",
@@ -149,22 +182,21 @@ TEST_F(SettingsTest, OutputDirectoryNotWritableForTheUser) {
                                       REL_SIMPLE,
                                       "200",
                                       "1000"};
-  RunResult plain = RunGuarded(program, dir());
-  ASSERT_EQ(plain.status, 0) << Describe(plain);
-  RunResult run = RunGuarded(
-      program, dir(), {{"LD_PRELOAD", HEAPREC_LIB}, {"HEAPREC_OUTPUT", readonly + "/p.%p.pb.gz"}});
+  RunResult run = RunGuarded(program, dir(),
+                             {{"LD_PRELOAD", HEAPREC_LIB},
+                              {"HEAPREC_SAMPLE_INTERVAL", "1"},
+                              {"HEAPREC_OUTPUT", readonly + "/p.%p.pb.gz"}});
   EXPECT_EQ(run.status, 0) << Describe(run);
   EXPECT_EQ(run.out, kSimpleOut);
-  // setpriv itself loads the library too (as root, it could write): it execs before exiting, so
-  // only the program speaks.
-  std::vector<std::string> lines = Lines(run.err);
-  ASSERT_EQ(lines.size(), 1u) << Describe(run);
-  EXPECT_NE(lines[0].find(readonly), std::string::npos) << lines[0];
-  EXPECT_TRUE(std::filesystem::is_empty(readonly));
+  EXPECT_EQ(run.err, "");
+  ProfileSet profiles = ReadProfiles(readonly + "/heaprec-uid65534");
+  ASSERT_EQ(profiles.final_profiles.size(), 1u);
+  EXPECT_EQ(profiles.files[profiles.final_profiles.begin()->second].reason, "exit");
 }
 
 // A disk that fills up during the final dump (a 64 KiB tmpfs and a profile larger than that):
-// one clear line on stderr, no partial profile and no temporary file left, program unaffected.
+// one clear line on stderr, no partial profile and no temporary file left (only the smaller peak
+// profile, complete), program unaffected.
 TEST_F(SettingsTest, DiskFullDuringTheFinalDump) {
   const std::string full = dir() + "/full";
   std::filesystem::create_directory(full);
@@ -188,7 +220,10 @@ TEST_F(SettingsTest, DiskFullDuringTheFinalDump) {
   EXPECT_EQ(run.out, plain.out);
   EXPECT_NE(run.err.find("could not write profile"), std::string::npos) << Describe(run);
   EXPECT_NE(run.err.find(strerror(ENOSPC)), std::string::npos) << Describe(run);
-  EXPECT_TRUE(std::filesystem::is_empty(full)) << "a partial or temporary file was left behind";
+  // Only complete profiles may be there: the peak profile, written while the program ran (it is
+  // smaller than the final one); ReadProfiles fails on a temporary or unreadable file.
+  ProfileSet left = ReadProfiles(full);
+  EXPECT_TRUE(left.files.empty()) << "a final profile was written to a full disk";
   // The library alone says the same, one line per profile it could not write.
   RunResult preloaded = RunGuarded(program, dir(),
                                    {{"LD_PRELOAD", HEAPREC_LIB},
@@ -200,7 +235,7 @@ TEST_F(SettingsTest, DiskFullDuringTheFinalDump) {
   for (const std::string& line : Lines(preloaded.err)) {
     EXPECT_NE(line.find("could not write profile"), std::string::npos) << line;
   }
-  EXPECT_TRUE(std::filesystem::is_empty(full));
+  EXPECT_TRUE(ReadProfiles(full).files.empty());
 }
 
 // The same write failure through RLIMIT_FSIZE (the program sets it, ignoring SIGXFSZ, just before

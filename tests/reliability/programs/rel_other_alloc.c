@@ -5,9 +5,9 @@
  *
  *   rel_other_alloc
  *
- * Exact-mode answer: site_other_keep holds 200 x 1500 bytes; site_other_aligned 50 x 2048 (alignment
- * 256); both stay live. Prints the same lines whichever allocator is in use, except the first,
- * which says whether mallocx was found. Exits 0. */
+ * Exact-mode answer: site_other_keep holds 200 x 1500 bytes; site_other_aligned 50 x 2048
+ * (alignment 256); both stay live. Prints the same lines whichever allocator is in use, except the
+ * first, which says whether mallocx was found. Exits 0. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <malloc.h>
@@ -16,18 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-__attribute__((noinline)) static void* opaque(void* p) {
-  __asm__ volatile("" : "+r"(p)::"memory");
-  return p;
-}
-
-static void* checked(void* p) {
-  if (p == NULL) {
-    fprintf(stderr, "allocation failed\n");
-    abort();
-  }
-  return p;
-}
+#include "rel_common.h"
 
 __attribute__((noinline)) void site_other_keep(void** slots) {
   for (int i = 0; i < 200; ++i) slots[i] = opaque(checked(malloc(1500)));

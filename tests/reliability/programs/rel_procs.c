@@ -30,25 +30,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "rel_common.h"
+
 extern char** environ;
-
-__attribute__((noinline)) static void* opaque(void* p) {
-  __asm__ volatile("" : "+r"(p)::"memory");
-  return p;
-}
-
-static void* checked(void* p) {
-  if (p == NULL) {
-    fprintf(stderr, "allocation failed\n");
-    abort();
-  }
-  return p;
-}
-
-static uint32_t next_random(uint32_t* state) {
-  *state = *state * 1103515245u + 12345u;
-  return *state >> 8;
-}
 
 /* Allocates `count` blocks, frees every other one, and returns how many bytes stay live (the kept
  * blocks are deliberately never freed: they are what the profile should show). */
