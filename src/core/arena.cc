@@ -23,11 +23,24 @@ int MmapArena::SizeClass(std::size_t bytes) {
   return shift - kMinClassShift;
 }
 
+void* MmapArena::MapLocked(std::size_t bytes) {
+  if (void* p = MapPages(bytes)) return p;
+  if (reserve_cursor_ == nullptr ||
+      static_cast<std::size_t>(reserve_end_ - reserve_cursor_) < bytes) {
+    return nullptr;
+  }
+  void* p = reserve_cursor_;
+  reserve_cursor_ += bytes;
+  return p;
+}
+
+bool MmapArena::InReserve(const void* p) const { return p >= reserve_begin_ && p < reserve_end_; }
+
 void* MmapArena::CarveLocked(std::size_t block_bytes) {
   if (chunk_cursor_ == nullptr ||
       static_cast<std::size_t>(chunk_end_ - chunk_cursor_) < block_bytes) {
     // The rest of the old chunk is abandoned: at most one block of the largest class per chunk.
-    char* chunk = static_cast<char*>(MapPages(kChunkBytes));
+    char* chunk = static_cast<char*>(MapLocked(kChunkBytes));
     if (chunk == nullptr) return nullptr;
     mapped_ += kChunkBytes;
     chunk_cursor_ = chunk;
@@ -42,11 +55,12 @@ void* MmapArena::Allocate(std::size_t bytes) {
   if (bytes == 0) bytes = 1;
   if (bytes > (std::size_t{1} << kMaxClassShift)) {
     std::size_t mapped = RoundUpToPage(bytes);
-    void* p = MapPages(mapped);
-    if (p == nullptr) return nullptr;
     MutexLock lock(mutex_);
+    void* p = MapLocked(mapped);
+    if (p == nullptr) return nullptr;
     mapped_ += mapped;
     in_use_ += bytes;
+    if (in_use_ > high_water_) high_water_ = in_use_;
     return p;
   }
   int size_class = SizeClass(bytes);
@@ -60,6 +74,7 @@ void* MmapArena::Allocate(std::size_t bytes) {
     if (p == nullptr) return nullptr;
   }
   in_use_ += bytes;
+  if (in_use_ > high_water_) high_water_ = in_use_;
   return p;
 }
 
@@ -68,8 +83,8 @@ void MmapArena::Deallocate(void* p, std::size_t bytes) {
   if (bytes == 0) bytes = 1;
   if (bytes > (std::size_t{1} << kMaxClassShift)) {
     std::size_t mapped = RoundUpToPage(bytes);
-    munmap(p, mapped);
     MutexLock lock(mutex_);
+    if (!InReserve(p)) munmap(p, mapped);  // reserve pages are spent: the process is ending
     mapped_ -= mapped;
     in_use_ -= bytes;
     return;
@@ -89,7 +104,30 @@ std::size_t MmapArena::BytesInUse() const {
 
 std::size_t MmapArena::BytesMapped() const {
   MutexLock lock(mutex_);
-  return mapped_;
+  return mapped_ + static_cast<std::size_t>(reserve_end_ - reserve_begin_);
+}
+
+std::size_t MmapArena::HighWater() const {
+  MutexLock lock(mutex_);
+  return high_water_;
+}
+
+void MmapArena::ResetHighWater() {
+  MutexLock lock(mutex_);
+  high_water_ = in_use_;
+}
+
+void MmapArena::EnsureReserve(std::size_t bytes) {
+  bytes = RoundUpToPage(bytes);
+  MutexLock lock(mutex_);
+  if (static_cast<std::size_t>(reserve_end_ - reserve_begin_) >= bytes) return;
+  if (reserve_cursor_ != reserve_begin_) return;  // in use: memory already ran out once
+  char* fresh = static_cast<char*>(MapPages(bytes));
+  if (fresh == nullptr) return;
+  if (reserve_begin_ != nullptr)
+    munmap(reserve_begin_, static_cast<std::size_t>(reserve_end_ - reserve_begin_));
+  reserve_begin_ = reserve_cursor_ = fresh;
+  reserve_end_ = fresh + bytes;
 }
 
 }  // namespace heaprec

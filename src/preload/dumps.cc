@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <new>
 
@@ -237,6 +238,16 @@ bool PeakPath(const char* final_path, char* out, std::size_t capacity) {
   return true;
 }
 
+// The final dump of a process dying for want of memory (a failed malloc's abort, RLIMIT_AS) must
+// not need new mappings: the arena keeps a reserve for it, sized from what writing the peak copy
+// took (`written_bytes`) plus a fresh snapshot of the same size, twice over for growth since.
+void ReserveForTheFinalDump(std::size_t written_bytes) {
+  constexpr std::size_t kSlack = 1 << 20;
+  std::size_t snapshot_bytes = g_peak->object_count() * sizeof(HeapSnapshot::Object) +
+                               g_peak->history_count() * sizeof(AllocationTotals);
+  g_arena->EnsureReserve(2 * (written_bytes + snapshot_bytes) + kSlack);
+}
+
 char g_peak_path[PATH_MAX];             // guarded by g_peak_lock; "" until the first write
 std::int64_t g_peak_written_bytes = 0;  // guarded by g_peak_lock: what the file on disk holds
 
@@ -262,8 +273,11 @@ void WritePeakLocked(const char* final_path) {
   options.written_path = written;
   options.written_capacity = sizeof(written);
   std::uint64_t started = NowNs(CLOCK_MONOTONIC);
+  std::size_t in_use_before = g_arena->BytesInUse();
+  g_arena->ResetHighWater();
   int error = WriteWithFallback(*g_peak, DumpReason::kPeak, 0, target, g_peak_time_ns, options);
   g_peak_write_ns.fetch_add(NowNs(CLOCK_MONOTONIC) - started);
+  ReserveForTheFinalDump(g_arena->HighWater() - std::min(in_use_before, g_arena->HighWater()));
   if (error != 0) return;
   g_peak_writes.fetch_add(1);
   g_peak_written_bytes = g_peak_bytes;

@@ -506,6 +506,35 @@ TEST_F(EndingsTest, SigkillAtThePeakExact) {
   }
 }
 
+// Out of memory: after its peak, the program caps its address space at what it maps, allocates
+// until malloc fails and aborts. The crash profile still gets written, exactly, from the memory
+// heaprec reserved beforehand (sized at each peak write), since no new mapping is possible.
+TEST_F(EndingsTest, CrashProfileWhenMemoryIsExhausted) {
+  const std::vector<std::string> program = {REL_ENDINGS, "peak-oom"};
+  auto run_to_abort = [&](const std::string& dir, const EnvChanges& env, double wait) {
+    BackgroundProcess process(Options(program, dir, env));
+    EXPECT_GT(process.WaitUntilReady(), 0) << "never said ready";
+    SleepSeconds(wait);  // the peak copy and the reserve are written at most once per second
+    process.Send("go");
+    return process.Wait();
+  };
+  RunResult plain = run_to_abort(RunDirectory("plain"), {}, 0);
+  ASSERT_TRUE(WIFSIGNALED(plain.wait_status) && WTERMSIG(plain.wait_status) == SIGABRT)
+      << DescribeEnding(plain);
+  std::string dir = RunDirectory("preload");
+  RunResult run = run_to_abort(dir, PreloadEnv(dir), kPeakWait);
+  EXPECT_EQ(run.wait_status, plain.wait_status) << DescribeEnding(run);
+  EXPECT_EQ(WithoutPids(run.out), WithoutPids(plain.out));
+  EXPECT_EQ(run.err, plain.err);
+  SymbolizeAll(dir);
+  ProfileSet profiles = ReadProfiles(dir);
+  ASSERT_EQ(profiles.final_profiles.size(), 1u) << Listing(dir) << DescribeEnding(run);
+  const ProfileFile& crash = profiles.files[profiles.final_profiles.begin()->second];
+  EXPECT_EQ(crash.reason, "crash");
+  EXPECT_EQ(SiteValues(crash.profile, "site_peak"),
+            (Values{kPeakBlocks, kPeakBytes, kPeakBlocks, kPeakBytes}));
+}
+
 // The same at the default interval (512 KiB), with a fixed seed. The bound: an n-byte allocation
 // is sampled with probability p = 1 - exp(-(n + 1) / T) and counted n / p
 // (tests/e2e/sampled_test.cc derives it); for N blocks the estimate X of their bytes has Var(X) = N

@@ -28,6 +28,10 @@
 // Running programs the test drives (stdin is a pipe from the test; "ready PID" on stdout):
 //   rel_endings peak [exit]     2000 x 32 KiB at site_peak, "ready PID", then sleeps until killed
 //                               (with "exit": returns 0 instead)
+//   rel_endings peak-oom        2000 x 32 KiB at site_peak, "ready PID", waits for a line on
+//                               stdin; then caps its address space (RLIMIT_AS) at what it maps
+//                               now, allocates until malloc fails, says "out of memory" and
+//                               aborts: the final dump finds no new memory
 //   rel_endings above N         grows site_above in three steps, each ending just past a
 //                               multiple of N: up to k N - N/16 in blocks of N/64, then one block
 //                               of N/8 (so site_above holds k N + N/16 as the live heap crosses
@@ -51,6 +55,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -165,6 +170,27 @@ int Peak(bool then_exit) {
   SleepForever();
 }
 
+// The address space mapped now, from /proc/self/statm (pages).
+rlim_t MappedBytes() {
+  FILE* statm = fopen("/proc/self/statm", "r");
+  unsigned long pages = 0;
+  if (statm == nullptr || fscanf(statm, "%lu", &pages) != 1) abort();
+  fclose(statm);
+  return static_cast<rlim_t>(pages) * static_cast<rlim_t>(sysconf(_SC_PAGESIZE));
+}
+
+int PeakThenOutOfMemory() {
+  site_peak(2000, 32 * 1024);
+  Ready();
+  AwaitLine();
+  struct rlimit cap = {MappedBytes(), RLIM_INFINITY};
+  if (setrlimit(RLIMIT_AS, &cap) != 0) return 65;
+  while (Opaque(malloc(64 * 1024)) != nullptr) {
+  }
+  Say("out of memory");
+  abort();
+}
+
 int Above(long n) {
   if (n < 1024 || n % 64 != 0) return 64;
   long held = 0;  // bytes at site_above
@@ -257,6 +283,7 @@ int main(int argc, char** argv) {
   if (argc < 2) return 64;
   const char* mode = argv[1];
   if (strcmp(mode, "peak") == 0) return Peak(argc > 2 && strcmp(argv[2], "exit") == 0);
+  if (strcmp(mode, "peak-oom") == 0) return PeakThenOutOfMemory();
   if (strcmp(mode, "above") == 0) return argc > 2 ? Above(strtol(argv[2], nullptr, 10)) : 64;
   if (strcmp(mode, "usr2-handler") == 0) return Usr2Handler();
   if (strcmp(mode, "usr2-ignore") == 0) return Usr2Ignore();
