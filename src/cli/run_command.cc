@@ -25,6 +25,8 @@
 #include <fstream>
 #include <iostream>
 #include <limits>
+#include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -416,14 +418,58 @@ void PrintMessages(const std::vector<std::string>& messages) {
   }
 }
 
-void PrintProfileList(const std::vector<ManifestEntry>& profiles) {
+// Up to this many profiles are listed one per line; beyond it (a build, a shell script: hundreds
+// of processes) the program's own are listed and the rest summed up.
+constexpr size_t kListedProfiles = 20;
+
+void PrintProfileLine(const ManifestEntry& e) {
+  std::cerr << "  " << e.path << "  (pid " << e.pid << ", " << e.reason;
+  if (const char* ending = EndingOf(e.reason)) std::cerr << ": the process " << ending;
+  std::cerr << ")\n";
+}
+
+// The profiles not listed, in one line: how many, from how many processes, by reason, and where.
+void PrintProfileTally(const std::vector<ManifestEntry>& rest) {
+  std::map<std::string, size_t> by_reason;
+  std::set<pid_t> processes;
+  std::set<std::string> directories;
+  for (const ManifestEntry& e : rest) {
+    ++by_reason[e.reason];
+    processes.insert(e.pid);
+    directories.insert(std::filesystem::path(e.path).parent_path().string());
+  }
+  std::cerr << "  and " << rest.size() << " more from " << processes.size()
+            << (processes.size() == 1 ? " other process" : " other processes") << " (";
+  const char* separator = "";
+  for (const auto& [reason, count] : by_reason) {
+    std::cerr << separator << count << " " << reason;
+    separator = ", ";
+  }
+  std::cerr << ") in ";
+  separator = "";
+  for (const std::string& directory : directories) {
+    std::cerr << separator << directory;
+    separator = ", ";
+  }
+  std::cerr << "\n";
+}
+
+void PrintProfileList(const std::vector<ManifestEntry>& profiles, pid_t root) {
   std::cerr << "heaprec: wrote " << profiles.size()
             << (profiles.size() == 1 ? " profile" : " profiles") << ":\n";
-  for (const ManifestEntry& e : profiles) {
-    std::cerr << "  " << e.path << "  (pid " << e.pid << ", " << e.reason;
-    if (const char* ending = EndingOf(e.reason)) std::cerr << ": the process " << ending;
-    std::cerr << ")\n";
+  if (profiles.size() <= kListedProfiles) {
+    for (const ManifestEntry& e : profiles) PrintProfileLine(e);
+    return;
   }
+  std::vector<ManifestEntry> rest;
+  for (const ManifestEntry& e : profiles) {
+    if (e.pid == root) {
+      PrintProfileLine(e);
+    } else {
+      rest.push_back(e);
+    }
+  }
+  PrintProfileTally(rest);
 }
 
 // The last profile of `pid` that `matches` the reason, or nullptr.
@@ -501,9 +547,12 @@ void PrintSummary(const RunOptions& o, pid_t root, const Manifest& manifest, boo
     }
     return;
   }
-  PrintProfileList(profiles);
+  PrintProfileList(profiles, root);
+  // Reading every process's final and peak profiles would cost seconds in a build: with many
+  // profiles, only the program's own get the pointer.
   for (const ManifestEntry& e : profiles) {
-    if (EndingOf(e.reason) != nullptr) PointAtPeakProfile(profiles, e);
+    bool listed = profiles.size() <= kListedProfiles || e.pid == root;
+    if (listed && EndingOf(e.reason) != nullptr) PointAtPeakProfile(profiles, e);
   }
   if (const ManifestEntry* final_profile = FinalProfileOf(profiles, root))
     PrintTopSites(o, *final_profile);

@@ -430,5 +430,28 @@ TEST_F(RunSignalsTest, ManifestMessagesAndRepeatedPaths) {
   EXPECT_FALSE(Contains(prefixed.err, "heaprec: heaprec")) << prefixed.err;
 }
 
+// A program that starts many processes (a shell loop here; a build in real life): heaprec lists the
+// program's own profiles and sums up the others in one line (how many, from how many processes,
+// by reason, where) instead of a line per profile. The numbers are checked against the files.
+TEST_F(RunSignalsTest, ManyProfilesAreSummedUp) {
+  auto [plain, run] =
+      RunBoth({"/bin/sh", "-c", "for i in $(seq 30); do /bin/true; done; echo done"});
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.out, plain.out);
+  const std::string dir = dir_ / ("heaprec" + std::to_string(runs_));
+  size_t files = ListProfiles(dir, false).size() + ListProfiles(dir, true).size();
+  ASSERT_GT(files, 30u) << run.err;  // 30 exit profiles of /bin/true, the shell's own
+  EXPECT_TRUE(Contains(run.err, "heaprec: wrote " + std::to_string(files) + " profiles:\n"))
+      << run.err;
+  size_t listed = 0;
+  for (const std::string& line : Lines(run.err)) listed += line.rfind("  " + dir + "/", 0) == 0;
+  EXPECT_LE(listed, 2u) << run.err;  // the shell's final profile, and its peak profile if any
+  EXPECT_TRUE(Contains(run.err, "  and " + std::to_string(files - listed) + " more from "))
+      << run.err;
+  EXPECT_TRUE(Contains(run.err, " exit") && Contains(run.err, ") in " + dir + "\n")) << run.err;
+  EXPECT_LT(Lines(run.err).size(), 20u) << run.err;
+}
+
 }  // namespace
 }  // namespace heaprec::e2e
