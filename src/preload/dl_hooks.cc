@@ -3,8 +3,7 @@
 // library before and after.
 #include <dlfcn.h>
 
-#include <atomic>
-
+#include "preload/next_symbol.h"
 #include "preload/profiler.h"
 #include "preload/thread_state.h"
 #include "preload/unloaded_libraries.h"
@@ -14,18 +13,7 @@
 namespace heaprec::preload {
 namespace {
 
-using DlcloseFn = int (*)(void*);
-
-DlcloseFn RealDlclose() {
-  // dlsym of a name that exists does not allocate; a race only makes two threads look it up.
-  static std::atomic<DlcloseFn> real{nullptr};
-  DlcloseFn fn = real.load(std::memory_order_acquire);
-  if (fn == nullptr) {
-    fn = reinterpret_cast<DlcloseFn>(dlsym(RTLD_NEXT, "dlclose"));
-    real.store(fn, std::memory_order_release);
-  }
-  return fn;
-}
+NextSymbol<int (*)(void*)> g_real_dlclose{"dlclose"};
 
 }  // namespace
 }  // namespace heaprec::preload
@@ -33,7 +21,7 @@ DlcloseFn RealDlclose() {
 HEAPREC_EXPORT int dlclose(void* handle) {
   using namespace heaprec::preload;
   using heaprec::MemoryResource;
-  DlcloseFn real = RealDlclose();
+  auto real = g_real_dlclose.get();
   if (real == nullptr) return -1;
   MemoryResource* memory = ProfilerMemory();
   if (memory == nullptr) return real(handle);  // not profiling

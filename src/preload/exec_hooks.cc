@@ -4,11 +4,11 @@
 // dump locks) and holds them across the real call; if exec fails, it lets them go. A vfork child
 // shares its parent's memory and must not take them (they would stay taken in the parent).
 #include <alloca.h>
-#include <dlfcn.h>
 #include <stdarg.h>
 #include <unistd.h>
 
 #include "preload/endings.h"
+#include "preload/next_symbol.h"
 #include "preload/profiler.h"
 #include "preload/profiler_state.h"
 #include "preload/thread_state.h"
@@ -20,10 +20,12 @@ extern char** environ;
 namespace heaprec::preload {
 namespace {
 
-template <typename Fn>
-Fn Real(const char* name) {
-  return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
-}
+using ExecveFn = int (*)(const char*, char* const*, char* const*);
+using ExecvFn = int (*)(const char*, char* const*);
+NextSymbol<ExecveFn> g_real_execve{"execve"}, g_real_execvpe{"execvpe"};
+NextSymbol<ExecvFn> g_real_execv{"execv"}, g_real_execvp{"execvp"};
+NextSymbol<int (*)(int, char* const*, char* const*)> g_real_fexecve{"fexecve"};
+NextSymbol<int (*)(int, const char*, char* const*, char* const*, int)> g_real_execveat{"execveat"};
 
 // Holds the dump locks for the duration of an exec call, as a thread inside heaprec: a signal
 // that would end the process meanwhile is deferred (its final dump needs these locks) until the
@@ -66,33 +68,32 @@ class DumpsHeldForExec {
 }  // namespace heaprec::preload
 
 using heaprec::preload::DumpsHeldForExec;
-using heaprec::preload::Real;
+using namespace heaprec::preload;
 
 HEAPREC_EXPORT int execve(const char* path, char* const argv[], char* const envp[]) {
   DumpsHeldForExec hold;
-  return Real<int (*)(const char*, char* const*, char* const*)>("execve")(path, argv, envp);
+  return g_real_execve.get()(path, argv, envp);
 }
 HEAPREC_EXPORT int execv(const char* path, char* const argv[]) {
   DumpsHeldForExec hold;
-  return Real<int (*)(const char*, char* const*)>("execv")(path, argv);
+  return g_real_execv.get()(path, argv);
 }
 HEAPREC_EXPORT int execvp(const char* file, char* const argv[]) {
   DumpsHeldForExec hold;
-  return Real<int (*)(const char*, char* const*)>("execvp")(file, argv);
+  return g_real_execvp.get()(file, argv);
 }
 HEAPREC_EXPORT int execvpe(const char* file, char* const argv[], char* const envp[]) {
   DumpsHeldForExec hold;
-  return Real<int (*)(const char*, char* const*, char* const*)>("execvpe")(file, argv, envp);
+  return g_real_execvpe.get()(file, argv, envp);
 }
 HEAPREC_EXPORT int fexecve(int fd, char* const argv[], char* const envp[]) {
   DumpsHeldForExec hold;
-  return Real<int (*)(int, char* const*, char* const*)>("fexecve")(fd, argv, envp);
+  return g_real_fexecve.get()(fd, argv, envp);
 }
 HEAPREC_EXPORT int execveat(int dirfd, const char* path, char* const argv[], char* const envp[],
                             int flags) {
   DumpsHeldForExec hold;
-  return Real<int (*)(int, const char*, char* const*, char* const*, int)>("execveat")(
-      dirfd, path, argv, envp, flags);
+  return g_real_execveat.get()(dirfd, path, argv, envp, flags);
 }
 HEAPREC_EXPORT int execl(const char* path, const char* arg, ...) {
   va_list args;

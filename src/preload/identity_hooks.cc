@@ -8,7 +8,6 @@
 // worker's profiles are listed. The call itself is the real one, unchanged. A program the worker
 // execs later finds the directory at start-up (UseFallbackDirectoryIfPrepared). Nothing is created
 // when the new user can write the output directory itself.
-#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <string.h>
@@ -16,6 +15,7 @@
 #include <unistd.h>
 
 #include "preload/identity.h"
+#include "preload/next_symbol.h"
 #include "preload/profiler.h"
 #include "preload/profiler_state.h"
 #include "preload/thread_state.h"
@@ -25,10 +25,9 @@
 namespace heaprec::preload {
 namespace {
 
-template <typename Fn>
-Fn Real(const char* name) {
-  return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
-}
+NextSymbol<int (*)(uid_t)> g_real_setuid{"setuid"}, g_real_seteuid{"seteuid"};
+NextSymbol<int (*)(uid_t, uid_t)> g_real_setreuid{"setreuid"};
+NextSymbol<int (*)(uid_t, uid_t, uid_t)> g_real_setresuid{"setresuid"};
 
 // The directory part of the output template, or false when it depends on the pid or time.
 bool OutputDirectory(char* out, std::size_t capacity) {
@@ -104,21 +103,20 @@ bool UseFallbackDirectoryIfPrepared(const char* output_directory) {
 }  // namespace heaprec::preload
 
 using heaprec::preload::PrepareForUser;
-using heaprec::preload::Real;
 
 HEAPREC_EXPORT int setuid(uid_t uid) {
   PrepareForUser(uid);
-  return Real<int (*)(uid_t)>("setuid")(uid);
+  return heaprec::preload::g_real_setuid.get()(uid);
 }
 HEAPREC_EXPORT int seteuid(uid_t uid) {
   PrepareForUser(uid);
-  return Real<int (*)(uid_t)>("seteuid")(uid);
+  return heaprec::preload::g_real_seteuid.get()(uid);
 }
 HEAPREC_EXPORT int setreuid(uid_t real, uid_t effective) {
   PrepareForUser(effective);
-  return Real<int (*)(uid_t, uid_t)>("setreuid")(real, effective);
+  return heaprec::preload::g_real_setreuid.get()(real, effective);
 }
 HEAPREC_EXPORT int setresuid(uid_t real, uid_t effective, uid_t saved) {
   PrepareForUser(effective);
-  return Real<int (*)(uid_t, uid_t, uid_t)>("setresuid")(real, effective, saved);
+  return heaprec::preload::g_real_setresuid.get()(real, effective, saved);
 }

@@ -7,6 +7,7 @@
 #include <atomic>
 
 #include "preload/endings.h"
+#include "preload/next_symbol.h"
 #include "preload/profiler_state.h"
 
 #define HEAPREC_EXPORT extern "C" __attribute__((visibility("default")))
@@ -16,20 +17,13 @@ namespace {
 
 using SigactionFn = int (*)(int, const struct sigaction*, struct sigaction*);
 
-std::atomic<SigactionFn> g_real_sigaction{nullptr};
+NextSymbol<SigactionFn> g_real_sigaction{"sigaction"};
 std::atomic<bool> g_table_ready{false};
 std::atomic_flag g_table_lock = ATOMIC_FLAG_INIT;
 struct sigaction g_program_actions[NSIG];  // guarded by g_table_lock
 int g_dump_signal = 0;                     // written once at start-up
 
-SigactionFn RealSigaction() {
-  SigactionFn fn = g_real_sigaction.load(std::memory_order_acquire);
-  if (fn == nullptr) {
-    fn = reinterpret_cast<SigactionFn>(dlsym(RTLD_NEXT, "sigaction"));
-    g_real_sigaction.store(fn, std::memory_order_release);
-  }
-  return fn;
-}
+SigactionFn RealSigaction() { return g_real_sigaction.get(); }
 
 // Holds the table with every signal blocked on this thread, so no handler can run here meanwhile.
 class TableLock {
