@@ -61,6 +61,17 @@ class Appender {
   bool overflow_ = false;
 };
 
+// Where a profile name's ".pb.gz" starts (its length when it has none): what sequence numbers,
+// tags and ".peak" go before.
+std::size_t ExtensionStart(const char* path, std::size_t length) {
+  static constexpr char kExtension[] = ".pb.gz";
+  constexpr std::size_t kExtensionLength = sizeof(kExtension) - 1;
+  return length >= kExtensionLength &&
+                 std::strcmp(path + length - kExtensionLength, kExtension) == 0
+             ? length - kExtensionLength
+             : length;
+}
+
 // UTC date and time without gmtime_r, which takes glibc's time-zone lock and so may not be called
 // from the signal handler that writes a crash profile. Days to civil date: the proleptic Gregorian
 // calendar counted in 400-year eras of 146097 days, with years starting on March 1st so that the
@@ -125,22 +136,13 @@ void AddProgramName(Appender& a, const char* program) {
   }
 }
 
-// Inserts "-N" before a trailing ".pb.gz" (or at the end): the name for the N-th profile that
-// wanted the same path.
+// The name for the N-th profile that wanted `path`: "-N" before its extension.
 bool TaggedPath(const char* path, unsigned tag, char* out, std::size_t capacity) {
-  static constexpr char kExtension[] = ".pb.gz";
-  constexpr std::size_t kExtensionLength = sizeof(kExtension) - 1;
-  std::size_t length = std::strlen(path);
-  std::size_t cut =
-      length >= kExtensionLength && std::strcmp(path + length - kExtensionLength, kExtension) == 0
-          ? length - kExtensionLength
-          : length;
-  Appender a(out, capacity);
-  a.Add(path, cut);
+  char insert[16];
+  Appender a(insert, sizeof(insert));
   a.Add("-");
   a.AddUnsigned(tag, 1);
-  a.Add(path + cut);
-  return a.Finish();
+  return a.Finish() && InsertBeforeExtension(path, insert, out, capacity);
 }
 
 // Gives the finished temporary file its name. Without kReplace an existing file is kept if it was
@@ -229,21 +231,16 @@ bool ExpandOutputTemplate(const char* pattern, int pid, const char* program, lon
   }
   if (!a.Finish()) return false;
   if (sequence == 0) return true;
-  // Insert ".NNNN" before a trailing ".pb.gz" (or at the end).
+  // ".NNNN" before the extension, in place: only the extension moves.
   std::size_t length = a.size();
-  static constexpr char kExtension[] = ".pb.gz";
-  constexpr std::size_t kExtensionLength = sizeof(kExtension) - 1;
-  std::size_t insert_at = length;
-  if (length >= kExtensionLength && std::strcmp(out + length - kExtensionLength, kExtension) == 0) {
-    insert_at = length - kExtensionLength;
-  }
-  char suffix[PATH_MAX];
-  std::size_t suffix_length = length - insert_at;
-  std::memcpy(suffix, out + insert_at, suffix_length + 1);
+  std::size_t insert_at = ExtensionStart(out, length);
+  char extension[sizeof(".pb.gz")];
+  std::size_t extension_length = length - insert_at;
+  std::memcpy(extension, out + insert_at, extension_length + 1);
   Appender tail(out + insert_at, capacity - insert_at);
   tail.Add(".");
   tail.AddUnsigned(sequence, 4);
-  tail.Add(suffix, suffix_length);
+  tail.Add(extension, extension_length);
   return tail.Finish();
 }
 
@@ -299,6 +296,16 @@ void AppendToManifest(const char* manifest, int pid, const char* reason, const c
   ssize_t ignored = write(fd, line, a.size());
   (void)ignored;
   close(fd);
+}
+
+bool InsertBeforeExtension(const char* path, const char* insert, char* out, std::size_t capacity) {
+  std::size_t length = std::strlen(path);
+  std::size_t cut = ExtensionStart(path, length);
+  Appender a(out, capacity);
+  a.Add(path, cut);
+  a.Add(insert);
+  a.Add(path + cut);
+  return a.Finish();
 }
 
 }  // namespace heaprec

@@ -31,6 +31,11 @@ namespace heaprec {
 bool ExpandOutputTemplate(const char* pattern, int pid, const char* program, long long unix_seconds,
                           unsigned sequence, char* out, std::size_t capacity);
 
+// `path` with `insert` before its ".pb.gz" extension (or at its end): heap.1.pb.gz with ".0001" is
+// heap.1.0001.pb.gz. False when the result does not fit in `capacity`; `path` and `out` must not
+// overlap.
+bool InsertBeforeExtension(const char* path, const char* insert, char* out, std::size_t capacity);
+
 struct WriteOptions {
   // Rename over whatever is at `path` (a profile rewriting its own earlier version).
   bool replace = true;

@@ -227,15 +227,7 @@ std::uint64_t g_peak_time_ns = 0;  // guarded by g_peak_lock
 
 // "dir/name.123.pb.gz" -> "dir/name.123.peak.pb.gz" (or ".peak" appended).
 bool PeakPath(const char* final_path, char* out, std::size_t capacity) {
-  static constexpr char kExtension[] = ".pb.gz";
-  std::size_t length = strlen(final_path), ext = sizeof(kExtension) - 1;
-  std::size_t cut =
-      length >= ext && strcmp(final_path + length - ext, kExtension) == 0 ? length - ext : length;
-  if (length + sizeof(".peak") > capacity) return false;
-  memcpy(out, final_path, cut);
-  memcpy(out + cut, ".peak", 5);
-  memcpy(out + cut + 5, final_path + cut, length - cut + 1);
-  return true;
+  return InsertBeforeExtension(final_path, ".peak", out, capacity);
 }
 
 // The final dump of a process dying for want of memory (a failed malloc's abort, RLIMIT_AS) must

@@ -23,7 +23,7 @@ bool ProcessMappings::Covered(std::uint64_t pc) const {
   }
   for (std::size_t i = 0; i < count_; ++i) {
     if (mappings_[i].start <= pc && pc < mappings_[i].limit) {
-      const_cast<ProcessMappings*>(this)->last_hit_ = i;
+      last_hit_ = i;
       return true;
     }
   }

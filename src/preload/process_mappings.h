@@ -41,9 +41,9 @@ class ProcessMappings {
   ProfileMapping* mappings_ = nullptr;
   std::size_t count_ = 0;
   std::size_t capacity_ = 0;
-  char* build_ids_ = nullptr;  // kBuildIdHexBytes per mapping
-  char* paths_ = nullptr;      // PATH_MAX per mapping: paths are copied, objects may go away
-  std::size_t last_hit_ = 0;   // frames of one stack tend to fall in the same object
+  char* build_ids_ = nullptr;         // kBuildIdHexBytes per mapping
+  char* paths_ = nullptr;             // PATH_MAX per mapping: paths are copied, objects may go away
+  mutable std::size_t last_hit_ = 0;  // frames of one stack tend to fall in the same object
 };
 
 }  // namespace heaprec::preload
