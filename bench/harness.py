@@ -26,6 +26,7 @@ class Result:
     rc: int                     # exit code, or -signal
     timed_out: bool = False
     err_tail: str = ""          # last line of stderr, for error messages
+    cpu: float = 0.0            # user + system seconds of the child and every descendant reaped
 
     @property
     def ok(self):
@@ -98,7 +99,8 @@ def run(cmd, env=None, cwd=None, timeout=600.0, stdout=subprocess.DEVNULL, stder
         with open(stderr_path, "rb") as f:
             lines = [ln for ln in f.read()[-4096:].decode(errors="replace").splitlines() if ln.strip()]
         tail = lines[-1].strip() if lines else ""
-    return Result(wall, usage.ru_maxrss, proc.returncode, fired.is_set(), tail)
+    return Result(wall, usage.ru_maxrss, proc.returncode, fired.is_set(), tail,
+                  usage.ru_utime + usage.ru_stime)
 
 
 def capture(cmd, timeout=300.0, env=None):

@@ -5,7 +5,10 @@ bench/results/<date>.md. Standard library only. `bench/run.sh` installs the tool
 
     python3 bench/run.py [--quick] [--runs N] [--only WORKLOAD[,WORKLOAD...]]
 
-Workloads: malloc_stress, g++, python3, sqlite3 (overhead); ruby (the Ruby front end: plain ruby vs
+Workloads: hot_paths (CPU time under glibc, the do-nothing interposer bench/floor and heaprec:
+malloc_stress, g++, python3, sqlite3, perl, node; see hot_paths.py), many_processes (heaprec run's
+fixed cost and a ~300-process make; many_processes.py), symbolize (heaprec symbolize against
+llvm-symbolizer-14; symbolize_speed.py); malloc_stress, g++, python3, sqlite3 (overhead); ruby (the Ruby front end: plain ruby vs
 heaprec at sample_every 1/100/1000/10000 vs ObjectSpace.trace_object_allocations, see
 ruby_overhead.py); wl_c_sites, wl_cxx_sites, size_classes (accuracy; `accuracy` selects all three);
 dump_cost. Nothing fails on a number: the exit status is non-zero only when the benchmark itself
@@ -22,14 +25,18 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import accuracy  # noqa: E402
+import hot_paths  # noqa: E402
+import many_processes  # noqa: E402
 import overhead  # noqa: E402
 import report  # noqa: E402
 import ruby_overhead  # noqa: E402
+import symbolize_speed  # noqa: E402
 from harness import BenchError, TempRoot, capture  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOOLS = {"g++": "build-essential", "sqlite3": "sqlite3", "heaptrack": "heaptrack",
-         "valgrind": "valgrind", "jeprof": "libjemalloc-dev"}
+         "valgrind": "valgrind", "jeprof": "libjemalloc-dev", "make": "make", "perl": "perl",
+         "node": "nodejs", "llvm-symbolizer-14": "llvm-14"}
 
 
 class Paths:
@@ -52,7 +59,7 @@ def build(paths, want_dump_cost, want_ruby, log):
         log(f"configuring {paths.build}")
         capture(["cmake", "-S", ROOT, "-B", paths.build, "-G", "Ninja",
                  "-DCMAKE_BUILD_TYPE=RelWithDebInfo"], timeout=600)
-    targets = ["heaprec", "heaprec_preload", "malloc_stress", "size_classes",
+    targets = ["heaprec", "heaprec_preload", "heaprec_floor", "malloc_stress", "size_classes",
                "heaprec_wl_c_sites", "heaprec_wl_cxx_sites"]
     known = capture(["cmake", "--build", paths.build, "--target", "help"])
     if want_dump_cost and "dump_cost" in known:
@@ -178,6 +185,21 @@ def main():
         load_before = os.getloadavg()
         rows = []
         sections = []
+        for name, module, title in (
+                ("hot_paths", hot_paths, "Hot paths against the floor (CPU time)"),
+                ("many_processes", many_processes, "Many processes: heaprec run end to end"),
+                ("symbolize", symbolize_speed, "Symbolization against llvm-symbolizer")):
+            if not selected(name, args.only):
+                continue
+            log(f"{name}: {args.runs} rounds")
+            if module is hot_paths:
+                got = module.measure(paths, tmp, max(args.runs, 7), args.quick, log)
+            elif module is many_processes:
+                got = module.measure(paths, tmp, args.runs, args.quick, log)
+            else:
+                got = module.measure(paths, tmp, args.runs, log)
+            sections.append(f"## {title}\n\n{(module.__doc__ or '').strip()}\n\n"
+                            f"{module.table(got)}")
         wls = [w for w in overhead.workloads(paths, args.quick) if selected(w.name, args.only)]
         cells = {}
         if wls:

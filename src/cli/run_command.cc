@@ -384,14 +384,16 @@ bool NeedsSymbolization(const Profile& profile) {
   return false;
 }
 
-// Symbolizes every profile that needs it, in place. Returns false if any could not be processed.
+// Symbolizes every profile that needs it, in place, with one Symbolizer: the processes of a run
+// share most of their binaries. Returns false if any could not be processed.
 bool SymbolizeProfiles(const std::vector<ManifestEntry>& entries) {
   bool ok = true;
+  Symbolizer symbolizer(CommandLineSymbolizeOptions());
   for (const ManifestEntry& e : entries) {
     try {
       Profile profile = ReadProfileFile(e.path);
       if (!NeedsSymbolization(profile)) continue;  // nothing to add: leave the file as written
-      Symbolize(profile);
+      symbolizer.Symbolize(profile);
       WriteProfileFile(profile, e.path);
     } catch (const std::exception& error) {
       std::cerr << "heaprec: " << error.what() << "\n";

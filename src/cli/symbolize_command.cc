@@ -30,7 +30,7 @@ std::string Summary(const SymbolizeStats& s) {
 int RunSymbolize(const SymbolizeArgs& args) {
   try {
     Profile profile = ReadProfileFile(args.file);
-    SymbolizeStats stats = Symbolize(profile);
+    SymbolizeStats stats = Symbolize(profile, CommandLineSymbolizeOptions());
     WriteProfileFile(profile, args.output.empty() ? args.file : args.output);
     std::cerr << Summary(stats) << "\n";
   } catch (const ProfileError& e) {

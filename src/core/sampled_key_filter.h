@@ -1,4 +1,6 @@
-// SampledKeyFilter: a lock-free "might this key be tracked?" test for the free() fast path.
+// SampledKeyFilter: a lock-free "might this key be tracked?" test for the free() fast path where
+// blocks carry no tag (another allocator than glibc; src/preload/tagged_blocks.h says why), and for
+// the Ruby front end's free hint.
 //
 // Nearly every free() is of an unsampled block, so the question must be answered without a lock and
 // almost always from cache. This is a counting filter: 64 Ki one-byte counters (64 KiB, fits in

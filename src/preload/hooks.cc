@@ -3,13 +3,13 @@
 // Every allocation entry point is one expression around SampleCountdown(): subtract the
 // allocation's size + 1 from the thread's byte countdown (initial-exec TLS) and, while it stays
 // positive, tail-call glibc. No lock, no atomic read-modify-write, no call besides the allocator's
-// own. Every release entry point asks the SampledKeyFilter (one load from a 64 KiB table) whether
-// the block may be sampled and only then takes the slow path, before the block goes back to glibc
-// (afterwards another thread could be handed the same address and sample it).
+// own. Every release entry point reads the word below the block, which glibc's free reads next
+// anyway, to see whether it carries a sample's tag (tagged_blocks.h), and only then takes the slow
+// path, before the block goes back to glibc (afterwards another thread could be handed the same
+// address and sample it). Over another allocator the recorder's SampledKeyFilter answers instead.
 //
 // All functions here: no locks and no allocation of their own on the fast path; the slow paths (in
 // profiler.cc) may lock briefly. Not async-signal-safe, like the functions they replace.
-// tests/preload/fast_path_test checks the fast paths' size in the disassembly.
 #include <errno.h>
 #include <stdint.h>
 
@@ -18,6 +18,7 @@
 
 #include "preload/profiler.h"
 #include "preload/real_allocator.h"
+#include "preload/tagged_blocks.h"
 #include "preload/thread_state.h"
 
 #define HEAPREC_EXPORT extern "C" __attribute__((visibility("default")))
@@ -36,15 +37,25 @@ inline bool SampleCountdown(std::size_t size) {
   return HEAPREC_UNLIKELY(t_state.sampler.bytes_until_sample <= 0);
 }
 
+// Whether `block` may be a sample: exactly (its tag) over glibc, by the filter over another
+// allocator.
+inline bool MaybeSampled(void* block) {
+  if (block == nullptr) return false;
+  if (HEAPREC_LIKELY(g_real.tagged_blocks)) return IsTagged(block);
+  HeapRecorder* recorder = g_recorder.load(std::memory_order_acquire);
+  return recorder != nullptr && recorder->MaybeTracked(reinterpret_cast<std::uint64_t>(block));
+}
+
 inline void Release(void* block) {
-  if (block != nullptr) {
-    HeapRecorder* recorder = g_recorder.load(std::memory_order_acquire);
-    if (HEAPREC_UNLIKELY(recorder != nullptr &&
-                         recorder->MaybeTracked(reinterpret_cast<std::uint64_t>(block)))) {
-      if (!ForgetSlow(block)) return;  // deferred until this thread leaves heaprec
-    }
-  }
+  if (HEAPREC_UNLIKELY(MaybeSampled(block))) return ReleaseSampled(block);
   g_real.free(block);
+}
+
+// realloc(p, 0) frees p and allocates nothing: it does not count as an allocation.
+inline void* Realloc(void* block, std::size_t size) {
+  bool expired = (block == nullptr || size != 0) && SampleCountdown(size);
+  if (HEAPREC_LIKELY(!expired && !MaybeSampled(block))) return g_real.realloc(block, size);
+  return heaprec::preload::ReallocSlow(block, size, expired);
 }
 
 inline void* Memalign(std::size_t alignment, std::size_t size) {
@@ -69,9 +80,12 @@ inline void* New(std::size_t size, std::size_t alignment, bool nothrow) {
 using heaprec::preload::AllocateSlow;
 using heaprec::preload::AllocKind;
 using heaprec::preload::g_real;
+using heaprec::preload::IsTagged;
 using heaprec::preload::Memalign;
 using heaprec::preload::New;
+using heaprec::preload::Realloc;
 using heaprec::preload::Release;
+using heaprec::preload::ReleaseSampled;
 using heaprec::preload::SampleCountdown;
 
 HEAPREC_EXPORT void* malloc(std::size_t size) {
@@ -88,9 +102,7 @@ HEAPREC_EXPORT void* calloc(std::size_t count, std::size_t size) {
   return g_real.calloc(count, size);
 }
 
-HEAPREC_EXPORT void* realloc(void* block, std::size_t size) {
-  return heaprec::preload::ReallocTracked(block, size);
-}
+HEAPREC_EXPORT void* realloc(void* block, std::size_t size) { return Realloc(block, size); }
 
 HEAPREC_EXPORT void* reallocarray(void* block, std::size_t count, std::size_t size) {
   std::size_t bytes;
@@ -98,7 +110,15 @@ HEAPREC_EXPORT void* reallocarray(void* block, std::size_t count, std::size_t si
     errno = ENOMEM;
     return nullptr;
   }
-  return heaprec::preload::ReallocTracked(block, bytes);
+  return Realloc(block, bytes);
+}
+
+// A sampled block's usable size is the part the program sees (tagged_blocks.h).
+HEAPREC_EXPORT std::size_t malloc_usable_size(void* block) {
+  if (g_real.tagged_blocks && block != nullptr && IsTagged(block)) {
+    return heaprec::preload::TaggedUsableSize(block);
+  }
+  return g_real.usable_size(block);
 }
 
 // Argument checking (EINVAL for a bad alignment) is the real allocator's, so a profiled program

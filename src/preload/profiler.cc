@@ -25,6 +25,7 @@
 #include "preload/real_allocator.h"
 #include "preload/settings.h"
 #include "preload/signal_table.h"
+#include "preload/tagged_blocks.h"
 #include "preload/thread_state.h"
 #include "preload/unloaded_libraries.h"
 #include "preload/unwinder.h"
@@ -87,9 +88,11 @@ void Record(HeapRecorder& recorder, void* block, std::size_t size, std::uint64_t
   MaybeCapturePeak(recorder);
 }
 
-// The thread's countdown expired on an allocation of `size` bytes, already performed (`block`, null
-// if it failed). Decides what that means and draws the next sample point.
-void OnCountdownExpired(void* block, std::size_t size) {
+// The thread's countdown expired on an allocation of `size` bytes, not performed yet. Draws the
+// next sample point and returns the sampling interval when this allocation is to be recorded, 0
+// when not (a sample point inside heaprec's own allocations, the profiler off, or a thread's first
+// allocation that does not reach its first point).
+std::uint64_t DrawSample(std::size_t size) {
   ThreadState& t = t_state;
   if (t.in_hook) {
     // A sample point inside heaprec's own allocations: draw a new point rather than moving this one
@@ -97,112 +100,180 @@ void OnCountdownExpired(void* block, std::size_t size) {
     if (!t.seeded) SeedThread(t);
     t.sampler.bytes_until_sample =
         Sampler::NextDistance(t.sampler, g_interval.load(std::memory_order_relaxed));
-    return;
+    return 0;
   }
   HeapRecorder* recorder = g_recorder.load(std::memory_order_acquire);
   if (recorder == nullptr || !g_sampling.load(std::memory_order_relaxed)) {
     t.sampler.bytes_until_sample = kInactiveRecheckBytes;
     t.seeded = false;  // reseed when sampling starts, so the first point is a fresh draw
-    return;
+    return 0;
   }
-  HookGuard guard;
   if (!t.seeded) {
     // First allocation of this thread (or since sampling resumed): draw the first point, then
     // account this allocation against it.
     SeedThread(t);
-    if (!Sampler::Account(t.sampler, size)) return;
+    if (!Sampler::Account(t.sampler, size)) return 0;
   }
   std::uint64_t interval = g_interval.load(std::memory_order_relaxed);
   t.sampler.bytes_until_sample = Sampler::NextDistance(t.sampler, interval);
-  if (block != nullptr) Record(*recorder, block, size, interval);
+  return interval;
 }
 
-void* RealAllocate(AllocKind kind, std::size_t size, std::size_t alignment) {
-  switch (kind) {
-    case AllocKind::kMalloc:
-      return g_real.malloc(size);
-    case AllocKind::kCalloc:
-      return g_real.calloc(1, size);
-    case AllocKind::kMemalign:
-      return g_real.memalign(alignment, size);
-    case AllocKind::kAlignedAlloc:
-      return g_real.aligned_alloc(alignment, size);
-    case AllocKind::kValloc:
-      return g_real.valloc(size);
-    case AllocKind::kPvalloc:
-      return g_real.pvalloc(size);
+// Records a sampled block the program is about to receive. errno is the program's: kept.
+void RecordBlock(void* block, std::size_t size, std::uint64_t interval) {
+  HeapRecorder* recorder = g_recorder.load(std::memory_order_acquire);
+  if (block == nullptr || recorder == nullptr) return;
+  int saved_errno = errno;
+  HookGuard guard;
+  Record(*recorder, block, size, interval);
+  errno = saved_errno;
+}
+
+// A block of the given kind for a sample: tagged where the allocator allows (tagged_blocks.h).
+// *record says whether it may be recorded: a block that could not carry its tag is not, since its
+// free would not find it.
+void* AllocateForSample(AllocKind kind, std::size_t size, std::size_t alignment, bool* record) {
+  if (!g_real.tagged_blocks) {
+    *record = true;
+    return AllocateUntagged(kind, size, alignment);
   }
-  return nullptr;
+  return AllocateTagged(kind, size, alignment, record);
+}
+
+// Detaches a sampled block's record before realloc moves or frees it (see HeapRecorder::Detach).
+struct DetachedRecord {
+  HeapRecorder* recorder = nullptr;
+  LiveObject object;
+  bool attached = false;
+
+  void Detach(void* block) {
+    recorder = g_recorder.load(std::memory_order_acquire);
+    if (recorder == nullptr) return;
+    HookGuard guard;  // a signal handler that allocates must not wait for the lock held here
+    attached = recorder->Detach(reinterpret_cast<std::uint64_t>(block), &object);
+  }
+  // The reallocation failed: the old block is still the program's.
+  void Reattach(void* block) {
+    if (!attached) return;
+    HookGuard guard;
+    recorder->Reattach(reinterpret_cast<std::uint64_t>(block), object);
+  }
+  void Release() {
+    if (!attached) return;
+    HookGuard guard;
+    recorder->ReleaseDetached(object);
+  }
+};
+
+// realloc when the allocator is not glibc: no block is tagged, the filter says which may be
+// sampled, and the allocator's own realloc does the work.
+void* ReallocUntagged(void* old_block, std::size_t size, bool expired) {
+  DetachedRecord detached;
+  HeapRecorder* recorder = g_recorder.load(std::memory_order_acquire);
+  if (recorder != nullptr && old_block != nullptr &&
+      recorder->MaybeTracked(reinterpret_cast<std::uint64_t>(old_block))) {
+    detached.Detach(old_block);
+  }
+  std::uint64_t interval = expired ? DrawSample(size) : 0;
+  void* fresh = g_real.realloc(old_block, size);
+  int saved_errno = errno;
+  // On failure the old block is untouched and still the program's: track it again.
+  if (fresh == nullptr && size != 0) {
+    detached.Reattach(old_block);
+  } else {
+    detached.Release();
+  }
+  errno = saved_errno;
+  if (interval != 0) RecordBlock(fresh, size, interval);
+  return fresh;
+}
+
+// Moves a block into a fresh one (tagged when `interval` says it is sampled) by hand: for a block
+// tagged at an aligned offset, or an untagged block that becomes a sample.
+void* MoveBlock(void* old_block, bool old_tagged, std::size_t size, bool tag_fresh) {
+  bool tagged = false;
+  void* fresh =
+      tag_fresh ? AllocateTagged(AllocKind::kMalloc, size, 0, &tagged) : g_real.malloc(size);
+  if (fresh == nullptr || old_block == nullptr) return fresh;
+  std::size_t old_size = old_tagged ? TaggedUsableSize(old_block) : g_real.usable_size(old_block);
+  memcpy(fresh, old_block, old_size < size ? old_size : size);
+  ReleaseToAllocator(old_block);
+  return fresh;
 }
 
 }  // namespace
 
 void* AllocateSlow(AllocKind kind, std::size_t size, std::size_t alignment) {
-  void* block = RealAllocate(kind, size, alignment);
-  int saved_errno = errno;  // the real allocator's ENOMEM must reach the program unchanged
-  OnCountdownExpired(block, size);
-  errno = saved_errno;
+  std::uint64_t interval = DrawSample(size);
+  if (interval == 0) return AllocateUntagged(kind, size, alignment);
+  bool record = false;
+  void* block = AllocateForSample(kind, size, alignment, &record);
+  if (record) RecordBlock(block, size, interval);
   return block;
 }
 
 int PosixMemalignSlow(void** out, std::size_t alignment, std::size_t size) {
-  int error = g_real.posix_memalign(out, alignment, size);
-  int saved_errno = errno;
-  OnCountdownExpired(error == 0 ? *out : nullptr, size);
-  errno = saved_errno;
-  return error;
+  std::uint64_t interval = DrawSample(size);
+  if (interval == 0 || !g_real.tagged_blocks) {
+    int error = g_real.posix_memalign(out, alignment, size);
+    if (interval != 0 && error == 0) RecordBlock(*out, size, interval);
+    return error;
+  }
+  if (!IsPosixMemalignAlignment(alignment)) return EINVAL;  // before anything is allocated
+  bool record = false;
+  void* block = AllocateTagged(AllocKind::kMemalign, size, alignment, &record);
+  if (block == nullptr) return ENOMEM;
+  *out = block;
+  if (record) RecordBlock(block, size, interval);
+  return 0;
 }
 
-void* ReallocTracked(void* old_block, std::size_t size) {
-  HeapRecorder* recorder = g_recorder.load(std::memory_order_acquire);
-  LiveObject detached;
-  bool was_tracked = false;
-  if (recorder != nullptr && old_block != nullptr &&
-      recorder->MaybeTracked(reinterpret_cast<std::uint64_t>(old_block))) {
-    HookGuard guard;  // a signal handler that allocates must not wait for the lock held here
-    was_tracked = recorder->Detach(reinterpret_cast<std::uint64_t>(old_block), &detached);
+void* ReallocSlow(void* old_block, std::size_t size, bool expired) {
+  if (!g_real.tagged_blocks) return ReallocUntagged(old_block, size, expired);
+  bool old_tagged = old_block != nullptr && IsTagged(old_block);
+  std::uint64_t interval = expired ? DrawSample(size) : 0;
+  if (!old_tagged && interval == 0) return g_real.realloc(old_block, size);
+  DetachedRecord detached;
+  if (old_tagged) detached.Detach(old_block);
+  if (old_tagged && size == 0) {  // realloc(p, 0) frees p and returns null, as glibc's does
+    detached.Release();
+    FreeTagged(old_block);
+    return nullptr;
   }
-  // realloc(p, 0) frees p and allocates nothing: it does not count as an allocation.
-  bool counts = old_block == nullptr || size != 0;
-  SamplerState& s = t_state.sampler;
-  bool expired = false;
-  if (counts) {
-    s.bytes_until_sample -= static_cast<std::int64_t>(size < (1ull << 62) ? size + 1 : 1ull << 62);
-    expired = s.bytes_until_sample <= 0;
+  void* fresh = nullptr;
+  bool fresh_tagged = interval != 0;
+  if (!(old_tagged && fresh_tagged && ReallocTagged(old_block, size, &fresh))) {
+    fresh = MoveBlock(old_block, old_tagged, size, fresh_tagged);
+    fresh_tagged = fresh != nullptr && fresh_tagged && IsTagged(fresh);
   }
-  void* fresh = g_real.realloc(old_block, size);
   int saved_errno = errno;
-  if (was_tracked) {
-    HookGuard guard;
-    // On failure the old block is untouched and still the program's: track it again.
-    if (fresh == nullptr && size != 0) {
-      recorder->Reattach(reinterpret_cast<std::uint64_t>(old_block), detached);
-    } else {
-      recorder->ReleaseDetached(detached);
-    }
+  if (fresh == nullptr) {
+    detached.Reattach(old_block);
+  } else {
+    detached.Release();
   }
-  if (expired) OnCountdownExpired(fresh, size);
   errno = saved_errno;
+  if (fresh_tagged) RecordBlock(fresh, size, interval);
   return fresh;
 }
 
-bool ForgetSlow(void* block) {
+void ReleaseSampled(void* block) {
   ThreadState& t = t_state;
   if (t.in_hook && t.deferred_count < kMaxDeferredFrees) {
     t.deferred_frees[t.deferred_count++] = block;
-    return false;
+    return;
   }
   HeapRecorder* recorder = g_recorder.load(std::memory_order_acquire);
   if (recorder != nullptr) {
     HookGuard guard;  // a signal handler that allocates must not wait for the locks Forget takes
     recorder->Forget(reinterpret_cast<std::uint64_t>(block));
   }
-  return true;
+  ReleaseToAllocator(block);
 }
 
 // Runs as the outermost HookGuard ends. The thread is marked as inside heaprec again while it
-// forgets, for the same reason as in ForgetSlow; frees deferred meanwhile join the loop. A deferred
-// signal comes last, once the thread holds none of heaprec's locks.
+// forgets, for the same reason as in ReleaseSampled; frees deferred meanwhile join the loop. A
+// deferred signal comes last, once the thread holds none of heaprec's locks.
 void LeaveHeaprec() {
   ThreadState& t = t_state;
   t.in_hook = true;
@@ -210,7 +281,7 @@ void LeaveHeaprec() {
     void* block = t.deferred_frees[--t.deferred_count];
     HeapRecorder* recorder = g_recorder.load(std::memory_order_acquire);
     if (recorder != nullptr) recorder->Forget(reinterpret_cast<std::uint64_t>(block));
-    g_real.free(block);
+    ReleaseToAllocator(block);
   }
   t.in_hook = false;
   if (int signal_number = t.deferred_signal) {

@@ -4,8 +4,9 @@
 //
 //   malloc ─fast─▶ __libc_malloc
 //          └countdown expired─▶ AllocateSlow ─▶ real allocation, CaptureStack, HeapRecorder::Record
-//   free   ─filter miss─▶ __libc_free
-//          └maybe sampled─▶ ForgetSlow ─▶ HeapRecorder::Forget, then __libc_free
+//   free   ─untagged─▶ __libc_free
+//          └tagged (sampled)─▶ ReleaseSampled ─▶ HeapRecorder::Forget, then FreeTagged
+//   (tagged_blocks.h; with an allocator other than glibc, the recorder's filter decides instead)
 //
 // Every function here says whether it may lock or allocate. None is async-signal-safe unless
 // stated.
@@ -39,13 +40,14 @@ void* AllocateSlow(AllocKind kind, std::size_t size, std::size_t alignment);
 // posix_memalign's slow path (it returns its block through `out`).
 int PosixMemalignSlow(void** out, std::size_t alignment, std::size_t size);
 
-// realloc with the bookkeeping a moved or resized sampled block needs. May lock.
-void* ReallocTracked(void* old_block, std::size_t size);
+// realloc of a block that may be sampled, or whose countdown `expired`: the bookkeeping a moved or
+// resized sampled block needs. May lock.
+void* ReallocSlow(void* old_block, std::size_t size, bool expired);
 
-// `block` may be sampled (the filter said maybe): forgets it, before the real free. Returns false
-// when the free was deferred instead (the thread is inside heaprec, see HookGuard): the caller must
-// then not free the block. May lock.
-bool ForgetSlow(void* block);
+// free() of a block that may be sampled (tagged, or the filter said maybe): forgets it, then gives
+// it back to the allocator; or, when the thread is inside heaprec (see HookGuard), defers both
+// until it leaves. Out of line, so that free()'s fast path needs no stack frame. May lock.
+void ReleaseSampled(void* block);
 
 // operator new's failure path (new_failure.cc): new-handler loop, then std::bad_alloc or null.
 void* HandleNewFailure(std::size_t size, std::size_t alignment, bool nothrow);

@@ -25,7 +25,7 @@ bool IsPowerOfTwo(std::size_t x) { return x != 0 && (x & (x - 1)) == 0; }
 // multiple of sizeof(void*) with EINVAL (and leaves errno as the allocation left it), aligned_alloc
 // accepts any alignment like memalign (the power-of-two check only came with glibc 2.38).
 int GlibcPosixMemalign(void** out, std::size_t alignment, std::size_t size) {
-  if (alignment % sizeof(void*) != 0 || !IsPowerOfTwo(alignment / sizeof(void*))) return EINVAL;
+  if (!IsPosixMemalignAlignment(alignment)) return EINVAL;
   void* block = __libc_memalign(alignment, size);
   if (block == nullptr) return ENOMEM;
   *out = block;
@@ -36,9 +36,25 @@ void* GlibcAlignedAlloc(std::size_t alignment, std::size_t size) {
   return __libc_memalign(alignment, size);
 }
 
-constexpr RealAllocator kGlibc = {__libc_malloc,     __libc_free,     __libc_calloc,
-                                  __libc_realloc,    __libc_memalign, GlibcPosixMemalign,
-                                  GlibcAlignedAlloc, __libc_valloc,   __libc_pvalloc};
+// glibc exports malloc_usable_size under that name only, which heaprec's own definition hides.
+using UsableSizeFn = std::size_t (*)(void*);
+UsableSizeFn GlibcUsableSize() {
+  return reinterpret_cast<UsableSizeFn>(dlsym(RTLD_NEXT, "malloc_usable_size"));
+}
+
+RealAllocator Glibc() {
+  return {__libc_malloc,
+          __libc_free,
+          __libc_calloc,
+          __libc_realloc,
+          __libc_memalign,
+          GlibcPosixMemalign,
+          GlibcAlignedAlloc,
+          __libc_valloc,
+          __libc_pvalloc,
+          GlibcUsableSize(),
+          true};
+}
 
 // What another allocator may lack, built on posix_memalign, which every allocator that replaces
 // malloc provides (it is POSIX). Used only when that allocator is in charge.
@@ -108,7 +124,7 @@ RealAllocator Resolve() {
   if (malloc_fn == nullptr || dladdr(malloc_fn, &chosen) == 0 ||
       dladdr(reinterpret_cast<void*>(__libc_malloc), &glibc) == 0 ||
       chosen.dli_fbase == glibc.dli_fbase) {
-    return kGlibc;
+    return Glibc();
   }
   const void* base = chosen.dli_fbase;
   RealAllocator a = {};
@@ -118,12 +134,16 @@ RealAllocator Resolve() {
   a.posix_memalign =
       From(base, "posix_memalign", static_cast<int (*)(void**, std::size_t, std::size_t)>(nullptr));
   // A partial malloc replacement is not one heaprec can forward to consistently.
-  if (a.free == nullptr || a.realloc == nullptr || a.posix_memalign == nullptr) return kGlibc;
+  if (a.free == nullptr || a.realloc == nullptr || a.posix_memalign == nullptr) return Glibc();
   a.calloc = From(base, "calloc", FallbackCalloc);
   a.memalign = From(base, "memalign", AlignedVia);
   a.aligned_alloc = From(base, "aligned_alloc", FallbackAlignedAlloc);
   a.valloc = From(base, "valloc", FallbackValloc);
   a.pvalloc = From(base, "pvalloc", FallbackPvalloc);
+  // What the program would call without heaprec, whichever library defines it.
+  a.usable_size = reinterpret_cast<UsableSizeFn>(Lookup("malloc_usable_size"));
+  if (a.usable_size == nullptr) a.usable_size = GlibcUsableSize();
+  a.tagged_blocks = false;
   return a;
 }
 
@@ -171,12 +191,27 @@ void* ResolveValloc(std::size_t n) {
 void* ResolvePvalloc(std::size_t n) {
   return EnsureResolved() ? g_real.pvalloc(n) : __libc_pvalloc(n);
 }
+std::size_t ResolveUsableSize(void* p) {
+  return EnsureResolved() ? g_real.usable_size(p) : GlibcUsableSize()(p);
+}
 
 }  // namespace
 
-RealAllocator g_real = {ResolveMalloc,       ResolveFree,     ResolveCalloc,
-                        ResolveRealloc,      ResolveMemalign, ResolvePosixMemalign,
-                        ResolveAlignedAlloc, ResolveValloc,   ResolvePvalloc};
+bool IsPosixMemalignAlignment(std::size_t alignment) {
+  return alignment % sizeof(void*) == 0 && IsPowerOfTwo(alignment / sizeof(void*));
+}
+
+RealAllocator g_real = {ResolveMalloc,
+                        ResolveFree,
+                        ResolveCalloc,
+                        ResolveRealloc,
+                        ResolveMemalign,
+                        ResolvePosixMemalign,
+                        ResolveAlignedAlloc,
+                        ResolveValloc,
+                        ResolvePvalloc,
+                        ResolveUsableSize,
+                        false};
 
 void ResolveRealAllocator() { EnsureResolved(); }
 

@@ -15,8 +15,10 @@
 // Taking each function from "the next definition" independently would be wrong: a missing pvalloc
 // would come from glibc and its blocks would then be freed by jemalloc.
 //
-// heaprec does not define malloc_usable_size and the allocators' extended APIs (mallocx, ...): the
-// program reaches them in the same library heaprec forwards to.
+// heaprec defines malloc_usable_size (a sampled block is tagged, tagged_blocks.h) and forwards it
+// the same way; the allocators' extended APIs (mallocx, sdallocx, ...) it does not define: the
+// program reaches them in the library heaprec forwards to, which is why blocks are tagged only when
+// that library is glibc.
 //
 // Resolution needs no allocation (dlsym and dladdr of existing names do not allocate); a nested
 // call during it, or a call from another thread racing it, is served by glibc directly.
@@ -46,10 +48,16 @@ struct RealAllocator {
   void* (*aligned_alloc)(std::size_t, std::size_t);
   void* (*valloc)(std::size_t);
   void* (*pvalloc)(std::size_t);
+  std::size_t (*usable_size)(void*);
+  // Sampled blocks carry a tag below the program's pointer (tagged_blocks.h): only with glibc.
+  bool tagged_blocks;
 };
 
 // Read on every allocation: plain function pointers, written once by the resolver.
 extern RealAllocator g_real;
+
+// glibc's rule for posix_memalign: a power-of-two multiple of sizeof(void*), else EINVAL.
+bool IsPosixMemalignAlignment(std::size_t alignment);
 
 // Resolves g_real now if it is not yet (start-up calls it so that the choice is made early).
 void ResolveRealAllocator();

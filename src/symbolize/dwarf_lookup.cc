@@ -6,11 +6,40 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "symbolize/demangle.h"
 
 namespace heaprec::symbolize {
+
+// One function or inlined scope of a compile unit: its address ranges and the scope it sits in
+// physically (for an inlined scope, the function it was inlined into).
+struct ScopeNode {
+  Dwarf_Die die;
+  int parent;  // index in UnitScopes::nodes, -1 for a top-level function
+  int depth;
+};
+struct ScopeRange {
+  Dwarf_Addr low, high;  // [low, high)
+  int node;
+};
+
+struct DwarfLookup::UnitScopes {
+  Dwarf_Die cu;
+  std::vector<ScopeNode> nodes;
+  std::vector<ScopeRange> ranges;  // sorted by low
+  Dwarf_Addr longest = 0;          // the longest range: how far back a search must look
+  // "ns::Class::" for every function declared inside namespaces or types of this unit, by the
+  // declaration's DIE offset: what an unqualified name (no linkage name) is qualified with.
+  std::unordered_map<Dwarf_Off, std::string> prefixes;
+};
+
+struct DwarfLookup::FunctionNames {
+  std::string name, system_name, decl_file;
+  int64_t decl_line = 0;
+};
+
 namespace {
 
 std::string AttrString(Dwarf_Die* die, unsigned int name) {
@@ -36,42 +65,79 @@ Dwarf_Die Declaration(Dwarf_Die* die) {
   return current;
 }
 
-// "ns::Class::method" from the namespaces and types enclosing the declaration, for functions GCC
-// gives no linkage name (those in anonymous namespaces, some template members). Without a linkage
-// name the parameter types are unknown, so none are shown.
-std::string QualifiedName(Dwarf_Die* die, const std::string& plain) {
-  Dwarf_Die declaration = Declaration(die);
-  Dwarf_Die* scopes = nullptr;
-  int count = dwarf_getscopes_die(&declaration, &scopes);
-  std::string qualified = plain;
-  for (int i = 1; i < count; ++i) {
-    int tag = dwarf_tag(&scopes[i]);
-    if (tag != DW_TAG_namespace && tag != DW_TAG_class_type && tag != DW_TAG_structure_type &&
-        tag != DW_TAG_union_type) {
-      continue;
-    }
-    const char* name = dwarf_diename(&scopes[i]);
-    qualified = std::string(name != nullptr ? name : "(anonymous namespace)") + "::" + qualified;
-  }
-  free(scopes);
-  return qualified;
+bool IsNamingScope(int tag) {
+  return tag == DW_TAG_namespace || tag == DW_TAG_class_type || tag == DW_TAG_structure_type ||
+         tag == DW_TAG_union_type;
 }
 
-Frame FunctionFrame(Dwarf_Die* scope, const std::string& file, int64_t line) {
-  Frame f;
-  std::string linkage = AttrString(scope, DW_AT_linkage_name);
-  if (linkage.empty()) linkage = AttrString(scope, DW_AT_MIPS_linkage_name);
-  std::string plain = AttrString(scope, DW_AT_name);
-  f.system_name = linkage.empty() ? plain : linkage;
-  f.name = linkage.empty() ? QualifiedName(scope, plain) : Demangle(linkage);
-  if (f.name.empty()) f.name = "??";
-  if (const char* decl_file = dwarf_decl_file(scope)) f.decl_file = decl_file;
-  int decl_line = 0;
-  if (dwarf_decl_line(scope, &decl_line) == 0) f.decl_line = decl_line;
-  f.file = file;
-  f.line = line;
-  return f;
+// The enclosing namespaces and types of a declaration found outside the unit being indexed (in
+// another unit, or a dwz file): the slow way, by libdw's walk from the unit's root.
+std::string PrefixBySearch(Dwarf_Die* declaration) {
+  Dwarf_Die* scopes = nullptr;
+  int count = dwarf_getscopes_die(declaration, &scopes);
+  std::string prefix;
+  for (int i = 1; i < count; ++i) {
+    if (!IsNamingScope(dwarf_tag(&scopes[i]))) continue;
+    const char* name = dwarf_diename(&scopes[i]);
+    prefix = std::string(name != nullptr ? name : "(anonymous namespace)") + "::" + prefix;
+  }
+  std::free(scopes);
+  return prefix;
 }
+
+// One pass over a unit's DIE tree: functions and inlined scopes with their ranges and physical
+// parents, and the naming prefix of every function declaration.
+class UnitIndexer {
+ public:
+  UnitIndexer(std::vector<ScopeNode>& nodes, std::vector<ScopeRange>& ranges,
+              std::unordered_map<Dwarf_Off, std::string>& prefixes)
+      : nodes_(nodes), ranges_(ranges), prefixes_(prefixes) {}
+
+  void Children(Dwarf_Die* die, int scope, const std::string& prefix, int depth) {
+    Dwarf_Die child;
+    if (depth > 256 || dwarf_child(die, &child) != 0) return;
+    do {
+      Visit(&child, scope, prefix, depth + 1);
+    } while (dwarf_siblingof(&child, &child) == 0);
+  }
+
+ private:
+  void Visit(Dwarf_Die* die, int scope, const std::string& prefix, int depth) {
+    int tag = dwarf_tag(die);
+    if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
+      if (tag == DW_TAG_subprogram && !prefix.empty()) prefixes_[dwarf_dieoffset(die)] = prefix;
+      int node = AddRanges(die, scope, depth);
+      Children(die, node >= 0 ? node : scope, prefix, depth);
+    } else if (IsNamingScope(tag)) {
+      const char* name = dwarf_diename(die);
+      Children(die, scope,
+               prefix + (name != nullptr ? name : "(anonymous namespace)") + "::", depth);
+    } else if (tag == DW_TAG_lexical_block || tag == DW_TAG_try_block ||
+               tag == DW_TAG_catch_block) {
+      Children(die, scope, prefix, depth);  // inlined scopes may sit in blocks
+    }
+  }
+
+  // The scope's ranges, if it has code; returns its node, or -1.
+  int AddRanges(Dwarf_Die* die, int parent, int depth) {
+    Dwarf_Addr base = 0, low = 0, high = 0;
+    ptrdiff_t offset = 0;
+    int node = -1;
+    while ((offset = dwarf_ranges(die, offset, &base, &low, &high)) > 0) {
+      if (high <= low) continue;
+      if (node < 0) {
+        node = static_cast<int>(nodes_.size());
+        nodes_.push_back(ScopeNode{*die, parent, depth});
+      }
+      ranges_.push_back(ScopeRange{low, high, node});
+    }
+    return node;
+  }
+
+  std::vector<ScopeNode>& nodes_;
+  std::vector<ScopeRange>& ranges_;
+  std::unordered_map<Dwarf_Off, std::string>& prefixes_;
+};
 
 // Where an inlined scope was called from, in the CU's file table.
 void CallSite(Dwarf_Die* cu, Dwarf_Die* inlined, std::string* file, int64_t* line) {
@@ -91,11 +157,60 @@ void CallSite(Dwarf_Die* cu, Dwarf_Die* inlined, std::string* file, int64_t* lin
 
 }  // namespace
 
-FrameLookup LookupFrames(Dwfl_Module* module, Dwarf_Addr address) {
+DwarfLookup::DwarfLookup(Dwfl_Module* module) : module_(module) {}
+DwarfLookup::~DwarfLookup() = default;
+
+DwarfLookup::UnitScopes& DwarfLookup::ScopesOf(Dwarf_Die* cu) {
+  std::unique_ptr<UnitScopes>& unit = units_[dwarf_dieoffset(cu)];
+  if (unit) return *unit;
+  unit = std::make_unique<UnitScopes>();
+  unit->cu = *cu;
+  UnitIndexer(unit->nodes, unit->ranges, unit->prefixes).Children(cu, -1, "", 0);
+  std::sort(unit->ranges.begin(), unit->ranges.end(),
+            [](const ScopeRange& a, const ScopeRange& b) { return a.low < b.low; });
+  for (const ScopeRange& r : unit->ranges) unit->longest = std::max(unit->longest, r.high - r.low);
+  return *unit;
+}
+
+const DwarfLookup::FunctionNames& DwarfLookup::NamesOf(Dwarf_Die* scope, const UnitScopes& unit) {
+  std::unique_ptr<FunctionNames>& names = names_[dwarf_dieoffset(scope)];
+  if (names) return *names;
+  names = std::make_unique<FunctionNames>();
+  std::string linkage = AttrString(scope, DW_AT_linkage_name);
+  if (linkage.empty()) linkage = AttrString(scope, DW_AT_MIPS_linkage_name);
+  std::string plain = AttrString(scope, DW_AT_name);
+  names->system_name = linkage.empty() ? plain : linkage;
+  if (!linkage.empty()) {
+    names->name = Demangle(linkage);
+  } else {
+    // No linkage name (anonymous namespaces, some template members, C): qualified by the
+    // declaration's enclosing namespaces and types; without a linkage name the parameter types
+    // are unknown, so none are shown.
+    Dwarf_Die declaration = Declaration(scope);
+    auto prefix = unit.prefixes.find(dwarf_dieoffset(&declaration));
+    bool same_unit = declaration.cu == unit.cu.cu;
+    names->name = (same_unit ? (prefix != unit.prefixes.end() ? prefix->second : "")
+                             : PrefixBySearch(&declaration)) +
+                  plain;
+  }
+  if (names->name.empty()) names->name = "??";
+  if (const char* decl_file = dwarf_decl_file(scope)) names->decl_file = decl_file;
+  int decl_line = 0;
+  if (dwarf_decl_line(scope, &decl_line) == 0) names->decl_line = decl_line;
+  return *names;
+}
+
+const FrameLookup& DwarfLookup::Lookup(Dwarf_Addr address) {
+  auto it = by_address_.find(address);
+  if (it != by_address_.end()) return it->second;
+  return by_address_.emplace(address, Compute(address)).first->second;
+}
+
+FrameLookup DwarfLookup::Compute(Dwarf_Addr address) {
   FrameLookup result;
   std::string file;
   int64_t line = 0;
-  if (Dwfl_Line* l = dwfl_module_getsrc(module, address)) {
+  if (Dwfl_Line* l = dwfl_module_getsrc(module_, address)) {
     int lineno = 0;
     if (const char* src = dwfl_lineinfo(l, nullptr, &lineno, nullptr, nullptr, nullptr)) {
       file = src;
@@ -104,35 +219,36 @@ FrameLookup LookupFrames(Dwfl_Module* module, Dwarf_Addr address) {
   }
 
   Dwarf_Addr bias = 0;
-  if (Dwarf_Die* cu = dwfl_module_addrdie(module, address, &bias)) {
-    Dwarf_Die* scopes = nullptr;
-    int count = dwarf_getscopes(cu, address - bias, &scopes);
-    if (count > 0) {
-      // dwarf_getscopes continues past an inlined scope into its abstract definition's parents,
-      // not into the function it was inlined into. The physical nesting comes from the DIE tree:
-      // the parents of the innermost scope.
-      Dwarf_Die innermost = scopes[0];
-      std::free(scopes);
-      scopes = nullptr;
-      count = dwarf_getscopes_die(&innermost, &scopes);
+  if (Dwarf_Die* cu = dwfl_module_addrdie(module_, address, &bias)) {
+    UnitScopes& unit = ScopesOf(cu);
+    const Dwarf_Addr pc = address - bias;
+    // The innermost scope containing pc: the deepest of the ranges that contain it, all of which
+    // start at or before pc and no earlier than pc - longest.
+    auto end = std::upper_bound(unit.ranges.begin(), unit.ranges.end(), pc,
+                                [](Dwarf_Addr a, const ScopeRange& r) { return a < r.low; });
+    int innermost = -1;
+    for (auto r = end; r != unit.ranges.begin();) {
+      --r;
+      if (pc - r->low > unit.longest) break;
+      if (pc < r->high &&
+          (innermost < 0 || unit.nodes[r->node].depth > unit.nodes[innermost].depth)) {
+        innermost = r->node;
+      }
     }
-    for (int i = 0; i < count; ++i) {
-      int tag = dwarf_tag(&scopes[i]);
-      if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine) continue;
-      result.frames.push_back(FunctionFrame(&scopes[i], file, line));
-      if (tag == DW_TAG_subprogram) break;  // the real function: no outer frame in this scope
-      CallSite(cu, &scopes[i], &file, &line);
+    for (int node = innermost; node >= 0; node = unit.nodes[node].parent) {
+      Dwarf_Die* scope = &unit.nodes[node].die;
+      const FunctionNames& names = NamesOf(scope, unit);
+      result.frames.push_back(
+          Frame{names.name, names.system_name, names.decl_file, names.decl_line, file, line});
+      if (dwarf_tag(scope) == DW_TAG_subprogram) break;  // the real function
+      CallSite(&unit.cu, scope, &file, &line);
     }
-    std::free(scopes);
     result.from_dwarf = !result.frames.empty();
   }
 
   if (result.frames.empty()) {
     // No DWARF for this address: the symbol table still gives a function name.
-    GElf_Off offset = 0;
-    GElf_Sym sym;
-    if (const char* name =
-            dwfl_module_addrinfo(module, address, &offset, &sym, nullptr, nullptr, nullptr)) {
+    if (const char* name = SymbolAt(address)) {
       Frame f;
       f.system_name = name;
       f.name = Demangle(name);
@@ -142,6 +258,54 @@ FrameLookup LookupFrames(Dwfl_Module* module, Dwarf_Addr address) {
     }
   }
   return result;
+}
+
+// Like dwfl_module_addrinfo: the symbol whose [start, end) holds the address, a global one before
+// a weak or local one of the same start; failing that the nearest symbol of unknown size before it.
+const char* DwarfLookup::SymbolAt(Dwarf_Addr address) {
+  if (!symbols_read_) {
+    symbols_read_ = true;
+    int count = dwfl_module_getsymtab(module_);
+    for (int i = 1; i < count; ++i) {
+      GElf_Sym sym;
+      GElf_Addr start = 0;
+      GElf_Word section = 0;
+      const char* name =
+          dwfl_module_getsym_info(module_, i, &sym, &start, &section, nullptr, nullptr);
+      int type = GELF_ST_TYPE(sym.st_info);
+      if (name == nullptr || *name == '\0' || section == SHN_UNDEF ||
+          (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE && type != STT_OBJECT)) {
+        continue;
+      }
+      symbols_.push_back(
+          Symbol{start, start + sym.st_size, name, GELF_ST_BIND(sym.st_info) == STB_GLOBAL});
+    }
+    // By start; at equal starts, the preferred symbol (global, sized) first.
+    std::stable_sort(symbols_.begin(), symbols_.end(), [](const Symbol& a, const Symbol& b) {
+      if (a.start != b.start) return a.start < b.start;
+      if (a.global != b.global) return a.global;
+      return a.end > b.end;
+    });
+  }
+  auto after = std::upper_bound(symbols_.begin(), symbols_.end(), address,
+                                [](Dwarf_Addr a, const Symbol& s) { return a < s.start; });
+  const Symbol* unsized = nullptr;
+  // Sized symbols rarely nest: a few steps back is as far as one can still hold the address.
+  int steps = 0;
+  for (auto s = after; s != symbols_.begin() && steps < 64; ++steps) {
+    --s;
+    if (s->end > address) {
+      // The first symbol of this start is the preferred one.
+      auto first = s;
+      while (first != symbols_.begin() && (first - 1)->start == s->start &&
+             (first - 1)->end > address) {
+        --first;
+      }
+      return first->name;
+    }
+    if (s->end == s->start && unsized == nullptr) unsized = &*s;
+  }
+  return unsized != nullptr ? unsized->name : nullptr;
 }
 
 }  // namespace heaprec::symbolize

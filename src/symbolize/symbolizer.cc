@@ -1,5 +1,6 @@
-// The symbolization driver: one offline Dwfl per distinct binary (keyed by build id, else path),
-// mapping of runtime addresses to ELF virtual addresses, and creation of deduplicated Functions.
+// The symbolization driver: one offline Dwfl per distinct binary (keyed by build id, else path)
+// kept for the Symbolizer's life, mapping of runtime addresses to ELF virtual addresses, and
+// creation of deduplicated Functions.
 #include "symbolize/symbolizer.h"
 
 #include <elfutils/libdwfl.h>
@@ -17,16 +18,14 @@
 
 #include "symbolize/dwarf_lookup.h"
 #include "symbolize/elf_file.h"
+#include "symbolize/symbol_cache.h"
 
 namespace heaprec {
-namespace {
-
-using symbolize::Frame;
 
 enum class ModuleStatus { kOk, kNoFile, kBuildIdMismatch };
 
 // An opened binary. Owns its Dwfl session; the module and Elf pointers belong to it.
-struct Module {
+struct Symbolizer::Module {
   ModuleStatus status = ModuleStatus::kNoFile;
   Dwfl* dwfl = nullptr;
   Dwfl_Module* module = nullptr;
@@ -34,14 +33,21 @@ struct Module {
   Dwarf_Addr bias = 0;  // module address = ELF vaddr + bias
   // A separate debug file (the binary is gone): its program headers lost the file offsets.
   bool debug_only = false;
+  std::unique_ptr<symbolize::DwarfLookup> lookup;  // once opened
 
   Module() = default;
   Module(const Module&) = delete;
   Module& operator=(const Module&) = delete;
   ~Module() {
+    lookup.reset();  // before the Dwfl it reads
     if (dwfl) dwfl_end(dwfl);
   }
 };
+
+namespace {
+
+using Module = Symbolizer::Module;
+using symbolize::Frame;
 
 // libdwfl's stock offline callbacks; separate debug files are looked up through build ids and
 // .gnu_debuglink in the standard places.
@@ -107,6 +113,7 @@ std::unique_ptr<Module> OpenModule(const Mapping& mapping, const SymbolizeOption
     }
     m->status = ModuleStatus::kOk;
     m->debug_only = symbolize::IsDebugOnlyFile(m->elf);
+    m->lookup = std::make_unique<symbolize::DwarfLookup>(m->module);
     return m;
   }
   return m;
@@ -146,12 +153,27 @@ class FunctionTable {
 
 }  // namespace
 
-SymbolizeStats Symbolize(Profile& profile, const SymbolizeOptions& options) {
-  SymbolizeStats stats;
+Symbolizer::Symbolizer(SymbolizeOptions options)
+    : options_(std::move(options)),
+      cache_(std::make_unique<symbolize::SymbolCache>(options_.cache_directory)) {
   elf_version(EV_CURRENT);
+}
+Symbolizer::~Symbolizer() = default;
+
+SymbolizeOptions CommandLineSymbolizeOptions() {
+  SymbolizeOptions options;
+  options.cache_directory = symbolize::SymbolCache::DefaultDirectory();
+  return options;
+}
+
+SymbolizeStats Symbolize(Profile& profile, const SymbolizeOptions& options) {
+  return Symbolizer(options).Symbolize(profile);
+}
+
+SymbolizeStats Symbolizer::Symbolize(Profile& profile) {
+  SymbolizeStats stats;
   std::unordered_map<uint64_t, Mapping*> mappings;
   for (Mapping& m : profile.mappings) mappings[m.id] = &m;
-  std::unordered_map<std::string, std::unique_ptr<Module>> modules;
   FunctionTable functions(profile);
   // Profiles are symbolized on the kind of machine that recorded them.
   const long system_page_size = sysconf(_SC_PAGESIZE);
@@ -169,31 +191,38 @@ SymbolizeStats Symbolize(Profile& profile, const SymbolizeOptions& options) {
       continue;
     }
     Mapping& mapping = *mit->second;
-    std::string key =
-        mapping.build_id.empty() ? "path:" + mapping.filename : "build-id:" + mapping.build_id;
-    std::unique_ptr<Module>& module = modules[key];
-    if (!module) module = OpenModule(mapping, options);
-    if (module->status == ModuleStatus::kNoFile) {
-      ++stats.no_file;
-      continue;
+    const bool has_offset = loc.address >= mapping.memory_start;
+    const uint64_t file_offset = loc.address - mapping.memory_start + mapping.file_offset;
+    const symbolize::FrameLookup* found =
+        has_offset ? cache_->Find(mapping.build_id, file_offset) : nullptr;
+    if (found == nullptr) {
+      std::string key =
+          mapping.build_id.empty() ? "path:" + mapping.filename : "build-id:" + mapping.build_id;
+      std::unique_ptr<Module>& module = modules_[key];
+      if (!module) module = OpenModule(mapping, options_);
+      if (module->status == ModuleStatus::kNoFile) {
+        ++stats.no_file;
+        continue;
+      }
+      if (module->status == ModuleStatus::kBuildIdMismatch) {
+        ++stats.build_id_mismatch;
+        continue;
+      }
+      // Runtime address -> file offset (through the mapping) -> ELF vaddr (through PT_LOAD). A
+      // debug-only file's PT_LOAD offsets are not the binary's: there the mapping's start gives
+      // the segment's.
+      std::optional<uint64_t> vaddr;
+      if (module->debug_only) {
+        vaddr = symbolize::MappedAddressToVaddr(module->elf, loc.address, mapping.memory_start,
+                                                mapping.memory_limit, page_size);
+      } else if (has_offset) {
+        vaddr = symbolize::FileOffsetToVaddr(module->elf, file_offset);
+      }
+      static const symbolize::FrameLookup kNothing;
+      found = vaddr ? &module->lookup->Lookup(*vaddr + module->bias) : &kNothing;
+      if (has_offset && !module->debug_only) cache_->Add(mapping.build_id, file_offset, *found);
     }
-    if (module->status == ModuleStatus::kBuildIdMismatch) {
-      ++stats.build_id_mismatch;
-      continue;
-    }
-    // Runtime address -> file offset (through the mapping) -> ELF vaddr (through PT_LOAD). A
-    // debug-only file's PT_LOAD offsets are not the binary's: there the mapping's start gives the
-    // segment's.
-    std::optional<uint64_t> vaddr;
-    if (module->debug_only) {
-      vaddr = symbolize::MappedAddressToVaddr(module->elf, loc.address, mapping.memory_start,
-                                              mapping.memory_limit, page_size);
-    } else if (loc.address >= mapping.memory_start) {
-      vaddr = symbolize::FileOffsetToVaddr(
-          module->elf, loc.address - mapping.memory_start + mapping.file_offset);
-    }
-    symbolize::FrameLookup lookup;
-    if (vaddr) lookup = symbolize::LookupFrames(module->module, *vaddr + module->bias);
+    const symbolize::FrameLookup& lookup = *found;
     if (lookup.frames.empty()) {
       ++stats.no_symbols;
       continue;

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
+#include <unordered_map>
 
 #include "profile/profile.h"
 
@@ -21,11 +23,43 @@ struct SymbolizeOptions {
   // Root of the separate debug info tree; `<root>/.build-id/xx/rest.debug` is tried when the
   // mapped file is gone or was replaced.
   std::string debug_root = "/usr/lib/debug";
+  // Where answers are kept across runs, by build id (symbol_cache.h); "" for none. The CLI uses
+  // SymbolCache::DefaultDirectory().
+  std::string cache_directory;
 };
 
-// Symbolizes every location that has no lines yet and whose binary can be opened, and sets the
-// mappings' has_* flags accordingly. Idempotent. Never throws for unreadable binaries: they are
-// only counted.
+// The options of heaprec's commands: the debug root above and the cache directory from the
+// environment (symbol_cache.h).
+SymbolizeOptions CommandLineSymbolizeOptions();
+
+namespace symbolize {
+class SymbolCache;
+}
+
+// Symbolizes profiles, keeping what it learnt about each binary (opened once, keyed by build id,
+// else path; its DWARF indexed as far as it was needed, and every address's answer) for every
+// later profile: the profiles of one run name the same binaries over and over.
+class Symbolizer {
+ public:
+  explicit Symbolizer(SymbolizeOptions options = {});
+  ~Symbolizer();
+  Symbolizer(const Symbolizer&) = delete;
+  Symbolizer& operator=(const Symbolizer&) = delete;
+
+  // Symbolizes every location that has no lines yet and whose binary can be opened, and sets the
+  // mappings' has_* flags accordingly. Idempotent. Never throws for unreadable binaries: they are
+  // only counted.
+  SymbolizeStats Symbolize(Profile& profile);
+
+  struct Module;
+
+ private:
+  SymbolizeOptions options_;
+  std::unordered_map<std::string, std::unique_ptr<Module>> modules_;
+  std::unique_ptr<symbolize::SymbolCache> cache_;
+};
+
+// One profile with a Symbolizer of its own.
 SymbolizeStats Symbolize(Profile& profile, const SymbolizeOptions& options = {});
 
 }  // namespace heaprec

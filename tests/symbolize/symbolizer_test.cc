@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "profile/pprof_writer.h"
@@ -154,7 +155,8 @@ TEST(SymbolizerTest, FunctionsAreDeduplicated) {
 TEST(SymbolizerTest, BuildIdMismatchIsLeftUnsymbolized) {
   TargetRun run = RunTarget(SYMBOLIZE_TARGET);
   Profile p = MakeProfile(run, "00112233445566778899aabbccddeeff00112233");
-  SymbolizeStats stats = Symbolize(p, {.debug_root = testing::MakeTempDir()});
+  SymbolizeStats stats =
+      Symbolize(p, {.debug_root = testing::MakeTempDir(), .cache_directory = ""});
   EXPECT_EQ(stats.symbolized, 0u);
   EXPECT_EQ(stats.build_id_mismatch, 2u);
   EXPECT_TRUE(p.locations[0].lines.empty());
@@ -174,7 +176,7 @@ TEST(SymbolizerTest, ReplacedBinaryFallsBackToBuildIdDebugFile) {
   std::filesystem::copy_file(SYMBOLIZE_TARGET_NOPIE, replaced);
   Profile p = MakeProfile(run, build_id);
   for (Mapping& m : p.mappings) m.filename = replaced;
-  SymbolizeStats stats = Symbolize(p, {.debug_root = root});
+  SymbolizeStats stats = Symbolize(p, {.debug_root = root, .cache_directory = ""});
   EXPECT_EQ(stats.symbolized, 2u);
   ExpectSymbolized(p, run);
 }
@@ -212,7 +214,7 @@ void ExpectDeletedBinarySymbolizedFromDebugFile(const std::string& target,
   ASSERT_EQ(build_id, symbolize::ReadElfBuildId(target));
   Profile p = MakeProfile(run, build_id);
   for (Mapping& m : p.mappings) m.filename = root + "/gone/symbolize_target (deleted)";
-  SymbolizeStats stats = Symbolize(p, {.debug_root = root});
+  SymbolizeStats stats = Symbolize(p, {.debug_root = root, .cache_directory = ""});
   EXPECT_EQ(stats.symbolized, 2u);
   EXPECT_EQ(stats.no_file + stats.build_id_mismatch + stats.no_symbols, 0u);
   ExpectSymbolized(p, run);
@@ -233,7 +235,7 @@ TEST(SymbolizerTest, OnlyKeepDebugFileRejectsAddressesOutsideCode) {
   for (Mapping& m : p.mappings) m.filename = root + "/gone (deleted)";
   p.locations[0].address = p.mappings[0].memory_start - 1;  // before its mapping
   p.locations[1].address = p.mappings[0].memory_limit + (1ull << 40);
-  SymbolizeStats stats = Symbolize(p, {.debug_root = root});
+  SymbolizeStats stats = Symbolize(p, {.debug_root = root, .cache_directory = ""});
   EXPECT_EQ(stats.symbolized, 0u);
   EXPECT_EQ(stats.no_symbols, 2u);
 }
@@ -292,6 +294,81 @@ TEST(SymbolizerTest, PprofShowsSymbolizedNames) {
       << out;
   EXPECT_NE(out.find("0     0%   100%        1MB 25.00%  ns::Outer(int)\n"), std::string::npos)
       << out;
+}
+
+}  // namespace
+}  // namespace heaprec
+
+namespace heaprec {
+namespace {
+
+// The cache across runs (symbol_cache.h): a second Symbolizer, in what stands for a later run,
+// answers from the cache alone, even once the binary is gone, with exactly what the first found.
+TEST(SymbolCacheTest, LaterRunsAnswerFromTheCacheWithoutTheBinary) {
+  std::string root = testing::MakeTempDir();
+  std::string binary = root + "/target";
+  std::filesystem::copy_file(SYMBOLIZE_TARGET, binary);
+  TargetRun run = RunTarget(binary);
+  std::string build_id = symbolize::ReadElfBuildId(binary);
+  SymbolizeOptions options{.debug_root = root, .cache_directory = root + "/cache"};
+  Profile first = MakeProfile(run, build_id);
+  EXPECT_EQ(Symbolize(first, options).symbolized, 2u);
+  ExpectSymbolized(first, run);
+  EXPECT_TRUE(std::filesystem::exists(root + "/cache/" + build_id));
+
+  std::filesystem::remove(binary);
+  Profile later = MakeProfile(run, build_id);
+  EXPECT_EQ(Symbolize(later, options).symbolized, 2u);
+  ExpectSymbolized(later, run);
+  // Without the cache, the same profile finds nothing.
+  Profile uncached = MakeProfile(run, build_id);
+  EXPECT_EQ(Symbolize(uncached, {.debug_root = root, .cache_directory = ""}).no_file, 2u);
+}
+
+// Answers written by another build of heaprec (another stamp), or damaged, are not used.
+TEST(SymbolCacheTest, AnotherBuildsOrDamagedAnswersAreIgnored) {
+  std::string root = testing::MakeTempDir();
+  std::string binary = root + "/target";
+  std::filesystem::copy_file(SYMBOLIZE_TARGET, binary);
+  TargetRun run = RunTarget(binary);
+  std::string build_id = symbolize::ReadElfBuildId(binary);
+  std::string cache = root + "/cache";
+  SymbolizeOptions options{.debug_root = root, .cache_directory = cache};
+  Profile first = MakeProfile(run, build_id);
+  Symbolize(first, options);
+  std::filesystem::remove(binary);
+
+  auto rewrite_first_line = [&](const std::string& replacement) {
+    std::ifstream in(cache + "/" + build_id);
+    std::string line, rest;
+    std::getline(in, line);
+    std::ostringstream body;
+    body << in.rdbuf();
+    std::ofstream(cache + "/" + build_id, std::ios::trunc) << replacement << "\n" << body.str();
+    return line;
+  };
+  std::string stamp = rewrite_first_line("heaprec-symbols 1 0123456789abcdef");
+  Profile other_build = MakeProfile(run, build_id);
+  EXPECT_EQ(Symbolize(other_build, options).no_file, 2u);
+
+  // The right stamp, but every answer cut short: not one is taken.
+  rewrite_first_line(stamp);
+  std::string text;
+  {
+    std::ifstream in(cache + "/" + build_id);
+    std::ostringstream all;
+    all << in.rdbuf();
+    text = all.str();
+  }
+  std::ostringstream damaged;
+  std::istringstream lines(text);
+  std::string line;
+  std::getline(lines, line);
+  damaged << line << "\n";
+  while (std::getline(lines, line)) damaged << line.substr(0, line.rfind('\t')) << "\n";
+  std::ofstream(cache + "/" + build_id, std::ios::trunc) << damaged.str();
+  Profile damaged_profile = MakeProfile(run, build_id);
+  EXPECT_EQ(Symbolize(damaged_profile, options).no_file, 2u);
 }
 
 }  // namespace

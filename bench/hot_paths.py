@@ -1,0 +1,80 @@
+"""Hot paths against the floor: CPU time of each workload under glibc alone, under the do-nothing
+interposer (bench/floor, libheaprec_floor.so) and under heaprec at the default interval, in
+interleaved rounds whose order rotates. Ratios are paired within a round and use CPU time (user +
+system of the whole process tree), which a shared machine disturbs less than wall time."""
+import os
+import shutil
+
+from harness import Series, clean_env, run
+
+
+def workloads(paths, quick):
+    w = paths.workloads_src
+    ops = 1500000 if quick else 4000000
+    return [
+        ("malloc_stress 2 threads", "2 threads x {:,} ops, window 4096 blocks (16 B-64 KiB)"
+         .format(ops), [paths.bin("malloc_stress"), "2", str(ops), "4096"], {}),
+        ("malloc_stress 4 threads", "4 threads x {:,} ops, window 16384 blocks".format(ops // 2),
+         [paths.bin("malloc_stress"), "4", str(ops // 2), "16384"], {}),
+        ("g++", "g++ -O2 -c compile_tu.cc", ["g++", "-std=c++20", "-O2", "-DBENCH_TYPES=1", "-c",
+                                             f"{w}/compile_tu.cc", "-o", "out.o"], {}),
+        ("python3", "py_alloc.py 150000, PYTHONMALLOC=malloc",
+         ["/usr/bin/python3", f"{w}/py_alloc.py", "150000"], {"PYTHONMALLOC": "malloc"}),
+        ("sqlite3", "sqlite_workload.sql, 300,000 rows",
+         ["sqlite3", "-batch", "-cmd", ".parameter set @batch 30000", ":memory:",
+          f".read {w}/sqlite_workload.sql"], {}),
+        ("perl", "pl_alloc.pl 100000", ["perl", f"{w}/pl_alloc.pl", "100000"], {}),
+        ("node", "js_alloc.js 100000", ["node", f"{w}/js_alloc.js", "100000"], {}),
+    ]
+
+
+CONFIGS = ("glibc", "floor", "heaprec")
+
+
+def measure(paths, tmp, rounds, quick, log, only=None):
+    floor = os.path.join(paths.build, "lib", "libheaprec_floor.so")
+    cells = {}
+    for name, title, argv, extra in workloads(paths, quick):
+        if only and name.split()[0] not in only and name not in only:
+            continue
+        if not shutil.which(argv[0]) and not os.path.exists(argv[0]):
+            log(f"  hot paths: {argv[0]} missing, {name} skipped")
+            continue
+        cpu = {c: Series() for c in CONFIGS}
+        ratio = {k: Series() for k in ("heaprec/floor", "heaprec/glibc", "floor/glibc")}
+        for r in range(rounds):
+            order = CONFIGS[r % 3:] + CONFIGS[:r % 3]
+            got = {}
+            for cfg in order:
+                d = tmp.fresh(f"hot-{cfg}")
+                env = clean_env(extra)
+                if cfg == "floor":
+                    env["LD_PRELOAD"] = floor
+                elif cfg == "heaprec":
+                    env.update(LD_PRELOAD=paths.libheaprec, HEAPREC_OUTPUT=f"{d}/p.%e.%p.pb.gz")
+                res = run(argv, env=env, cwd=d, timeout=900, stderr_path=f"{d}/stderr")
+                shutil.rmtree(d, ignore_errors=True)
+                if not res.ok:
+                    log(f"  {name} {cfg}: FAILED ({res.why()})")
+                    continue
+                got[cfg] = res.cpu
+                cpu[cfg].add(res.cpu)
+            log(f"  {name:24} round {r + 1}: " +
+                "  ".join(f"{c} {got.get(c, float('nan')):.2f}" for c in CONFIGS) + " s CPU")
+            for key in ratio:
+                a, b = key.split("/")
+                if a in got and b in got:
+                    ratio[key].add(got[a] / got[b])
+        cells[name] = (title, cpu, ratio)
+    return cells
+
+
+def table(cells):
+    lines = ["| workload | CPU glibc | CPU floor | CPU heaprec | heaprec / floor | "
+             "heaprec / glibc | floor / glibc |",
+             "|---|---|---|---|---|---|---|"]
+    for name, (title, cpu, ratio) in cells.items():
+        lines.append(f"| {name} ({title}) | " +
+                     " | ".join(cpu[c].fmt(".2f", " s", spread=False) for c in CONFIGS) + " | " +
+                     " | ".join(ratio[k].fmt(".3f", "x") for k in ratio) + " |")
+    return "\n".join(lines)
