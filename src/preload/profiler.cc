@@ -188,7 +188,7 @@ void* ReallocUntagged(void* old_block, std::size_t size, bool expired) {
   return fresh;
 }
 
-// Moves a block into a fresh one (tagged when `interval` says it is sampled) by hand: for a block
+// Moves a block into a fresh one (tagged when `tag_fresh`, for a sample) by hand: for a block
 // tagged at an aligned offset, or an untagged block that becomes a sample.
 void* MoveBlock(void* old_block, bool old_tagged, std::size_t size, bool tag_fresh) {
   bool tagged = false;
