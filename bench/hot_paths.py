@@ -12,6 +12,8 @@ def workloads(paths, quick):
     w = paths.workloads_src
     ops = 1500000 if quick else 4000000
     return [
+        ("malloc_stress 1 thread", "1 thread x {:,} ops, window 32768 blocks (about 90 MiB)"
+         .format(2 * ops), [paths.bin("malloc_stress"), "1", str(2 * ops), "32768"], {}),
         ("malloc_stress 2 threads", "2 threads x {:,} ops, window 4096 blocks (16 B-64 KiB)"
          .format(ops), [paths.bin("malloc_stress"), "2", str(ops), "4096"], {}),
         ("malloc_stress 4 threads", "4 threads x {:,} ops, window 16384 blocks".format(ops // 2),

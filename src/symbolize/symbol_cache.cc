@@ -1,6 +1,6 @@
 #include "symbolize/symbol_cache.h"
 
-#include <fcntl.h>
+#include <errno.h>
 #include <sys/stat.h>
 #include <unistd.h>
 

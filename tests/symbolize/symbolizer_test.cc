@@ -340,7 +340,7 @@ TEST(SymbolCacheTest, AnotherBuildsOrDamagedAnswersAreIgnored) {
 
   auto rewrite_first_line = [&](const std::string& replacement) {
     std::ifstream in(cache + "/" + build_id);
-    std::string line, rest;
+    std::string line;
     std::getline(in, line);
     std::ostringstream body;
     body << in.rdbuf();
