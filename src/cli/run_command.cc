@@ -203,8 +203,9 @@ bool ValidateOptions(const RunOptions& o) {
     return fail("--seed", o.seed, "an unsigned integer");
   }
   // "libunwind": the DWARF unwinder's name when heaprec used libunwind for it.
-  if (!o.unwind.empty() && o.unwind != "dwarf" && o.unwind != "libunwind" && o.unwind != "fp") {
-    return fail("--unwind", o.unwind, "dwarf or fp");
+  if (!o.unwind.empty() && o.unwind != "dwarf" && o.unwind != "libunwind" &&
+      o.unwind != "libgcc" && o.unwind != "check" && o.unwind != "fp") {
+    return fail("--unwind", o.unwind, "dwarf, libgcc, check or fp");
   }
   if (!o.dump_above.empty() && !preload::ParseByteCount(o.dump_above.c_str(), &u64)) {
     return fail("--dump-above", o.dump_above, "a byte count such as 100M or 2G");
@@ -695,7 +696,9 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--quiet", options->quiet,
                 "Native: no line on stderr for each profile written on --dump-signal");
   cmd->add_option("--unwind", options->unwind,
-                  "Native: stack unwinder, dwarf (default; libgcc's) or fp (frame pointers)");
+                  "Native: stack unwinder, dwarf (default; heaprec's own, cached per return address), libgcc "
+                  "(libgcc's, uncached), check (libgcc's, compared with dwarf's on every sample) "
+                  "or fp (frame pointers)");
   cmd->add_option("--seed", options->seed, "Fixed sampler seed, for reproducible runs");
   cmd->add_flag("--no-follow", options->no_follow,
                 "Native: do not profile programs the program executes");

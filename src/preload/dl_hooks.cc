@@ -7,6 +7,7 @@
 #include "preload/profiler.h"
 #include "preload/thread_state.h"
 #include "preload/unloaded_libraries.h"
+#include "preload/unwinder.h"
 
 #define HEAPREC_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -33,6 +34,7 @@ HEAPREC_EXPORT int dlclose(void* handle) {
   }
   // The library's destructors run inside the real dlclose: their frees are the program's.
   int result = real(handle);
+  if (result == 0) ForgetUnwindRules();  // another object may now be loaded at its addresses
   if (described && result == 0) {
     HookGuard guard;
     if (!IsStillLoaded(object)) RememberUnloaded(object, *memory);

@@ -155,6 +155,11 @@ int WriteSnapshot(HeapSnapshot& snapshot, DumpReason reason, int signal_number, 
     comments.AddText("signal=SIG", sigabbrev_np(signal_number));
   }
   comments.AddText("unwinder=", UnwinderName());
+  if (UnwindCheckCounts check; GetUnwindCheckCounts(&check)) {
+    comments.Add("unwind_checks", check.checked);
+    comments.Add("unwind_mismatches", check.mismatched);
+    comments.Add("unwind_handovers", check.handed_over);
+  }
   if (IsFinal(reason)) {
     comments.Add("peak_writes", g_peak_writes.load());
     comments.Add("peak_write_us", g_peak_write_ns.load() / 1000);

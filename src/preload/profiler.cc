@@ -497,7 +497,7 @@ __attribute__((constructor(101))) void StartProfiler() {
   g_arena = new (g_arena_storage) MmapArena();
   RecorderOptions options;
   auto* recorder = new (g_recorder_storage) HeapRecorder(*g_arena, options);
-  InitUnwinder(g_settings.unwind);
+  InitUnwinder(g_settings.unwind, *g_arena);
   pthread_atfork(ForkPrepare, ForkParent, ForkChild);
   g_recorder.store(recorder, std::memory_order_release);
   SetSampling(true);

@@ -193,10 +193,14 @@ bool ReadSettings(Settings* settings) {
     // "libunwind" is the name the DWARF unwinder had when heaprec used libunwind for it.
     if (EqualsIgnoreCase(value, "dwarf") || EqualsIgnoreCase(value, "libunwind")) {
       settings->unwind = UnwindMethod::kDwarf;
+    } else if (EqualsIgnoreCase(value, "libgcc")) {
+      settings->unwind = UnwindMethod::kLibgcc;
+    } else if (EqualsIgnoreCase(value, "check")) {
+      settings->unwind = UnwindMethod::kCheck;
     } else if (EqualsIgnoreCase(value, "fp")) {
       settings->unwind = UnwindMethod::kFramePointers;
     } else {
-      Complain("HEAPREC_UNWIND", value, "dwarf or fp");
+      Complain("HEAPREC_UNWIND", value, "dwarf, libgcc, check or fp");
       return false;
     }
   }

@@ -15,7 +15,7 @@
 
 namespace heaprec::preload {
 
-enum class UnwindMethod { kDwarf, kFramePointers };
+enum class UnwindMethod { kDwarf, kLibgcc, kCheck, kFramePointers };
 
 struct Settings {
   std::uint64_t sample_interval = 512 * 1024;  // HEAPREC_SAMPLE_INTERVAL: bytes, 1 = exact
@@ -26,7 +26,7 @@ struct Settings {
       0;               // HEAPREC_DUMP_ABOVE: a profile each time live crosses N more bytes
   bool quiet = false;  // HEAPREC_QUIET: no line on stderr per signal-triggered dump
   std::uint32_t max_depth = 128;               // HEAPREC_MAX_DEPTH: frames kept per stack
-  UnwindMethod unwind = UnwindMethod::kDwarf;  // HEAPREC_UNWIND: dwarf | fp
+  UnwindMethod unwind = UnwindMethod::kDwarf;  // HEAPREC_UNWIND: dwarf | libgcc | check | fp
   bool no_follow = false;                      // HEAPREC_NO_FOLLOW: see below
   int only_pid = 0;                            // HEAPREC_NO_FOLLOW=PID: profile only this pid
   std::uint64_t seed = 0;        // HEAPREC_SEED: fixed sampler seed (tests), 0 = random

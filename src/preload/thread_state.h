@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "core/sampler.h"
+#include "preload/cfi_unwinder.h"
 
 namespace heaprec::preload {
 
@@ -21,6 +22,7 @@ struct ThreadState {
   // A termination signal that arrived while this thread was inside heaprec (possibly holding its
   // locks, which the final dump needs): raised again when the outermost HookGuard ends.
   volatile int deferred_signal;
+  StackWindow stack_window;  // the CFI walker's checked stack pages (zero: none yet)
 };
 
 extern __thread ThreadState t_state __attribute__((tls_model("initial-exec")));

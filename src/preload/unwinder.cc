@@ -5,13 +5,14 @@
 #include <errno.h>
 #include <link.h>
 #include <sched.h>
-#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 #include <unwind.h>
 
 #include <atomic>
+#include <cstring>
 
+#include "preload/cfi_unwinder.h"
 #include "preload/profiler_state.h"
 #include "preload/thread_state.h"
 
@@ -23,7 +24,16 @@ namespace {
 using UnwindBacktraceFn = _Unwind_Reason_Code (*)(_Unwind_Trace_Fn, void*);
 using UnwindGetIpFn = _Unwind_Ptr (*)(_Unwind_Context*);
 
-// libgcc's unwinder, null when heaprec walks frame pointers.
+// heaprec's own CFI walker (the default), its rule cache, and whether it is in use.
+FrameRuleCache g_rule_cache;
+bool g_use_cfi = false;
+// "check": stacks are libgcc's, and every one is also walked by the CFI walker and compared.
+bool g_check_cfi = false;
+std::atomic<std::uint64_t> g_checked{0}, g_mismatched{0}, g_handed_over{0};
+constexpr std::size_t kRuleCacheSlots = 1 << 13;  // 128 KiB: the rules of 8,192 return addresses
+
+// libgcc's unwinder: the CFI walker's fallback, or the unwinder itself when asked for; null when
+// heaprec walks frame pointers.
 UnwindBacktraceFn g_unwind_backtrace = nullptr;
 UnwindGetIpFn g_unwind_get_ip = nullptr;
 std::uintptr_t g_self_text_low = 0, g_self_text_high = 0;
@@ -44,20 +54,6 @@ void FindOwnTextRange() {
 
 bool IsOwnFrame(std::uintptr_t pc) { return pc >= g_self_text_low && pc < g_self_text_high; }
 
-// Whether `bytes` at `address` can be read, asked of the kernel (process_vm_readv on ourselves
-// fails with EFAULT instead of faulting), so that a frame pointer pointing anywhere cannot crash
-// the walk. No lock and no allocation: unlike pthread_getattr_np, which takes the thread's own
-// lock and allocates, and so deadlocks when it is itself the allocation being sampled.
-bool Readable(std::uintptr_t address, std::size_t bytes) {
-  char buffer[2 * sizeof(void*)];
-  iovec local = {buffer, bytes};
-  iovec remote = {reinterpret_cast<void*>(address), bytes};
-  int saved_errno = errno;
-  bool ok = process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == static_cast<ssize_t>(bytes);
-  errno = saved_errno;
-  return ok;
-}
-
 // Walks the frame-pointer chain. heaprec itself is built with frame pointers, so the walk gets out
 // of the hooks; whether it gets further depends on how the program was compiled. Each frame must
 // lie above the previous one, less than kMaxFrameBytes away, and be readable: the page the walk
@@ -71,7 +67,7 @@ int FramePointerBacktrace(void** out, int max) {
     if ((fp & (sizeof(void*) - 1)) != 0) break;
     std::uintptr_t frame_end = fp + 2 * sizeof(void*);
     if (fp < readable_low || frame_end > readable_high) {
-      if (!Readable(fp, 2 * sizeof(void*))) break;
+      if (!IsReadable(fp, 2 * sizeof(void*))) break;
       readable_low = fp & ~(kPage - 1);
       readable_high = ((frame_end - 1) & ~(kPage - 1)) + kPage;
     }
@@ -126,9 +122,22 @@ int DwarfBacktrace(void** out, int max) {
 
 }  // namespace
 
-void InitUnwinder(UnwindMethod method) {
+void InitUnwinder(UnwindMethod method, MemoryResource& memory) {
   FindOwnTextRange();
-  if (method != UnwindMethod::kDwarf) return;
+  if (method == UnwindMethod::kFramePointers) return;
+#if defined(__x86_64__)
+  if (method == UnwindMethod::kDwarf || method == UnwindMethod::kCheck) {
+    std::size_t bytes = kRuleCacheSlots * FrameRuleCache::kSlotBytes;
+    if (void* slots = memory.Allocate(bytes)) {
+      std::memset(slots, 0, bytes);
+      g_rule_cache.Init(static_cast<FrameRuleCache::Slot*>(slots), kRuleCacheSlots);
+      g_use_cfi = method == UnwindMethod::kDwarf;
+      g_check_cfi = method == UnwindMethod::kCheck;
+    }
+  }
+#else
+  (void)memory;
+#endif
   void* handle = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
   auto backtrace = handle != nullptr
                        ? reinterpret_cast<UnwindBacktraceFn>(dlsym(handle, "_Unwind_Backtrace"))
@@ -137,9 +146,10 @@ void InitUnwinder(UnwindMethod method) {
       handle != nullptr ? reinterpret_cast<UnwindGetIpFn>(dlsym(handle, "_Unwind_GetIP")) : nullptr;
   if (backtrace == nullptr || get_ip == nullptr) {
     const char* parts[] = {
-        "heaprec: libgcc_s.so.1 cannot be loaded (Debian package libgcc-s1); stacks are walked by "
-        "frame pointers and lose the callers of code built without them\n"};
-    ReportMessage(parts, 1);
+        "heaprec: libgcc_s.so.1 cannot be loaded (Debian package libgcc-s1); stacks ",
+        g_use_cfi ? "that heaprec's own walker hands over (through signal handlers) " : "",
+        "are walked by frame pointers and lose the callers of code built without them\n"};
+    ReportMessage(parts, 3);
     return;
   }
   g_unwind_get_ip = get_ip;
@@ -151,14 +161,45 @@ void InitUnwinder(UnwindMethod method) {
   g_unwind_backtrace = backtrace;
 }
 
+namespace {
+
+int FirstForeignFrame(void* const* raw, int n) {
+  int first = 0;
+  while (first < n && IsOwnFrame(reinterpret_cast<std::uintptr_t>(raw[first]))) ++first;
+  return first;
+}
+
+// Compares the CFI walker's stack with `reference` (libgcc's, `n` frames of `capacity`). Both
+// start inside heaprec at different call sites, so only the frames outside it are compared; a
+// walk that reached the capacity is compared as far as the shorter one goes.
+void CheckCfiWalk(void* const* reference, int n, int capacity) {
+  void* ours[kMaxStackDepth + kCaptureExtraFrames];
+  int m = CfiBacktrace(ours, capacity, &g_rule_cache, &t_state.stack_window);
+  g_checked.fetch_add(1, std::memory_order_relaxed);
+  if (m < 0) {
+    g_handed_over.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  int a = FirstForeignFrame(ours, m), b = FirstForeignFrame(reference, n);
+  int common = m - a < n - b ? m - a : n - b;
+  bool same = (m - a == n - b) || m == capacity || n == capacity;
+  for (int i = 0; same && i < common; ++i) same = ours[a + i] == reference[b + i];
+  if (!same) g_mismatched.fetch_add(1, std::memory_order_relaxed);
+}
+
+}  // namespace
+
 std::uint32_t CaptureStack(std::uint64_t* frames, std::uint32_t max_depth, bool* truncated) {
   // Capture into `frames` itself, which the caller sized max_depth + kCaptureExtraFrames.
   void** raw = reinterpret_cast<void**>(frames);
   int capacity = static_cast<int>(max_depth + kCaptureExtraFrames);
-  int n = g_unwind_backtrace != nullptr ? DwarfBacktrace(raw, capacity)
-                                        : FramePointerBacktrace(raw, capacity);
-  int first = 0;
-  while (first < n && IsOwnFrame(reinterpret_cast<std::uintptr_t>(raw[first]))) ++first;
+  int n = g_use_cfi ? CfiBacktrace(raw, capacity, &g_rule_cache, &t_state.stack_window) : -1;
+  if (n < 0) {
+    n = g_unwind_backtrace != nullptr ? DwarfBacktrace(raw, capacity)
+                                      : FramePointerBacktrace(raw, capacity);
+    if (g_check_cfi && g_unwind_backtrace != nullptr) CheckCfiWalk(raw, n, capacity);
+  }
+  int first = FirstForeignFrame(raw, n);
   std::uint32_t kept = static_cast<std::uint32_t>(n - first);
   *truncated = kept > max_depth || n == capacity;
   if (kept > max_depth) kept = max_depth;
@@ -174,7 +215,23 @@ std::uint32_t CaptureStack(std::uint64_t* frames, std::uint32_t max_depth, bool*
 
 namespace heaprec::preload {
 
-const char* UnwinderName() { return g_unwind_backtrace != nullptr ? "dwarf" : "fp"; }
+const char* UnwinderName() {
+  if (g_use_cfi) return "dwarf";
+  if (g_check_cfi && g_unwind_backtrace != nullptr) return "check";
+  return g_unwind_backtrace != nullptr ? "libgcc" : "fp";
+}
+
+void ForgetUnwindRules() {
+  if (g_rule_cache.ready()) g_rule_cache.Invalidate();
+}
+
+bool GetUnwindCheckCounts(UnwindCheckCounts* counts) {
+  if (!g_check_cfi || g_unwind_backtrace == nullptr) return false;
+  counts->checked = g_checked.load();
+  counts->mismatched = g_mismatched.load();
+  counts->handed_over = g_handed_over.load();
+  return true;
+}
 
 void CloseUnwindGateForFork(bool wait) {
   g_fork_in_progress.store(true);

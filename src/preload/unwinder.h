@@ -1,14 +1,17 @@
 // Captures the call stack of a sampled allocation.
 //
-// By default with libgcc's DWARF unwinder (_Unwind_Backtrace from libgcc_s.so.1, the one C++
-// exceptions use), which works on the optimized, frame-pointer-less code that distributions ship.
-// It finds unwind tables with glibc's _dl_find_object, which takes no lock (dl_iterate_phdr takes
-// the loader's dl_load_write_lock, which a child of fork() may find taken forever), opens nothing
-// and allocates nothing. libunwind, used before, fails both: it looks tables up through
-// dl_iterate_phdr, and it validates addresses by writing them to a pipe it keeps open behind the
-// program's back, re-creating it (closing whatever descriptors now have its numbers) when the
-// program closed it. libgcc_s is loaded with dlopen(RTLD_LOCAL), so C programs do not get its
-// symbols in their scope.
+// By default ("dwarf") with heaprec's own walker of the DWARF call-frame information (see
+// cfi_unwinder.h): one cached rule per return address, so a frame costs a hash probe, where
+// libgcc's _Unwind_Backtrace interprets the frame's CFI program on every walk. Stacks with a frame
+// it does not model (a signal frame, a CFA expression) are walked by libgcc's unwinder instead,
+// which is also available alone ("libgcc"). Both work on the optimized, frame-pointer-less code
+// that distributions ship, and find unwind tables with glibc's _dl_find_object, which takes no
+// lock (dl_iterate_phdr takes the loader's dl_load_write_lock, which a child of fork() may find
+// taken forever), opens nothing and allocates nothing. libunwind, used before, fails both: it
+// looks tables up through dl_iterate_phdr, and it validates addresses by writing them to a pipe it
+// keeps open behind the program's back, re-creating it (closing whatever descriptors now have its
+// numbers) when the program closed it. libgcc_s is loaded with dlopen(RTLD_LOCAL), so C programs
+// do not get its symbols in their scope.
 //
 // Frame-pointer walking is the fallback when libgcc_s cannot be loaded (heaprec says so once, and
 // profiles record the unwinder used), or on request: each frame must lie above the previous one and
@@ -20,6 +23,7 @@
 
 #include <cstdint>
 
+#include "core/memory_resource.h"
 #include "preload/settings.h"
 
 namespace heaprec::preload {
@@ -28,10 +32,14 @@ namespace heaprec::preload {
 // detect truncation).
 inline constexpr std::uint32_t kCaptureExtraFrames = 9;
 
-// Loads libgcc's unwinder if `method` asks for it; falls back to frame pointers when it cannot be
-// loaded.
-// Call once at start-up, under a HookGuard.
-void InitUnwinder(UnwindMethod method);
+// Sets up the unwinder `method` names (its rule cache comes from `memory`), and loads libgcc's
+// unwinder for "dwarf" (as the fallback) and "libgcc"; falls back to frame pointers when it cannot
+// be loaded. Call once at start-up, under a HookGuard.
+void InitUnwinder(UnwindMethod method, MemoryResource& memory);
+
+// Forgets what was learnt about loaded code: after an object is unloaded, its addresses may be
+// reused by another.
+void ForgetUnwindRules();
 
 // Fills `frames` (leaf first) with return addresses minus one (the address inside the call
 // instruction, which symbolizes to the calling line), starting at the first frame outside heaprec.
@@ -39,8 +47,15 @@ void InitUnwinder(UnwindMethod method);
 // `frames` must have room for max_depth + kCaptureExtraFrames entries.
 std::uint32_t CaptureStack(std::uint64_t* frames, std::uint32_t max_depth, bool* truncated);
 
-// "dwarf" or "fp": what CaptureStack uses now, for the profile's comments.
+// "dwarf", "libgcc", "check" or "fp": what CaptureStack uses now, for the profile's comments.
 const char* UnwinderName();
+
+// "check" records libgcc's stacks and walks each one with the CFI walker too, comparing them: a
+// way to test the walker on any program. False when not checking.
+struct UnwindCheckCounts {
+  std::uint64_t checked, mismatched, handed_over;  // handed over: the walker deferred to libgcc
+};
+bool GetUnwindCheckCounts(UnwindCheckCounts* counts);
 
 // fork() handlers (see unwinder.cc): before fork, from the forking thread (`wait` false when it is
 // itself inside heaprec); after it, in the parent and in the child.

@@ -1,0 +1,286 @@
+// heaprec's CFI walker against libgcc's _Unwind_Backtrace, the reference: on the same stacks
+// (frames of each kind compilers emit, libc's and the loader's own code calling back, other
+// threads) both must report the same return addresses, first walk and cached walks alike; where the
+// walker does not model a frame (signal trampolines, realigned frames) it must say so instead of
+// reporting something. And the rule cache, hammered by threads, never returns another pc's rule.
+#include "preload/cfi_unwinder.h"
+
+#include <gtest/gtest.h>
+#include <link.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <unwind.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "cfi_frames.h"
+
+namespace heaprec::preload {
+namespace {
+
+using cfi_frames::Style;
+
+constexpr int kMaxFrames = 512;
+
+struct Walker {
+  FrameRuleCache::Slot slots[1024] = {};
+  FrameRuleCache cache;
+  StackWindow window = {0, 0};
+  Walker() { cache.Init(slots, 1024); }
+};
+
+struct Walks {
+  Walker* walker;
+  std::vector<void*> cfi, libgcc;
+  int cfi_result = 0;
+};
+
+_Unwind_Reason_Code CollectIp(_Unwind_Context* context, void* argument) {
+  auto* frames = static_cast<std::vector<void*>*>(argument);
+  _Unwind_Ptr ip = _Unwind_GetIP(context);
+  if (ip == 0 || frames->size() == kMaxFrames) return _URC_END_OF_STACK;
+  frames->push_back(reinterpret_cast<void*>(ip));
+  return _URC_NO_REASON;
+}
+
+// The first libgcc frame is the return into LibgccWalk; the first CFI frame the return into
+// WalkBoth, as is libgcc's second. From there on both lists are the callers of WalkBoth.
+__attribute__((noinline)) void LibgccWalk(std::vector<void*>* frames) {
+  _Unwind_Backtrace(CollectIp, frames);
+  asm volatile("");  // not a tail call: this frame must exist
+}
+
+__attribute__((noinline)) void WalkBoth(void* context) {
+  auto* walks = static_cast<Walks*>(context);
+  void* frames[kMaxFrames];
+  walks->cfi_result =
+      CfiBacktrace(frames, kMaxFrames, &walks->walker->cache, &walks->walker->window);
+  if (walks->cfi_result > 0) walks->cfi.assign(frames + 1, frames + walks->cfi_result);
+  LibgccWalk(&walks->libgcc);
+  if (walks->libgcc.size() >= 2) {
+    walks->libgcc.erase(walks->libgcc.begin(), walks->libgcc.begin() + 2);
+  }
+}
+
+// Walks at the bottom of `depth` frames of `style`, twice (the second time from the cache), and
+// checks both walks against libgcc's.
+void ExpectSameAsLibgcc(Walker* walker, Style style, int depth) {
+  for (int round = 0; round < 2; ++round) {
+    SCOPED_TRACE(round == 0 ? "first walk" : "cached walk");
+    Walks walks{walker, {}, {}};
+    cfi_frames::Descend(style, depth, WalkBoth, &walks);
+    ASSERT_GT(walks.cfi_result, 0);
+    EXPECT_GT(walks.libgcc.size(), static_cast<std::size_t>(depth));
+    EXPECT_EQ(walks.cfi, walks.libgcc);
+  }
+}
+
+TEST(CfiUnwinderTest, SameFramesAsLibgccOnEachFrameKind) {
+  Walker walker;
+  for (Style style : {Style::kPlain, Style::kAlloca, Style::kLargeFrame, Style::kMixed}) {
+    SCOPED_TRACE(static_cast<int>(style));
+    for (int depth : {1, 5, 30, 100}) {
+      SCOPED_TRACE(depth);
+      // Keep the stack well within the main thread's 8 MiB.
+      if ((style != Style::kPlain && depth > 30) || (style == Style::kLargeFrame && depth > 5)) {
+        continue;
+      }
+      ExpectSameAsLibgcc(&walker, style, depth);
+    }
+  }
+  // Frames larger than the window grows by: their reads are checked apart and move the window.
+  for (int depth : {1, 3}) ExpectSameAsLibgcc(&walker, Style::kHugeFrame, depth);
+}
+
+TEST(CfiUnwinderTest, SameFramesAsLibgccOnOtherThreads) {
+  Walker walkers[4];
+  std::vector<std::thread> threads;
+  for (Walker& walker : walkers) {
+    threads.emplace_back([&walker] {
+      ExpectSameAsLibgcc(&walker, Style::kMixed, 20);
+      ExpectSameAsLibgcc(&walker, Style::kPlain, 50);
+    });
+  }
+  for (auto& thread : threads) thread.join();
+}
+
+// Code the distribution compiled: libc's qsort calling a comparator, the loader's
+// dl_iterate_phdr calling back (through its lock), pthread_once.
+Walks* g_callback_walks;
+
+int CompareAndWalk(const void* a, const void* b) {
+  if (g_callback_walks != nullptr && g_callback_walks->cfi.empty()) WalkBoth(g_callback_walks);
+  return *static_cast<const int*>(a) - *static_cast<const int*>(b);
+}
+
+int PhdrCallback(dl_phdr_info*, size_t, void* context) {
+  WalkBoth(context);
+  return 1;
+}
+
+TEST(CfiUnwinderTest, SameFramesAsLibgccThroughLibcAndTheLoader) {
+  Walker walker;
+  for (int round = 0; round < 2; ++round) {
+    Walks walks{&walker, {}, {}};
+    g_callback_walks = &walks;
+    int values[64];
+    for (int i = 0; i < 64; ++i) values[i] = (i * 37) % 64;
+    qsort(values, 64, sizeof(int), CompareAndWalk);
+    g_callback_walks = nullptr;
+    ASSERT_GT(walks.cfi_result, 0);
+    EXPECT_EQ(walks.cfi, walks.libgcc);
+
+    Walks loader{&walker, {}, {}};
+    dl_iterate_phdr(PhdrCallback, &loader);
+    ASSERT_GT(loader.cfi_result, 0);
+    EXPECT_EQ(loader.cfi, loader.libgcc);
+  }
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  static Walks* once_walks;
+  Walks walks{&walker, {}, {}};
+  once_walks = &walks;
+  pthread_once(&once, [] { WalkBoth(once_walks); });
+  ASSERT_GT(walks.cfi_result, 0);
+  EXPECT_EQ(walks.cfi, walks.libgcc);
+}
+
+TEST(CfiUnwinderTest, HandsSignalFramesToLibgcc) {
+  static Walker walker;
+  static int result;
+  struct sigaction action = {}, previous;
+  action.sa_handler = [](int) {
+    void* frames[kMaxFrames];
+    result = CfiBacktrace(frames, kMaxFrames, &walker.cache, &walker.window);
+  };
+  ASSERT_EQ(sigaction(SIGUSR1, &action, &previous), 0);
+  raise(SIGUSR1);
+  sigaction(SIGUSR1, &previous, nullptr);
+  EXPECT_EQ(result, -1);
+}
+
+// Realigned frames: gcc 12 describes them with rbp, which the walker follows; a compiler that
+// uses a CFA expression gets -1 instead. Either way, never other frames than libgcc's.
+TEST(CfiUnwinderTest, RealignedFramesAreWalkedOrHandedOver) {
+  Walker walker;
+  for (int round = 0; round < 2; ++round) {
+    Walks walks{&walker, {}, {}};
+    cfi_frames::Descend(Style::kRealigned, 3, WalkBoth, &walks);
+    EXPECT_GT(walks.libgcc.size(), 3u);
+    if (walks.cfi_result != -1) {
+      EXPECT_EQ(walks.cfi, walks.libgcc);
+    }
+  }
+}
+
+TEST(CfiUnwinderTest, StopsAtTheOutermostFrameWithinMax) {
+  Walker walker;
+  void* frames[kMaxFrames];
+  int all = CfiBacktrace(frames, kMaxFrames, &walker.cache, &walker.window);
+  ASSERT_GT(all, 2);
+  EXPECT_LT(all, kMaxFrames);  // the walk ended at _start, not at the limit
+  EXPECT_EQ(CfiBacktrace(frames, 2, &walker.cache, &walker.window), 2);
+}
+
+TEST(CfiUnwinderTest, StartsANewWindowOnAnotherStack) {
+  Walker walker;
+  walker.window = {0x1000, 0x2000};  // a window left from some other stack
+  ExpectSameAsLibgcc(&walker, Style::kPlain, 5);
+  auto here = reinterpret_cast<std::uintptr_t>(&walker);
+  EXPECT_LE(walker.window.low, here);
+  EXPECT_GT(walker.window.high, here);
+}
+
+FrameRule RuleForTest(std::uintptr_t pc) {
+  return FrameRule::Step((pc & 16) != 0, static_cast<std::int64_t>(pc % 4096) * 8,
+                         FrameRule::FramePointer::kSaved, -16);
+}
+
+TEST(FrameRuleCacheTest, FindsWhatWasInsertedUntilInvalidated) {
+  FrameRuleCache::Slot slots[64] = {};
+  FrameRuleCache cache;
+  cache.Init(slots, 64);
+  EXPECT_EQ(cache.Find(0x401000).kind(), FrameRule::Kind::kUnset);
+  cache.Insert(0x401000, RuleForTest(0x401000));
+  EXPECT_EQ(cache.Find(0x401000).word(), RuleForTest(0x401000).word());
+  cache.Invalidate();
+  EXPECT_EQ(cache.Find(0x401000).kind(), FrameRule::Kind::kUnset);
+  cache.Insert(0x401000, FrameRule::End());
+  EXPECT_EQ(cache.Find(0x401000).kind(), FrameRule::Kind::kEnd);
+  // Far more pcs than slots: each is found right after its insertion (the window replaces old
+  // entries), and whatever is found is that pc's rule.
+  for (std::uintptr_t pc = 0x500000; pc < 0x500000 + 1000 * 24; pc += 24) {
+    cache.Insert(pc, RuleForTest(pc));
+    EXPECT_EQ(cache.Find(pc).word(), RuleForTest(pc).word());
+  }
+  for (std::uintptr_t pc = 0x500000; pc < 0x500000 + 1000 * 24; pc += 24) {
+    FrameRule found = cache.Find(pc);
+    if (found.kind() != FrameRule::Kind::kUnset) {
+      EXPECT_EQ(found.word(), RuleForTest(pc).word());
+    }
+  }
+}
+
+TEST(FrameRuleCacheTest, ConcurrentReadersNeverSeeAnotherPcsRule) {
+  static FrameRuleCache::Slot slots[32];
+  FrameRuleCache cache;
+  cache.Init(slots, 32);
+  std::atomic<bool> stop{false};
+  std::atomic<long> wrong{0}, hits{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      std::uint64_t x = 0x9e3779b97f4a7c15ull * (t + 1);
+      for (int i = 0; i < 200000; ++i) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        std::uintptr_t pc = 0x400000 + (x % 512) * 8;
+        FrameRule found = cache.Find(pc);
+        if (found.kind() == FrameRule::Kind::kUnset) {
+          cache.Insert(pc, RuleForTest(pc));
+        } else {
+          hits.fetch_add(1, std::memory_order_relaxed);
+          if (found.word() != RuleForTest(pc).word()) wrong.fetch_add(1);
+        }
+      }
+    });
+  }
+  threads.emplace_back([&] {
+    while (!stop.load()) {
+      cache.Invalidate();
+      std::this_thread::yield();
+    }
+  });
+  for (int t = 0; t < 4; ++t) threads[t].join();
+  stop.store(true);
+  threads.back().join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_GT(hits.load(), 0);
+}
+
+TEST(FrameRuleTest, PacksAndUnpacks) {
+  FrameRule rule = FrameRule::Step(true, 4096 + 16, FrameRule::FramePointer::kSaved, -56);
+  EXPECT_EQ(rule.kind(), FrameRule::Kind::kStep);
+  EXPECT_TRUE(rule.cfa_from_rbp());
+  EXPECT_EQ(rule.cfa_offset(), 4112);
+  EXPECT_EQ(rule.rbp(), FrameRule::FramePointer::kSaved);
+  EXPECT_EQ(rule.rbp_offset(), -56);
+  FrameRule unknown = FrameRule::Step(false, 8, FrameRule::FramePointer::kUnknown, 0);
+  EXPECT_FALSE(unknown.cfa_from_rbp());
+  EXPECT_EQ(unknown.rbp(), FrameRule::FramePointer::kUnknown);
+  EXPECT_EQ(
+      FrameRule::Step(false, std::int64_t{1} << 40, FrameRule::FramePointer::kUnchanged, 0).kind(),
+      FrameRule::Kind::kFallback);
+  EXPECT_EQ(FrameRule::Step(false, 8, FrameRule::FramePointer::kSaved, 1 << 20).kind(),
+            FrameRule::Kind::kFallback);
+}
+
+TEST(FrameRuleTest, NoObjectMeansEndAndIsNotCacheable) {
+  bool in_object = true;
+  EXPECT_EQ(ComputeFrameRule(0x10, &in_object).kind(), FrameRule::Kind::kEnd);
+  EXPECT_FALSE(in_object);
+}
+
+}  // namespace
+}  // namespace heaprec::preload
