@@ -83,8 +83,9 @@ constexpr std::uintptr_t kPage = 4096;
 constexpr std::uintptr_t kMaxGrowth = 256 * kPage;
 constexpr int kMaxStrayReads = 8;
 
-// Whether the 8 bytes at `address` may be read.
-bool CanRead(StackWindow* window, std::uintptr_t address, int* stray_budget) {
+// Whether the 8 bytes at `address` may be read, when they are not in the window yet.
+__attribute__((noinline)) bool CanReadOutsideWindow(StackWindow* window, std::uintptr_t address,
+                                                    int* stray_budget) {
   std::uintptr_t end = address + 8;
   while (address >= window->low && end > window->high && address < window->high + kMaxGrowth) {
     if (!IsReadable(window->high, 1)) return false;
@@ -96,6 +97,12 @@ bool CanRead(StackWindow* window, std::uintptr_t address, int* stray_budget) {
   if (!IsReadable(first, 1) || (last != first && !IsReadable(last, 1))) return false;
   if (address > window->high) *window = {first, last + kPage};
   return true;
+}
+
+// Whether the 8 bytes at `address` may be read.
+inline bool CanRead(StackWindow* window, std::uintptr_t address, int* stray_budget) {
+  if (address >= window->low && address + 8 <= window->high) return true;
+  return CanReadOutsideWindow(window, address, stray_budget);
 }
 
 FrameRule RuleFor(FrameRuleCache* cache, std::uintptr_t pc) {

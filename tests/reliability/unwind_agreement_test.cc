@@ -51,7 +51,7 @@ class UnwindAgreementTest : public ReliabilityTest {
 };
 
 TEST_F(UnwindAgreementTest, Python) {
-  ExpectAgreement({"python3", "-c", "import json; print(len(json.dumps(list(range(1000)))))"},
+  ExpectAgreement({"/usr/bin/python3", "-c", "import json; print(len(json.dumps(list(range(1000)))))"},
                   {{"PYTHONHASHSEED", "0"}});
 }
 
