@@ -27,6 +27,10 @@ def workloads(paths, quick):
           f".read {w}/sqlite_workload.sql"], {}),
         ("perl", "pl_alloc.pl 100000", ["perl", f"{w}/pl_alloc.pl", "100000"], {}),
         ("node", "js_alloc.js 100000", ["node", f"{w}/js_alloc.js", "100000"], {}),
+        ("ruby", "rb_native.rb 200000 (Ruby's malloc'd strings, arrays, hashes)",
+         ["ruby", f"{w}/rb_native.rb", "200000"], {}),
+        ("python3 spawn", "py_spawn.py 16 (multiprocessing, spawn, 2 workers)",
+         ["/usr/bin/python3", f"{w}/py_spawn.py", "16"], {}),
     ]
 
 

@@ -6,7 +6,8 @@ bench/results/<date>.md. Standard library only. `bench/run.sh` installs the tool
     python3 bench/run.py [--quick] [--runs N] [--only WORKLOAD[,WORKLOAD...]]
 
 Workloads: hot_paths (CPU time under glibc, the do-nothing interposer bench/floor and heaprec:
-malloc_stress, g++, python3, sqlite3, perl, node; see hot_paths.py), many_processes (heaprec run's
+malloc_stress, g++, python3, sqlite3, perl, node, ruby, python3 spawn; see hot_paths.py),
+exact_mode (the same workloads under glibc, heaprec exact and heaptrack; exact_mode.py), many_processes (heaprec run's
 fixed cost and a ~300-process make; many_processes.py), symbolize (heaprec symbolize against
 llvm-symbolizer-14; symbolize_speed.py); malloc_stress, g++, python3, sqlite3 (overhead); ruby (the Ruby front end: plain ruby vs
 heaprec at sample_every 1/100/1000/10000 vs ObjectSpace.trace_object_allocations, see
@@ -25,6 +26,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import accuracy  # noqa: E402
+import exact_mode  # noqa: E402
 import hot_paths  # noqa: E402
 import many_processes  # noqa: E402
 import overhead  # noqa: E402
@@ -187,6 +189,7 @@ def main():
         sections = []
         for name, module, title in (
                 ("hot_paths", hot_paths, "Hot paths against the floor (CPU time)"),
+                ("exact_mode", exact_mode, "Exact mode against heaptrack (CPU time)"),
                 ("many_processes", many_processes, "Many processes: heaprec run end to end"),
                 ("symbolize", symbolize_speed, "Symbolization against llvm-symbolizer")):
             if not selected(name, args.only):
@@ -194,6 +197,8 @@ def main():
             log(f"{name}: {args.runs} rounds")
             if module is hot_paths:
                 got = module.measure(paths, tmp, max(args.runs, 7), args.quick, log)
+            elif module is exact_mode:
+                got = module.measure(paths, tmp, min(args.runs, 3), args.quick, log)
             elif module is many_processes:
                 got = module.measure(paths, tmp, args.runs, args.quick, log)
             else:

@@ -8,7 +8,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 export HEAPREC_BUILD_DIR=${HEAPREC_BUILD_DIR:-$root/build-bench}
 
 bash "$root/scripts/install-deps.sh"
-packages=(libjemalloc2 libjemalloc-dev sqlite3 heaptrack valgrind python3 time make perl nodejs llvm-14)
+packages=(libjemalloc2 libjemalloc-dev sqlite3 heaptrack valgrind python3 time make perl nodejs ruby llvm-14)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
