@@ -1,5 +1,5 @@
 """Profiler memory in exact mode: what heaprec holds per live block and per unique stack.
-bench/workloads/deep_stacks holds 500,000 live blocks (16-64 B) from 2,048 stacks of 44 frames
+bench/workloads/deep_stacks holds 500,000 live blocks (16-64 B) from 2,048 stacks of 43 frames
 sharing their outer 20 (8 shared recursion levels, then 11 levels of two call sites) under
 LD_PRELOAD=libheaprec.so HEAPREC_SAMPLE_INTERVAL=1 and calls heaprec_dump(); the profile's
 profiler_bytes= comment is everything heaprec's arena has mapped then: the recorder's tables, the
@@ -69,7 +69,7 @@ def table(got):
         f"| live table, bytes per live block, lowest / highest over 250,000-1,000,000 | "
         f"{got['live_min'].fmt('.1f', ' B', spread=False)} / "
         f"{got['live_max'].fmt('.1f', ' B', spread=False)} |",
-        f"| profiler bytes per unique stack (stack table, {PATHS:,} stacks of 44 frames) | "
+        f"| profiler bytes per unique stack (stack table, {PATHS:,} stacks of 43 frames) | "
         f"{got['stack'].fmt('.0f', ' B')} |",
         f"| whole recorder (live table, stacks, allocation history) per live block | "
         f"{got['recorder'].fmt('.1f', ' B')} |",
