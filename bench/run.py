@@ -9,7 +9,8 @@ Workloads: hot_paths (CPU time under glibc, the do-nothing interposer bench/floo
 malloc_stress, g++, python3, sqlite3, perl, node, ruby, python3 spawn; see hot_paths.py),
 exact_mode (the same workloads under glibc, heaprec exact and heaptrack; exact_mode.py), many_processes (heaprec run's
 fixed cost and a ~300-process make; many_processes.py), symbolize (heaprec symbolize against
-llvm-symbolizer-14; symbolize_speed.py); malloc_stress, g++, python3, sqlite3 (overhead); ruby (the Ruby front end: plain ruby vs
+llvm-symbolizer-14; symbolize_speed.py), profiler_memory (exact-mode bytes per live block and per
+unique stack; profiler_memory.py); malloc_stress, g++, python3, sqlite3 (overhead); ruby (the Ruby front end: plain ruby vs
 heaprec at sample_every 1/100/1000/10000 vs ObjectSpace.trace_object_allocations, see
 ruby_overhead.py); wl_c_sites, wl_cxx_sites, size_classes (accuracy; `accuracy` selects all three);
 dump_cost. Nothing fails on a number: the exit status is non-zero only when the benchmark itself
@@ -30,6 +31,7 @@ import exact_mode  # noqa: E402
 import hot_paths  # noqa: E402
 import many_processes  # noqa: E402
 import overhead  # noqa: E402
+import profiler_memory  # noqa: E402
 import report  # noqa: E402
 import ruby_overhead  # noqa: E402
 import symbolize_speed  # noqa: E402
@@ -62,7 +64,7 @@ def build(paths, want_dump_cost, want_ruby, log):
         capture(["cmake", "-S", ROOT, "-B", paths.build, "-G", "Ninja",
                  "-DCMAKE_BUILD_TYPE=RelWithDebInfo"], timeout=600)
     targets = ["heaprec", "heaprec_preload", "heaprec_floor", "malloc_stress", "size_classes",
-               "heaprec_wl_c_sites", "heaprec_wl_cxx_sites"]
+               "heaprec_wl_c_sites", "heaprec_wl_cxx_sites", "deep_stacks", "recorder_memory"]
     known = capture(["cmake", "--build", paths.build, "--target", "help"])
     if want_dump_cost and "dump_cost" in known:
         targets.append("dump_cost")
@@ -191,7 +193,8 @@ def main():
                 ("hot_paths", hot_paths, "Hot paths against the floor (CPU time)"),
                 ("exact_mode", exact_mode, "Exact mode against heaptrack (CPU time)"),
                 ("many_processes", many_processes, "Many processes: heaprec run end to end"),
-                ("symbolize", symbolize_speed, "Symbolization against llvm-symbolizer")):
+                ("symbolize", symbolize_speed, "Symbolization against llvm-symbolizer"),
+                ("profiler_memory", profiler_memory, "Profiler memory in exact mode")):
             if not selected(name, args.only):
                 continue
             log(f"{name}: {args.runs} rounds")

@@ -120,10 +120,12 @@ void HeapRecorder::ResetAfterForkInChild() {
   stack_lock_.ResetAfterFork();
 }
 
+// The first allocation is what Take asks for (the live count and a quarter more), not rounded up
+// to a power of two: a snapshot of 500,000 objects took 48 MiB instead of 29. Later growth (objects
+// inserted while the shards are copied) doubles.
 bool HeapSnapshot::GrowObjects(std::size_t min_capacity) {
-  std::size_t capacity = object_capacity_ == 0 ? 1024 : object_capacity_;
-  while (capacity < min_capacity) capacity *= 2;
-  if (capacity == object_capacity_) return true;
+  if (min_capacity <= object_capacity_) return true;
+  std::size_t capacity = std::max(min_capacity, object_capacity_ * 2);
   MemoryResource& memory = recorder_->memory_;
   auto* fresh = memory.AllocateArray<Object>(capacity);
   if (fresh == nullptr) return false;

@@ -142,7 +142,16 @@ class HeapSnapshot {
   }
   const AllocationTotals* history() const { return history_; }
   std::size_t history_count() const { return history_count_; }
-  StackFrames Frames(StackId id) const { return recorder_->stacks_.Frames(id); }
+  // The stack's innermost min(depth, capacity) frames, leaf first, copied to `buffer` (stacks are
+  // stored as a trie: see StackTable).
+  StackFrames Frames(StackId id, std::uint64_t* buffer, std::uint32_t capacity) const {
+    return {buffer, recorder_->stacks_.CopyFrames(id, buffer, capacity)};
+  }
+  // Calls visit(frame) for each frame of the stack, leaf first, until it returns false.
+  template <typename Visitor>
+  bool ForEachFrame(StackId id, Visitor&& visit) const {
+    return recorder_->stacks_.ForEachFrame(id, visit);
+  }
   const RecorderStats& stats() const { return stats_; }
 
   // Sorts objects by (stack, size, tag) and history by (stack, size) so a writer can aggregate them

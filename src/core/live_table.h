@@ -6,7 +6,16 @@
 // allocated.
 //
 //   filter_ (SampledKeyFilter)   lock-free "maybe tracked?" in front of everything
-//   shards_[kShards]             each: Mutex + open-addressing table (linear probing, tombstones)
+//   shards_[kShards]             each: Mutex + a compact index over densely stored records
+//
+// A shard keeps its records (key + LiveObject, 40 bytes) densely, in chunks that never move, and
+// finds them through an open-addressing index of 4-byte entries (linear probing, tombstones, load
+// at most 1/2). An entry holds the record's position (24 bits) and 8 bits of the key's hash, so a
+// probe reads a record only when those bits match. A removed record's place goes on a free list
+// and is reused by the next insert. Memory per live object: 40 bytes of record plus 8-16 bytes of
+// index (its load between 1/4 and 1/2), plus at most one partly filled chunk per shard (16 KiB);
+// see docs/design/memory-layout.md. A shard holds at most kMaxShardObjects objects (about 537
+// million in all); past that, inserts fail as if memory were exhausted.
 //
 // Thread safety: every call is thread-safe. MayContain() is lock-free; the rest lock one shard for
 // a few dozen instructions. Nothing here calls malloc; memory comes from the MemoryResource.
@@ -55,33 +64,62 @@ class LiveTable {
 
   std::size_t size() const;
 
+  // The most objects one shard can hold.
+  static constexpr std::uint32_t kMaxShardObjects = (1u << 24) - 2;
+
   void LockAllForFork();
   void UnlockAllAfterForkInParent();
   void ResetAllAfterForkInChild();
 
  private:
-  static constexpr std::uint64_t kEmpty = 0;
-  static constexpr std::uint64_t kTombstone = ~std::uint64_t{0};
+  static constexpr std::uint64_t kFreeKey = 0;  // a record on the free list
   static constexpr int kShardBits = 5;
   static constexpr std::size_t kShards = std::size_t{1} << kShardBits;
 
-  struct Slot {
-    std::uint64_t key;
+  // Index entries: 0 empty, kTombstone removed, else (hash tag << 24) | (position + 1).
+  static constexpr std::uint32_t kEmptyEntry = 0;
+  static constexpr std::uint32_t kTombstone = 0xff000000u;
+  static constexpr std::uint32_t kPositionMask = (1u << 24) - 1;
+
+  struct Record {
+    std::uint64_t key;  // kFreeKey: free, and object.size holds the next free position + 1
     LiveObject object;
   };
+  // Chunk c holds ChunkCapacity(c) records: 4 and 8 KiB for the first two, so a shard with few
+  // objects stays small, then 16 KiB each, so the last, partly filled chunk of each shard wastes
+  // at most 16 KiB (512 KiB over all shards). All are arena size classes.
+  static constexpr std::uint32_t kSmallChunks = 2;
+  static constexpr std::uint32_t kLargeChunkRecords = 16384 / sizeof(Record);
+  static constexpr std::uint32_t ChunkCapacity(std::uint32_t c) {
+    return c < kSmallChunks ? (4096u << c) / sizeof(Record) : kLargeChunkRecords;
+  }
+
   struct Shard {
     Mutex mutex;
-    Slot* slots = nullptr;
-    std::size_t capacity = 0;  // power of two
-    std::size_t used = 0;      // live entries
+    std::uint32_t* index = nullptr;
+    std::size_t capacity = 0;  // index entries, a power of two
+    std::size_t used = 0;      // live objects
     std::size_t tombstones = 0;
-    char padding[64];  // keep shards' hot fields on separate cache lines
+    Record** chunks = nullptr;  // chunk directory
+    std::uint32_t chunk_count = 0;
+    std::uint32_t directory_capacity = 0;
+    std::uint32_t next_position = 0;  // positions below this have been handed out
+    std::uint32_t free_head = 0;      // first free position + 1, 0 when none
+    char padding[64];                 // keep shards' hot fields on separate cache lines
   };
 
   static std::uint64_t HashKey(std::uint64_t key);
+  static std::uint32_t Tag(std::uint64_t hash) {
+    // Bits 48-55: the top bits pick the shard (ShardFor) and the low ones the index position.
+    return static_cast<std::uint32_t>((hash >> 48) & 0xff) << 24;
+  }
   Shard& ShardFor(std::uint64_t hash) { return shards_[hash >> (64 - kShardBits)]; }
+  static Record& At(const Shard& shard, std::uint32_t position);
   bool RehashLocked(Shard& shard, std::size_t new_capacity);
-  Slot* FindLocked(Shard& shard, std::uint64_t key, std::uint64_t hash);
+  // The index entry holding `key`, or null.
+  std::uint32_t* FindLocked(Shard& shard, std::uint64_t key, std::uint64_t hash);
+  // A free record position, or false when out of memory or positions.
+  bool NewPositionLocked(Shard& shard, std::uint32_t* position);
 
   MemoryResource& memory_;
   SampledKeyFilter filter_;
@@ -92,9 +130,15 @@ template <typename Visitor>
 void LiveTable::ForEach(Visitor&& visit) {
   for (Shard& shard : shards_) {
     MutexLock lock(shard.mutex);
-    for (std::size_t i = 0; i < shard.capacity; ++i) {
-      const Slot& slot = shard.slots[i];
-      if (slot.key != kEmpty && slot.key != kTombstone) visit(slot.key, slot.object);
+    std::uint32_t position = 0;
+    for (std::uint32_t c = 0; c < shard.chunk_count && position < shard.next_position; ++c) {
+      const Record* chunk = shard.chunks[c];
+      std::uint32_t n = ChunkCapacity(c);
+      if (n > shard.next_position - position) n = shard.next_position - position;
+      for (std::uint32_t i = 0; i < n; ++i) {
+        if (chunk[i].key != kFreeKey) visit(chunk[i].key, chunk[i].object);
+      }
+      position += n;
     }
   }
 }

@@ -253,24 +253,26 @@ class ProfileEncoder {
   }
 
   // Writes the locations of `frames` not written before, and fills `ids` with their location ids.
+  // `ids` may be `frames.frames` itself: each frame is read before its id replaces it.
   bool EmitLocations(const StackFrames& frames, std::uint64_t* ids) {
     for (std::uint32_t i = 0; i < frames.depth; ++i) {
+      const std::uint64_t frame = frames.frames[i];
       bool is_new = false;
-      std::uint64_t id = locations_.Find(frames.frames[i], &is_new);
+      std::uint64_t id = locations_.Find(frame, &is_new);
       if (id == 0) return false;
       ids[i] = id;
       if (!is_new) continue;
       if (metadata_.frames != nullptr) {
-        if (!EmitSymbolicLocation(frames.frames[i], id)) return false;
+        if (!EmitSymbolicLocation(frame, id)) return false;
         continue;
       }
       {
         Writer top(buffer_);
         Writer location(top, pprof::kProfileLocation);
         location.add_uint64(pprof::kLocationId, id);
-        std::uint64_t mapping = MappingFor(frames.frames[i]);
+        std::uint64_t mapping = MappingFor(frame);
         if (mapping != 0) location.add_uint64(pprof::kLocationMappingId, mapping);
-        location.add_uint64(pprof::kLocationAddress, frames.frames[i]);
+        location.add_uint64(pprof::kLocationAddress, frame);
       }
       Flush();
     }
@@ -324,9 +326,9 @@ class ProfileEncoder {
   // live.
   void WriteSample(StackId stack, std::uint64_t size, std::uint64_t tag, const double values[4],
                    std::uint64_t oldest_alloc_ns) {
-    StackFrames frames = snapshot_.Frames(stack);
+    // The innermost kMaxDepth frames, turned into location ids in place.
     std::uint64_t ids[kMaxDepth];
-    if (frames.depth > kMaxDepth) frames.depth = kMaxDepth;
+    StackFrames frames = snapshot_.Frames(stack, ids, kMaxDepth);
     if (!AllFramesDescribable(frames)) return;  // drop this sample only, before ids are assigned
     if (!EmitLocations(frames, ids)) {
       ok_ = false;

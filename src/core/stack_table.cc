@@ -2,34 +2,21 @@
 
 #include <cstring>
 
-#include "core/hash.h"
-
 namespace heaprec {
 
 StackTable::StackTable(MemoryResource& memory) : memory_(memory) {}
 
 StackTable::~StackTable() {
-  for (StackId id = 1; id < next_unused_id_; ++id) {
-    Entry& e = At(id);
-    if (e.frames != nullptr) memory_.DeallocateArray(e.frames, e.depth == 0 ? 1 : e.depth);
-  }
   for (std::uint32_t c = 0; c < kMaxChunks && chunks_[c] != nullptr; ++c) {
-    memory_.DeallocateArray(chunks_[c], kChunkEntries);
+    memory_.DeallocateArray(chunks_[c], kChunkNodes);
   }
   memory_.DeallocateArray(buckets_, bucket_count_);
 }
 
-// One multiply and one shift per frame, then a full mix: hashing is on every sampled allocation and
-// was a quarter of its cost with a full mix per frame. Frames are return addresses, which differ in
-// their low bits; the xor-shift folds the high product bits back down before the next frame.
-std::uint64_t StackTable::HashFrames(const std::uint64_t* frames, std::uint32_t depth) {
-  constexpr std::uint64_t kMultiplier = 0x9fb21c651e98df25ULL;
-  std::uint64_t h = depth * 0x9e3779b97f4a7c15ULL;
-  for (std::uint32_t i = 0; i < depth; ++i) {
-    h = (h ^ frames[i]) * kMultiplier;
-    h ^= h >> 29;
-  }
-  return MixBits(h);
+// One multiply per trie edge (Intern hashes every frame of every sampled stack). Bucket() takes the
+// product's top bits, which depend on every bit of the frame and of the parent's id.
+std::uint64_t StackTable::HashEdge(StackId parent, std::uint64_t frame) {
+  return (frame ^ (std::uint64_t{parent} << 40 | parent)) * 0x9fb21c651e98df25ULL;
 }
 
 bool StackTable::GrowBuckets() {
@@ -37,13 +24,15 @@ bool StackTable::GrowBuckets() {
   StackId* fresh = memory_.AllocateArray<StackId>(new_count);
   if (fresh == nullptr) return false;
   std::memset(fresh, 0, new_count * sizeof(StackId));
+  int new_shift = 64;
+  for (std::size_t n = new_count; n > 1; n >>= 1) --new_shift;
   for (std::size_t b = 0; b < bucket_count_; ++b) {
     StackId id = buckets_[b];
     while (id != kInvalidStackId) {
-      Entry& e = At(id);
-      StackId next = e.next;
-      std::size_t nb = e.hash & (new_count - 1);
-      e.next = fresh[nb];
+      Node& node = At(id);
+      StackId next = node.next;
+      std::size_t nb = HashEdge(node.parent, node.frame) >> new_shift;
+      node.next = fresh[nb];
       fresh[nb] = id;
       id = next;
     }
@@ -51,6 +40,7 @@ bool StackTable::GrowBuckets() {
   memory_.DeallocateArray(buckets_, bucket_count_);
   buckets_ = fresh;
   bucket_count_ = new_count;
+  bucket_shift_ = new_shift;
   return true;
 }
 
@@ -64,77 +54,106 @@ StackId StackTable::NewId() {
   std::uint32_t chunk = id >> kChunkShift;
   if (chunk >= kMaxChunks) return kInvalidStackId;
   if (chunks_[chunk] == nullptr) {
-    Entry* entries = memory_.AllocateArray<Entry>(kChunkEntries);
-    if (entries == nullptr) return kInvalidStackId;
-    std::memset(entries, 0, kChunkEntries * sizeof(Entry));
-    chunks_[chunk] = entries;
+    Node* nodes = memory_.AllocateArray<Node>(kChunkNodes);
+    if (nodes == nullptr) return kInvalidStackId;
+    std::memset(nodes, 0, kChunkNodes * sizeof(Node));
+    chunks_[chunk] = nodes;
   }
   ++next_unused_id_;
   return id;
 }
 
-StackId StackTable::Intern(const std::uint64_t* frames, std::uint32_t depth) {
-  std::uint64_t hash = HashFrames(frames, depth);
-  if (bucket_count_ != 0) {
-    for (StackId id = buckets_[hash & (bucket_count_ - 1)]; id != kInvalidStackId;
-         id = At(id).next) {
-      Entry& e = At(id);
-      if (e.hash == hash && e.depth == depth &&
-          (depth == 0 || std::memcmp(e.frames, frames, depth * sizeof(std::uint64_t)) == 0)) {
-        ++e.refs;
-        return id;
-      }
-    }
+// The root is made with the first stack (a constructor cannot report running out of memory) and
+// is never freed.
+bool StackTable::EnsureRoot() {
+  if (next_unused_id_ != kRootId) return true;
+  if (bucket_count_ == 0 && !GrowBuckets()) return false;
+  if (NewId() != kRootId) return false;
+  At(kRootId) = {0, kInvalidStackId, kInvalidStackId, 0, 0};
+  return true;
+}
+
+StackId StackTable::FindChild(StackId parent, std::uint64_t frame) const {
+  for (StackId id = buckets_[Bucket(HashEdge(parent, frame))]; id != kInvalidStackId;
+       id = At(id).next) {
+    const Node& node = At(id);
+    if (node.frame == frame && node.parent == parent) return id;
   }
-  if (count_ + 1 > bucket_count_ * 3 / 4 && !GrowBuckets()) return kInvalidStackId;
-  auto* copy = memory_.AllocateArray<std::uint64_t>(depth == 0 ? 1 : depth);
-  if (copy == nullptr) return kInvalidStackId;
+  return kInvalidStackId;
+}
+
+StackId StackTable::AddChild(StackId parent, std::uint64_t frame) {
+  if ((nodes_ + 1) * 4 > bucket_count_ * 3 && !GrowBuckets()) return kInvalidStackId;
   StackId id = NewId();
-  if (id == kInvalidStackId) {
-    memory_.DeallocateArray(copy, depth == 0 ? 1 : depth);
-    return kInvalidStackId;
-  }
-  if (depth != 0) std::memcpy(copy, frames, depth * sizeof(std::uint64_t));
-  Entry& e = At(id);
-  e.hash = hash;
-  e.frames = copy;
-  e.depth = depth;
-  e.refs = 1;
-  std::size_t bucket = hash & (bucket_count_ - 1);
-  e.next = buckets_[bucket];
+  if (id == kInvalidStackId) return kInvalidStackId;
+  std::size_t bucket = Bucket(HashEdge(parent, frame));
+  At(id) = {frame, parent, buckets_[bucket], 0, 0};
   buckets_[bucket] = id;
-  ++count_;
+  ++At(parent).children;
+  ++nodes_;
   return id;
 }
 
-void StackTable::Ref(StackId id) { ++At(id).refs; }
-
-void StackTable::Unlink(StackId id) {
-  Entry& e = At(id);
-  StackId* link = &buckets_[e.hash & (bucket_count_ - 1)];
-  while (*link != id) link = &At(*link).next;
-  *link = e.next;
-  --count_;
+StackId StackTable::Intern(const std::uint64_t* frames, std::uint32_t depth) {
+  if (!EnsureRoot()) return kInvalidStackId;
+  StackId node = kRootId;
+  for (std::uint32_t i = depth; i-- > 0;) {  // outermost frame first
+    StackId child = FindChild(node, frames[i]);
+    if (child == kInvalidStackId) {
+      child = AddChild(node, frames[i]);
+      if (child == kInvalidStackId) {
+        // Out of memory: the nodes this call made have neither references nor children yet.
+        if (node != kRootId && At(node).refs == 0 && At(node).children == 0) {
+          Unlink(node);
+          ReleaseUpwards(node);
+        }
+        return kInvalidStackId;
+      }
+    }
+    node = child;
+  }
+  if (At(node).refs++ == 0) ++stacks_;
+  return node;
 }
 
-void StackTable::Release(StackId id) {
-  Entry& e = At(id);
-  memory_.DeallocateArray(e.frames, e.depth == 0 ? 1 : e.depth);
-  e.frames = nullptr;
-  e.depth = 0;
-  e.next = free_ids_;
-  free_ids_ = id;
+void StackTable::Ref(StackId id) {
+  if (At(id).refs++ == 0) ++stacks_;
+}
+
+void StackTable::Unlink(StackId id) {
+  const Node& node = At(id);
+  StackId* link = &buckets_[Bucket(HashEdge(node.parent, node.frame))];
+  while (*link != id) link = &At(*link).next;
+  *link = node.next;
+  --nodes_;
+}
+
+void StackTable::ReleaseUpwards(StackId id) {
+  while (id != kRootId) {
+    Node& node = At(id);
+    StackId parent = node.parent;
+    node.next = free_ids_;
+    free_ids_ = id;
+    Node& up = At(parent);
+    if (--up.children != 0 || up.refs != 0 || parent == kRootId) return;
+    Unlink(parent);
+    id = parent;
+  }
 }
 
 void StackTable::Unref(StackId id) {
-  Entry& e = At(id);
-  if (--e.refs != 0) return;
+  Node& node = At(id);
+  if (--node.refs != 0) return;
+  --stacks_;
+  if (id == kRootId) return;
+  // A node with children stays in the index: it is their prefix. It is freed with its last child.
+  if (node.children != 0) return;
   Unlink(id);
   if (pins_ > 0) {
-    e.next = pending_ids_;
+    node.next = pending_ids_;
     pending_ids_ = id;
   } else {
-    Release(id);
+    ReleaseUpwards(id);
   }
 }
 
@@ -145,15 +164,20 @@ void StackTable::Unpin() {
   while (pending_ids_ != kInvalidStackId) {
     StackId id = pending_ids_;
     pending_ids_ = At(id).next;
-    Release(id);
+    ReleaseUpwards(id);
   }
 }
 
-StackFrames StackTable::Frames(StackId id) const {
-  const Entry& e = At(id);
-  return {e.frames, e.depth};
+std::uint32_t StackTable::CopyFrames(StackId id, std::uint64_t* out, std::uint32_t capacity) const {
+  std::uint32_t n = 0;
+  for (; id != kRootId && n < capacity; id = At(id).parent) out[n++] = At(id).frame;
+  return n;
 }
 
-std::uint32_t StackTable::RefCount(StackId id) const { return At(id).refs; }
+std::uint32_t StackTable::Depth(StackId id) const {
+  std::uint32_t depth = 0;
+  for (; id != kRootId; id = At(id).parent) ++depth;
+  return depth;
+}
 
 }  // namespace heaprec

@@ -1,15 +1,26 @@
-// StackTable: call stacks interned once, referenced by a small id, reference-counted.
+// StackTable: call stacks interned once as paths in a trie, referenced by a small id,
+// reference-counted.
 //
 // A stack is a sequence of opaque 64-bit frames, leaf first: program counters for the preload front
-// end, interned frame ids for a language runtime. Identical stacks share one entry, so a million
-// live objects allocated from the same place cost one stack.
+// end, interned frame ids for a language runtime. Stacks are stored as a trie rooted at the
+// outermost frame: a node is (parent node, frame), found through a hash of the pair, and a stack's
+// id is the node of its innermost frame. Identical stacks share one node, and stacks sharing their
+// outer frames (main, the event loop, a recursion) share those nodes, so a million live objects
+// allocated from a few thousand deep stacks cost one node per distinct (prefix, frame).
 //
-//   chunks_[id / kChunkEntries] ──▶ [Entry Entry Entry ...]      entries never move once created
-//   buckets_[hash % n] ──▶ id ──next──▶ id ──▶ 0                  hash chains through the entries
+//   chunks_[id / kChunkNodes] ──▶ [Node Node Node ...]   nodes never move once created
+//   buckets_[hash(parent, frame) % n] ──▶ id ──next──▶ id ──▶ 0
+//   node 1: the root, the empty stack; every other node's parent chain ends there
 //
-// Thread safety: not synchronized. One lock (the recorder's) must cover every call except Frames(),
-// which may be called without the lock for an id that is referenced or pinned (see Pin) by the
-// caller, because an entry's frames never change or move while it can be reached.
+// Each node counts its references (Intern, Ref: the stack ending there is in use) and its children.
+// A node with neither leaves the trie and releases its parent's child count, and so on upwards:
+// nobody's stack is kept once nothing uses it, and shared prefixes stay as long as one stack
+// through them does.
+//
+// Thread safety: not synchronized. One lock (the recorder's) must cover every call except
+// CopyFrames(), ForEachFrame() and Depth(), which may be called without the lock for an id that is
+// referenced or pinned (see Pin) by the caller: a node's frame and parent never change or move
+// while it can be reached, and its ancestors live at least as long as it does.
 //
 // Memory comes from the MemoryResource given at construction; no call throws or calls malloc.
 #pragma once
@@ -43,45 +54,72 @@ class StackTable {
   // table is pinned, in which case its frames stay readable until the last Unpin().
   void Unref(StackId id);
 
-  // While pinned, stacks whose count drops to zero keep their frames: a serialization that copied
-  // ids out of the live table pins the table so those ids stay valid without a reference per
-  // object.
+  // While pinned, no node is freed: stacks whose count drops to zero leave the index (a new intern
+  // of the same stack makes a new node) but keep their frames until the last Unpin(). A
+  // serialization that copied ids out of the live table pins the table so those ids stay valid
+  // without a reference per object.
   void Pin();
   void Unpin();
 
-  StackFrames Frames(StackId id) const;
-  std::uint32_t RefCount(StackId id) const;
-  std::size_t size() const { return count_; }  // stacks currently in the table
+  // Writes the stack's innermost min(depth, capacity) frames, leaf first, to `out`; returns how
+  // many. Walks the stack's nodes: one dependent load per frame.
+  std::uint32_t CopyFrames(StackId id, std::uint64_t* out, std::uint32_t capacity) const;
+  // Calls visit(frame) leaf first until it returns false; returns false if it did.
+  template <typename Visitor>
+  bool ForEachFrame(StackId id, Visitor&& visit) const;
+  std::uint32_t Depth(StackId id) const;
+
+  std::uint32_t RefCount(StackId id) const { return At(id).refs; }
+  std::size_t size() const { return stacks_; }       // stacks currently referenced
+  std::size_t node_count() const { return nodes_; }  // nodes in the index (the root is not)
 
  private:
   static constexpr std::uint32_t kChunkShift = 12;
-  static constexpr std::uint32_t kChunkEntries = 1u << kChunkShift;
-  static constexpr std::uint32_t kMaxChunks = 1u << 14;  // 67M stacks
+  static constexpr std::uint32_t kChunkNodes = 1u << kChunkShift;
+  static constexpr std::uint32_t kMaxChunks = 1u << 14;  // 67M nodes
+  static constexpr StackId kRootId = 1;
 
-  struct Entry {
-    std::uint64_t hash;
-    std::uint64_t* frames;
-    std::uint32_t depth;
-    std::uint32_t refs;
-    StackId next;  // next in the hash chain, or in the free / pending list
+  struct Node {
+    std::uint64_t frame;
+    StackId parent;          // kInvalidStackId for the root
+    StackId next;            // next in the hash chain, or in the free / pending list
+    std::uint32_t refs;      // references to the stack ending here
+    std::uint32_t children;  // nodes whose parent this is (pending ones included)
   };
 
-  Entry& At(StackId id) const { return chunks_[id >> kChunkShift][id & (kChunkEntries - 1)]; }
-  static std::uint64_t HashFrames(const std::uint64_t* frames, std::uint32_t depth);
+  Node& At(StackId id) const { return chunks_[id >> kChunkShift][id & (kChunkNodes - 1)]; }
+  static std::uint64_t HashEdge(StackId parent, std::uint64_t frame);
+  std::size_t Bucket(std::uint64_t hash) const { return hash >> bucket_shift_; }
+  bool EnsureRoot();
   StackId NewId();
   bool GrowBuckets();
+  StackId FindChild(StackId parent, std::uint64_t frame) const;
+  StackId AddChild(StackId parent, std::uint64_t frame);
   void Unlink(StackId id);
-  void Release(StackId id);
+  // Frees `id` (out of the index already) and then every ancestor left with neither references
+  // nor children.
+  void ReleaseUpwards(StackId id);
 
   MemoryResource& memory_;
-  Entry* chunks_[kMaxChunks] = {};
-  std::uint32_t next_unused_id_ = 1;  // id 0 is kInvalidStackId
+  Node* chunks_[kMaxChunks] = {};
+  std::uint32_t next_unused_id_ = kRootId;  // id 0 is kInvalidStackId
   StackId free_ids_ = kInvalidStackId;
-  StackId pending_ids_ = kInvalidStackId;  // unreferenced while pinned, released at the last Unpin
+  StackId pending_ids_ =
+      kInvalidStackId;  // left the index while pinned, released at the last Unpin
   std::uint32_t pins_ = 0;
   StackId* buckets_ = nullptr;
-  std::size_t bucket_count_ = 0;
-  std::size_t count_ = 0;
+  std::size_t bucket_count_ = 0;  // a power of two
+  int bucket_shift_ = 64;         // 64 - log2(bucket_count_)
+  std::size_t nodes_ = 0;         // nodes in the index
+  std::size_t stacks_ = 0;        // nodes with references
 };
+
+template <typename Visitor>
+bool StackTable::ForEachFrame(StackId id, Visitor&& visit) const {
+  for (; id != kRootId; id = At(id).parent) {
+    if (!visit(At(id).frame)) return false;
+  }
+  return true;
+}
 
 }  // namespace heaprec

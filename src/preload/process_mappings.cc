@@ -42,14 +42,12 @@ bool ProcessMappings::AddObject(const LoadedObject& object) {
 
 // A frame outside every known mapping names a new object, or code no object contains (JIT code),
 // which stays without a mapping.
-bool ProcessMappings::AddFrames(StackFrames frames) {
-  for (std::uint32_t i = 0; i < frames.depth; ++i) {
-    std::uint64_t pc = frames.frames[i];
-    if (Covered(pc)) continue;
+bool ProcessMappings::AddFrames(const HeapSnapshot& snapshot, StackId stack) {
+  return snapshot.ForEachFrame(stack, [this](std::uint64_t pc) {
+    if (Covered(pc)) return true;
     LoadedObject object;
-    if (DescribeObjectAt(pc, &object) && !AddObject(object)) return false;
-  }
-  return true;
+    return !DescribeObjectAt(pc, &object) || AddObject(object);
+  });
 }
 
 bool ProcessMappings::Append(std::uint64_t start, std::uint64_t limit, std::uint64_t offset,
@@ -122,12 +120,12 @@ bool ProcessMappings::Read(const HeapSnapshot& snapshot) {
   const HeapSnapshot::Object* objects = snapshot.objects();
   for (std::size_t i = 0; i < snapshot.object_count(); ++i) {
     if (i > 0 && objects[i].stack == objects[i - 1].stack) continue;  // sorted: stacks repeat
-    if (!AddFrames(snapshot.Frames(objects[i].stack))) return false;
+    if (!AddFrames(snapshot, objects[i].stack)) return false;
   }
   const AllocationTotals* history = snapshot.history();
   for (std::size_t i = 0; i < snapshot.history_count(); ++i) {
     if (i > 0 && history[i].stack == history[i - 1].stack) continue;
-    if (!AddFrames(snapshot.Frames(history[i].stack))) return false;
+    if (!AddFrames(snapshot, history[i].stack)) return false;
   }
   std::sort(mappings_, mappings_ + count_,
             [](const ProfileMapping& a, const ProfileMapping& b) { return a.start < b.start; });

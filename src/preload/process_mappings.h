@@ -30,7 +30,7 @@ class ProcessMappings {
   std::size_t count() const { return count_; }
 
  private:
-  bool AddFrames(StackFrames frames);
+  bool AddFrames(const HeapSnapshot& snapshot, StackId stack);
   bool AddObject(const LoadedObject& object);
   bool Append(std::uint64_t start, std::uint64_t limit, std::uint64_t offset, const char* path,
               const char* build_id);

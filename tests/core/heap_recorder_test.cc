@@ -22,7 +22,8 @@ std::map<std::uint64_t, Totals> LiveBySite(const HeapSnapshot& snapshot) {
   std::map<std::uint64_t, Totals> sites;
   for (std::size_t i = 0; i < snapshot.object_count(); ++i) {
     const HeapSnapshot::Object& o = snapshot.objects()[i];
-    StackFrames f = snapshot.Frames(o.stack);
+    std::uint64_t buffer[64];
+    StackFrames f = snapshot.Frames(o.stack, buffer, 64);
     std::uint64_t site = f.depth > 0 ? f.frames[0] : 0;
     sites[site].live_objects += o.weight;
     sites[site].live_bytes += o.weight * static_cast<double>(o.size);
@@ -62,7 +63,8 @@ TEST_F(HeapRecorderTest, RecordsAndForgets) {
   double history_a = 0;
   for (std::size_t i = 0; i < snapshot.history_count(); ++i) {
     const AllocationTotals& h = snapshot.history()[i];
-    if (snapshot.Frames(h.stack).frames[0] == 0xa1) history_a += h.objects;
+    std::uint64_t leaf = 0;
+    if (snapshot.Frames(h.stack, &leaf, 1).frames[0] == 0xa1) history_a += h.objects;
   }
   EXPECT_EQ(history_a, 10);
 }
@@ -181,7 +183,8 @@ TEST_F(HeapRecorderTest, ConcurrentRecordingForgettingAndSnapshots) {
       ASSERT_TRUE(snapshot.Take(*recorder_));
       for (std::size_t i = 0; i < snapshot.object_count(); ++i) {
         const HeapSnapshot::Object& o = snapshot.objects()[i];
-        StackFrames f = snapshot.Frames(o.stack);
+        std::uint64_t buffer[256];
+        StackFrames f = snapshot.Frames(o.stack, buffer, 256);
         ASSERT_GE(f.depth, 1u);
         ASSERT_EQ(o.size, f.depth * 10);
         std::uint64_t thread_bits = f.frames[0] >> 32;

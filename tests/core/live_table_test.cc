@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/sampled_key_filter.h"
+#include "failing_memory.h"
 
 namespace heaprec {
 namespace {
@@ -14,7 +15,8 @@ TEST(LiveTableTest, InsertFindRemove) {
   LiveTable table(memory);
   LiveObject replaced;
   EXPECT_FALSE(table.MayContain(0x1000));
-  EXPECT_EQ(table.Insert(0x1000, {1, 0, 64, 2.0, 5}, &replaced), LiveTable::InsertResult::kInserted);
+  EXPECT_EQ(table.Insert(0x1000, {1, 0, 64, 2.0, 5}, &replaced),
+            LiveTable::InsertResult::kInserted);
   EXPECT_TRUE(table.MayContain(0x1000));
   EXPECT_EQ(table.size(), 1u);
   LiveObject removed;
@@ -66,6 +68,83 @@ TEST(LiveTableTest, ManyKeysWithChurnStayConsistent) {
   });
   EXPECT_EQ(visited, live.size());
   for (std::uint64_t key : live) EXPECT_TRUE(table.MayContain(key));
+}
+
+// Goal: at most 64 bytes per live object wherever the tables are in their growth cycle.
+TEST(LiveTableTest, AtMost64BytesPerObjectThroughGrowth) {
+  SystemMemoryResource memory;
+  LiveTable table(memory);
+  LiveObject scratch;
+  double most = 0;
+  for (std::uint64_t i = 1; i <= 400000; ++i) {
+    ASSERT_EQ(table.Insert(i * 16, {1, 0, 8, 1, 0}, &scratch), LiveTable::InsertResult::kInserted);
+    if (i >= 100000 && i % 1000 == 0) {
+      double per = static_cast<double>(memory.BytesInUse()) / static_cast<double>(i);
+      if (per > most) most = per;
+    }
+  }
+  EXPECT_LE(most, 64.0);
+  EXPECT_GT(most, 40.0);  // a record alone is 40 bytes: the measure measures something
+}
+
+TEST(LiveTableTest, RemovedRecordsAreReused) {
+  SystemMemoryResource memory;
+  LiveTable table(memory);
+  LiveObject scratch;
+  for (std::uint64_t i = 1; i <= 5000; ++i) table.Insert(i * 16, {1, 0, i, 1, 0}, &scratch);
+  std::size_t in_use = memory.BytesInUse();
+  for (int round = 0; round < 20; ++round) {
+    for (std::uint64_t i = 1; i <= 2500; ++i) ASSERT_TRUE(table.Remove(i * 16, &scratch));
+    const std::uint64_t other = (static_cast<std::uint64_t>(round) + 1)
+                                << 32;  // keys never used before
+    for (std::uint64_t i = 1; i <= 2500; ++i) {
+      ASSERT_EQ(table.Insert(other + i, {2, 0, i, 1, 0}, &scratch),
+                LiveTable::InsertResult::kInserted);
+    }
+    for (std::uint64_t i = 1; i <= 2500; ++i) ASSERT_TRUE(table.Remove(other + i, &scratch));
+    for (std::uint64_t i = 1; i <= 2500; ++i) table.Insert(i * 16, {1, 0, i, 1, 0}, &scratch);
+  }
+  EXPECT_LE(memory.BytesInUse(), in_use);  // churn reuses records; rehashes may shrink the index
+  EXPECT_EQ(table.size(), 5000u);
+  std::size_t visited = 0;
+  table.ForEach([&](std::uint64_t key, const LiveObject& o) {
+    ++visited;
+    EXPECT_EQ(o.size * 16, key);
+  });
+  EXPECT_EQ(visited, 5000u);
+}
+
+TEST(LiveTableTest, OutOfMemoryLeavesTheTableWhole) {
+  FailingMemoryResource memory;
+  LiveTable table(memory);
+  LiveObject scratch;
+  std::uint64_t key = 16;
+  // Insert until an insert needs memory (a new chunk or a larger index) and fails.
+  for (int i = 0; i < 2000; ++i, key += 16) {
+    ASSERT_EQ(table.Insert(key, {1, 0, key, 1, 0}, &scratch), LiveTable::InsertResult::kInserted);
+  }
+  memory.fail = true;
+  std::size_t inserted = 2000;
+  LiveTable::InsertResult result;
+  while ((result = table.Insert(key, {1, 0, key, 1, 0}, &scratch)) ==
+         LiveTable::InsertResult::kInserted) {
+    ++inserted;
+    key += 16;
+  }
+  EXPECT_EQ(result, LiveTable::InsertResult::kOutOfMemory);
+  EXPECT_EQ(table.size(), inserted);
+  LiveObject removed;
+  EXPECT_FALSE(table.Remove(key, &removed));  // the failed key is not there
+  ASSERT_TRUE(table.Remove(16, &removed));    // the first is
+  EXPECT_EQ(removed.size, 16u);
+  memory.fail = false;
+  EXPECT_EQ(table.Insert(key, {1, 0, key, 1, 0}, &scratch), LiveTable::InsertResult::kInserted);
+  std::size_t visited = 0;
+  table.ForEach([&](std::uint64_t k, const LiveObject& o) {
+    ++visited;
+    EXPECT_EQ(o.size, k);
+  });
+  EXPECT_EQ(visited, inserted);
 }
 
 TEST(SampledKeyFilterTest, SaturatedCountersStayMaybe) {

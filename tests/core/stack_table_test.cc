@@ -4,12 +4,20 @@
 
 #include <vector>
 
+#include "failing_memory.h"
+
 namespace heaprec {
 namespace {
 
 std::vector<std::uint64_t> Frames(std::uint64_t seed, std::uint32_t depth) {
   std::vector<std::uint64_t> f(depth);
   for (std::uint32_t i = 0; i < depth; ++i) f[i] = seed * 1000 + i;
+  return f;
+}
+
+std::vector<std::uint64_t> Read(const StackTable& table, StackId id) {
+  std::vector<std::uint64_t> f(table.Depth(id));
+  f.resize(table.CopyFrames(id, f.data(), static_cast<std::uint32_t>(f.size())));
   return f;
 }
 
@@ -27,9 +35,7 @@ TEST(StackTableTest, IdenticalStacksShareOneEntry) {
   EXPECT_EQ(table.size(), 2u);
   // A prefix is a different stack.
   EXPECT_NE(table.Intern(a.data(), 9), ia);
-  StackFrames f = table.Frames(ia);
-  ASSERT_EQ(f.depth, 10u);
-  EXPECT_EQ(std::vector<std::uint64_t>(f.frames, f.frames + f.depth), a);
+  EXPECT_EQ(Read(table, ia), a);
 }
 
 TEST(StackTableTest, LastUnrefRemovesAndIdIsReused) {
@@ -44,8 +50,7 @@ TEST(StackTableTest, LastUnrefRemovesAndIdIsReused) {
   EXPECT_EQ(table.size(), 0u);
   StackId ib = table.Intern(b.data(), 5);
   EXPECT_EQ(ib, ia);  // the freed id is recycled
-  StackFrames f = table.Frames(ib);
-  EXPECT_EQ(f.frames[0], b[0]);
+  EXPECT_EQ(Read(table, ib), b);
 }
 
 TEST(StackTableTest, PinnedStacksKeepTheirFramesUntilUnpinned) {
@@ -58,12 +63,11 @@ TEST(StackTableTest, PinnedStacksKeepTheirFramesUntilUnpinned) {
   EXPECT_EQ(table.size(), 0u);  // gone from the index: a new intern makes a new entry
   StackId again = table.Intern(a.data(), 3);
   EXPECT_NE(again, ia);
-  StackFrames f = table.Frames(ia);  // but the old frames are still readable
-  ASSERT_EQ(f.depth, 3u);
-  EXPECT_EQ(f.frames[2], a[2]);
-  std::size_t in_use = memory.BytesInUse();
+  EXPECT_EQ(Read(table, ia), a);  // but the old frames are still readable
   table.Unpin();
-  EXPECT_LT(memory.BytesInUse(), in_use);  // released at the last unpin
+  // Released at the last unpin: the next new node takes its id.
+  auto b = Frames(9, 1);
+  EXPECT_EQ(table.Intern(b.data(), 1), ia);
 }
 
 TEST(StackTableTest, ManyStacksGrowTheTable) {
@@ -78,11 +82,13 @@ TEST(StackTableTest, ManyStacksGrowTheTable) {
   EXPECT_EQ(table.size(), static_cast<std::size_t>(kStacks));
   for (int i = 0; i < kStacks; ++i) {
     auto f = Frames(static_cast<std::uint64_t>(i), 1 + i % 40);
+    ASSERT_EQ(Read(table, ids[i]), f);
     ASSERT_EQ(table.Intern(f.data(), static_cast<std::uint32_t>(f.size())), ids[i]);
     table.Unref(ids[i]);
     table.Unref(ids[i]);
   }
   EXPECT_EQ(table.size(), 0u);
+  EXPECT_EQ(table.node_count(), 0u);
 }
 
 TEST(StackTableTest, EmptyStackIsAStack) {
@@ -91,7 +97,129 @@ TEST(StackTableTest, EmptyStackIsAStack) {
   StackId id = table.Intern(nullptr, 0);
   EXPECT_NE(id, kInvalidStackId);
   EXPECT_EQ(table.Intern(nullptr, 0), id);
-  EXPECT_EQ(table.Frames(id).depth, 0u);
+  EXPECT_EQ(table.Depth(id), 0u);
+  EXPECT_TRUE(Read(table, id).empty());
+}
+
+// Stacks leaf first, sharing their outer frames: `shared` frames common to all, then `own`.
+std::vector<std::uint64_t> Branch(std::uint64_t leaf, std::uint32_t own, std::uint32_t shared) {
+  std::vector<std::uint64_t> f;
+  for (std::uint32_t i = 0; i < own; ++i) f.push_back(leaf * 1000 + i);
+  for (std::uint32_t i = 0; i < shared; ++i) f.push_back(0xabc000 + i);
+  return f;
+}
+
+TEST(StackTableTest, StacksSharingOuterFramesShareTheirNodes) {
+  SystemMemoryResource memory;
+  StackTable table(memory);
+  auto a = Branch(1, 1, 29), b = Branch(2, 1, 29), c = Branch(3, 5, 29);
+  StackId ia = table.Intern(a.data(), 30);
+  StackId ib = table.Intern(b.data(), 30);
+  StackId ic = table.Intern(c.data(), 34);
+  EXPECT_EQ(table.size(), 3u);
+  EXPECT_EQ(table.node_count(), 29u + 1 + 1 + 5);  // the prefix once, then each stack's own
+  EXPECT_EQ(Read(table, ia), a);
+  EXPECT_EQ(Read(table, ib), b);
+  EXPECT_EQ(Read(table, ic), c);
+  EXPECT_EQ(table.Depth(ic), 34u);
+  std::uint64_t innermost[3];
+  ASSERT_EQ(table.CopyFrames(ic, innermost, 3), 3u);  // truncated to the innermost frames
+  EXPECT_EQ(innermost[0], c[0]);
+  EXPECT_EQ(innermost[2], c[2]);
+}
+
+TEST(StackTableTest, ReleasingAStackFreesOnlyWhatNoOtherStackUses) {
+  SystemMemoryResource memory;
+  StackTable table(memory);
+  auto a = Branch(1, 3, 20), b = Branch(2, 3, 20);
+  StackId ia = table.Intern(a.data(), 23);
+  StackId ib = table.Intern(b.data(), 23);
+  EXPECT_EQ(table.node_count(), 26u);
+  table.Unref(ia);
+  EXPECT_EQ(table.node_count(), 23u);  // a's own three frames went; the shared prefix stays
+  EXPECT_EQ(Read(table, ib), b);
+  table.Unref(ib);
+  EXPECT_EQ(table.node_count(), 0u);
+  EXPECT_EQ(table.size(), 0u);
+}
+
+TEST(StackTableTest, AStackThatIsAnotherOnesPrefixLivesInsideIt) {
+  SystemMemoryResource memory;
+  StackTable table(memory);
+  auto outer = Branch(0, 0, 10), inner = Branch(4, 2, 10);
+  StackId io = table.Intern(outer.data(), 10);
+  StackId ii = table.Intern(inner.data(), 12);
+  EXPECT_EQ(table.node_count(), 12u);  // `outer` is a node on `inner`'s path
+  EXPECT_EQ(Read(table, io), outer);
+  table.Unref(io);
+  EXPECT_EQ(table.size(), 1u);
+  EXPECT_EQ(table.node_count(), 12u);             // still `inner`'s prefix
+  EXPECT_EQ(table.Intern(outer.data(), 10), io);  // and found again as a stack
+  table.Unref(io);
+  table.Unref(ii);
+  EXPECT_EQ(table.node_count(), 0u);
+}
+
+TEST(StackTableTest, PinningKeepsSharedPrefixesUntilTheLastUnpin) {
+  SystemMemoryResource memory;
+  StackTable table(memory);
+  auto a = Branch(1, 2, 15), b = Branch(2, 2, 15);
+  StackId ia = table.Intern(a.data(), 17);
+  StackId ib = table.Intern(b.data(), 17);
+  table.Pin();
+  table.Pin();
+  table.Unref(ia);
+  table.Unref(ib);
+  EXPECT_EQ(table.size(), 0u);
+  // Nothing is freed while pinned: both stacks read back whole, prefix included.
+  EXPECT_EQ(Read(table, ia), a);
+  EXPECT_EQ(Read(table, ib), b);
+  // Interning `a` again makes a new leaf under the surviving prefix.
+  StackId again = table.Intern(a.data(), 17);
+  EXPECT_NE(again, ia);
+  EXPECT_EQ(Read(table, again), a);
+  table.Unpin();
+  EXPECT_EQ(Read(table, ib), b);  // one pin is left
+  table.Unpin();
+  EXPECT_EQ(table.node_count(), 17u);  // only `again`'s path is left
+  table.Unref(again);
+  EXPECT_EQ(table.node_count(), 0u);
+}
+
+TEST(StackTableTest, OutOfMemoryMidStackUndoesThePartialPath) {
+  FailingMemoryResource memory;
+  StackTable table(memory);
+  // Fill the first chunk of nodes (ids 0-4095; 0 is invalid, 1 the root) but two.
+  std::vector<StackId> fillers;
+  for (std::uint64_t i = 0; i < 4092; ++i) {
+    std::uint64_t frame = 0x100000 + i;
+    fillers.push_back(table.Intern(&frame, 1));
+  }
+  ASSERT_EQ(table.node_count(), 4092u);
+  auto deep = Branch(7, 5, 0);
+  memory.fail = true;  // two nodes fit, the third needs a new chunk
+  EXPECT_EQ(table.Intern(deep.data(), 5), kInvalidStackId);
+  EXPECT_EQ(table.node_count(), 4092u);
+  EXPECT_EQ(table.size(), 4092u);
+  std::uint64_t first = 0x100000;
+  EXPECT_EQ(table.Intern(&first, 1), fillers[0]);  // what was there is intact
+  memory.fail = false;
+  StackId id = table.Intern(deep.data(), 5);
+  ASSERT_NE(id, kInvalidStackId);
+  EXPECT_EQ(Read(table, id), deep);
+  EXPECT_EQ(table.node_count(), 4097u);
+}
+
+TEST(StackTableTest, OutOfMemoryBeforeTheFirstStack) {
+  FailingMemoryResource memory;
+  StackTable table(memory);
+  memory.fail = true;
+  auto a = Frames(1, 3);
+  EXPECT_EQ(table.Intern(a.data(), 3), kInvalidStackId);
+  memory.fail = false;
+  StackId id = table.Intern(a.data(), 3);
+  ASSERT_NE(id, kInvalidStackId);
+  EXPECT_EQ(Read(table, id), a);
 }
 
 }  // namespace
