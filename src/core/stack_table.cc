@@ -11,12 +11,19 @@ StackTable::~StackTable() {
     memory_.DeallocateArray(chunks_[c], kChunkNodes);
   }
   memory_.DeallocateArray(buckets_, bucket_count_);
+  memory_.DeallocateArray(recent_, kRecentStacks);
 }
 
 // One multiply per trie edge (Intern hashes every frame of every sampled stack). Bucket() takes the
 // product's top bits, which depend on every bit of the frame and of the parent's id.
 std::uint64_t StackTable::HashEdge(StackId parent, std::uint64_t frame) {
   return (frame ^ (std::uint64_t{parent} << 40 | parent)) * 0x9fb21c651e98df25ULL;
+}
+
+std::uint64_t StackTable::HashFrames(const std::uint64_t* frames, std::uint32_t depth) {
+  std::uint64_t h = 0x243f6a8885a308d3ULL ^ depth;
+  for (std::uint32_t i = 0; i < depth; ++i) h = (h ^ frames[i]) * 0x9fb21c651e98df25ULL;
+  return h ^ (h >> 29);
 }
 
 bool StackTable::GrowBuckets() {
@@ -68,6 +75,11 @@ StackId StackTable::NewId() {
 bool StackTable::EnsureRoot() {
   if (next_unused_id_ != kRootId) return true;
   if (bucket_count_ == 0 && !GrowBuckets()) return false;
+  if (recent_ == nullptr) {
+    recent_ = memory_.AllocateArray<RecentStack>(kRecentStacks);
+    if (recent_ == nullptr) return false;
+    std::memset(recent_, 0, kRecentStacks * sizeof(RecentStack));
+  }
   if (NewId() != kRootId) return false;
   At(kRootId) = {0, kInvalidStackId, kInvalidStackId, 0, 0};
   return true;
@@ -96,6 +108,32 @@ StackId StackTable::AddChild(StackId parent, std::uint64_t frame) {
 
 StackId StackTable::Intern(const std::uint64_t* frames, std::uint32_t depth) {
   if (!EnsureRoot()) return kInvalidStackId;
+  StackId node;
+  if (depth > kRecentMaxDepth) {
+    node = InternThroughTrie(frames, depth);
+  } else {
+    std::uint64_t hash = HashFrames(frames, depth);
+    RecentStack& recent = recent_[hash & (kRecentStacks - 1)];
+    if (recent.epoch == frees_ && recent.hash == hash && recent.depth == depth &&
+        std::memcmp(recent.frames, frames, depth * sizeof(*frames)) == 0) {
+      node = recent.id;
+    } else {
+      node = InternThroughTrie(frames, depth);
+      if (node != kInvalidStackId) {
+        recent.hash = hash;
+        recent.epoch = frees_;
+        recent.id = node;
+        recent.depth = depth;
+        std::memcpy(recent.frames, frames, depth * sizeof(*frames));
+      }
+    }
+  }
+  if (node == kInvalidStackId) return kInvalidStackId;
+  if (At(node).refs++ == 0) ++stacks_;
+  return node;
+}
+
+StackId StackTable::InternThroughTrie(const std::uint64_t* frames, std::uint32_t depth) {
   StackId node = kRootId;
   for (std::uint32_t i = depth; i-- > 0;) {  // outermost frame first
     StackId child = FindChild(node, frames[i]);
@@ -112,7 +150,6 @@ StackId StackTable::Intern(const std::uint64_t* frames, std::uint32_t depth) {
     }
     node = child;
   }
-  if (At(node).refs++ == 0) ++stacks_;
   return node;
 }
 
@@ -126,6 +163,7 @@ void StackTable::Unlink(StackId id) {
   while (*link != id) link = &At(*link).next;
   *link = node.next;
   --nodes_;
+  ++frees_;  // invalidates the recent-stacks table: the id may now be recycled
 }
 
 void StackTable::ReleaseUpwards(StackId id) {

@@ -12,6 +12,11 @@
 //   buckets_[hash(parent, frame) % n] ──▶ id ──next──▶ id ──▶ 0
 //   node 1: the root, the empty stack; every other node's parent chain ends there
 //
+// In front of the trie, a direct-mapped table of recently interned stacks (hash of all the frames
+// -> node) lets Intern skip the walk down the trie, one hash lookup per frame, for the stacks a
+// program allocates from again and again: a hit is checked by walking the node's parents, one
+// dependent load per frame, and the walk down is the fallback.
+//
 // Each node counts its references (Intern, Ref: the stack ending there is in use) and its children.
 // A node with neither leaves the trie and releases its parent's child count, and so on upwards:
 // nobody's stack is kept once nothing uses it, and shared prefixes stay as long as one stack
@@ -89,6 +94,8 @@ class StackTable {
 
   Node& At(StackId id) const { return chunks_[id >> kChunkShift][id & (kChunkNodes - 1)]; }
   static std::uint64_t HashEdge(StackId parent, std::uint64_t frame);
+  static std::uint64_t HashFrames(const std::uint64_t* frames, std::uint32_t depth);
+  StackId InternThroughTrie(const std::uint64_t* frames, std::uint32_t depth);
   std::size_t Bucket(std::uint64_t hash) const { return hash >> bucket_shift_; }
   bool EnsureRoot();
   StackId NewId();
@@ -112,6 +119,18 @@ class StackTable {
   int bucket_shift_ = 64;         // 64 - log2(bucket_count_)
   std::size_t nodes_ = 0;         // nodes in the index
   std::size_t stacks_ = 0;        // nodes with references
+
+  static constexpr std::uint32_t kRecentMaxDepth = 64;
+  struct RecentStack {
+    std::uint64_t hash;   // HashFrames of the stack
+    std::uint64_t epoch;  // frees_ when it was made; 0: empty
+    StackId id;
+    std::uint32_t depth;
+    std::uint64_t frames[kRecentMaxDepth];
+  };
+  static constexpr std::size_t kRecentStacks = 256;  // 135 KiB, allocated with the root
+  RecentStack* recent_ = nullptr;
+  std::uint64_t frees_ = 1;  // nodes that left the index so far, plus one (0 marks an empty entry)
 };
 
 template <typename Visitor>

@@ -51,6 +51,11 @@ TEST(StackTableTest, LastUnrefRemovesAndIdIsReused) {
   StackId ib = table.Intern(b.data(), 5);
   EXPECT_EQ(ib, ia);  // the freed id is recycled
   EXPECT_EQ(Read(table, ib), b);
+  // `a` was interned last under that id: the recent-stacks table must not hand it out for `a`.
+  StackId again = table.Intern(a.data(), 5);
+  EXPECT_NE(again, ib);
+  EXPECT_EQ(Read(table, again), a);
+  EXPECT_EQ(Read(table, ib), b);
 }
 
 TEST(StackTableTest, PinnedStacksKeepTheirFramesUntilUnpinned) {
