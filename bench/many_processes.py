@@ -39,6 +39,7 @@ def measure(paths, tmp, rounds, quick, log):
                     subprocess.run(["python3", os.path.join(paths.workloads_src, "make_clib.py"),
                                     src, str(files)], check=True)
                 out = os.path.join(d, "profiles")
+                os.makedirs(out)  # heaprec run writes into a directory, it does not make one
                 cmd = argv if flags is None else [paths.heaprec, "run", *flags, "-o",
                                                   f"{out}/p.%e.%p.pb.gz", "--", *argv]
                 res = run(cmd, env=clean_env({}), cwd=src, timeout=1800,

@@ -95,8 +95,8 @@ std::string Gunzip(std::string_view bytes, size_t max_bytes, std::string_view so
 
 std::string Gzip(std::string_view bytes) {
   z_stream zs{};
-  if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) !=
-      Z_OK) {
+  // Level 1, like the profiles heaprec writes in-process (see core/gzip_file_sink.cc) and Go's.
+  if (deflateInit2(&zs, Z_BEST_SPEED, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
     throw ProfileError("cannot initialize zlib");
   }
   struct Guard {
