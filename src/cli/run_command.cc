@@ -203,8 +203,8 @@ bool ValidateOptions(const RunOptions& o) {
     return fail("--seed", o.seed, "an unsigned integer");
   }
   // "libunwind": the DWARF unwinder's name when heaprec used libunwind for it.
-  if (!o.unwind.empty() && o.unwind != "dwarf" && o.unwind != "libunwind" &&
-      o.unwind != "libgcc" && o.unwind != "check" && o.unwind != "fp") {
+  if (!o.unwind.empty() && o.unwind != "dwarf" && o.unwind != "libunwind" && o.unwind != "libgcc" &&
+      o.unwind != "check" && o.unwind != "fp") {
     return fail("--unwind", o.unwind, "dwarf, libgcc, check or fp");
   }
   if (!o.dump_above.empty() && !preload::ParseByteCount(o.dump_above.c_str(), &u64)) {
@@ -695,10 +695,11 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
                   "(BYTES, 2x, 3x, ...)");
   cmd->add_flag("--quiet", options->quiet,
                 "Native: no line on stderr for each profile written on --dump-signal");
-  cmd->add_option("--unwind", options->unwind,
-                  "Native: stack unwinder, dwarf (default; heaprec's own, cached per return address), libgcc "
-                  "(libgcc's, uncached), check (libgcc's, compared with dwarf's on every sample) "
-                  "or fp (frame pointers)");
+  cmd->add_option(
+      "--unwind", options->unwind,
+      "Native: stack unwinder, dwarf (default; heaprec's own, cached per return address), libgcc "
+      "(libgcc's, uncached), check (libgcc's, compared with dwarf's on every sample) "
+      "or fp (frame pointers)");
   cmd->add_option("--seed", options->seed, "Fixed sampler seed, for reproducible runs");
   cmd->add_flag("--no-follow", options->no_follow,
                 "Native: do not profile programs the program executes");

@@ -109,7 +109,7 @@ StackId StackTable::AddChild(StackId parent, std::uint64_t frame) {
 StackId StackTable::Intern(const std::uint64_t* frames, std::uint32_t depth) {
   if (!EnsureRoot()) return kInvalidStackId;
   StackId node;
-  if (depth > kRecentMaxDepth) {
+  if (depth == 0 || depth > kRecentMaxDepth) {  // the empty stack is the root: nothing to find
     node = InternThroughTrie(frames, depth);
   } else {
     std::uint64_t hash = HashFrames(frames, depth);

@@ -51,8 +51,9 @@ class UnwindAgreementTest : public ReliabilityTest {
 };
 
 TEST_F(UnwindAgreementTest, Python) {
-  ExpectAgreement({"/usr/bin/python3", "-c", "import json; print(len(json.dumps(list(range(1000)))))"},
-                  {{"PYTHONHASHSEED", "0"}});
+  ExpectAgreement(
+      {"/usr/bin/python3", "-c", "import json; print(len(json.dumps(list(range(1000)))))"},
+      {{"PYTHONHASHSEED", "0"}});
 }
 
 TEST_F(UnwindAgreementTest, CompilerDriverAndCc1plus) {
