@@ -1,10 +1,8 @@
 #include "preload/cfi_unwinder.h"
 
-#include <errno.h>
-#include <sys/uio.h>
-#include <unistd.h>
-
 #include <cstring>
+
+#include "preload/own_memory.h"
 
 namespace heaprec::preload {
 
@@ -60,17 +58,6 @@ void FrameRuleCache::Invalidate() {
   std::uint64_t next = (generation_.load(std::memory_order_relaxed) + 1) & 0xffff;
   // Generation 0 would make a key of pc 0 or 1 look empty or claimed.
   generation_.store(next == 0 ? 1 : next, std::memory_order_relaxed);
-}
-
-bool IsReadable(std::uintptr_t address, std::size_t bytes) {
-  char buffer[16];
-  if (bytes > sizeof(buffer)) bytes = sizeof(buffer);
-  iovec local = {buffer, bytes};
-  iovec remote = {reinterpret_cast<void*>(address), bytes};
-  int saved_errno = errno;
-  bool ok = process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == static_cast<ssize_t>(bytes);
-  errno = saved_errno;
-  return ok;
 }
 
 namespace {

@@ -66,10 +66,6 @@ struct StackWindow {
   std::uintptr_t low, high;
 };
 
-// Whether `bytes` at `address` can be read, asked of the kernel (process_vm_readv on ourselves
-// fails instead of faulting). A system call: for pages not yet known.
-bool IsReadable(std::uintptr_t address, std::size_t bytes);
-
 // Walks the calling thread's stack into `out` (return addresses, innermost first, starting with
 // this function's caller's). Returns the number of frames, or -1 when a frame needs libgcc (the
 // caller then walks the whole stack with it).

@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "preload/cfi_unwinder.h"
+#include "preload/own_memory.h"
 #include "preload/profiler_state.h"
 #include "preload/thread_state.h"
 
