@@ -37,28 +37,27 @@ def workloads(paths, quick):
 CONFIGS = ("glibc", "floor", "heaprec")
 
 
-def measure(paths, tmp, rounds, quick, log, only=None):
-    floor = os.path.join(paths.build, "lib", "libheaprec_floor.so")
+def interleave(paths, tmp, rounds, quick, log, configs, ratios, command, only=None):
+    """Runs every workload under each of `configs` in rotating order, `rounds` times, and pairs
+    CPU times within a round into `ratios` ("a/b"). command(cfg, name, argv, extra, d) returns
+    (argv, env, mem_cap) for one run in directory d. Returns {name: (title, cpu, ratio)}."""
     cells = {}
     for name, title, argv, extra in workloads(paths, quick):
         if only and name.split()[0] not in only and name not in only:
             continue
         if not shutil.which(argv[0]) and not os.path.exists(argv[0]):
-            log(f"  hot paths: {argv[0]} missing, {name} skipped")
+            log(f"  {argv[0]} missing, {name} skipped")
             continue
-        cpu = {c: Series() for c in CONFIGS}
-        ratio = {k: Series() for k in ("heaprec/floor", "heaprec/glibc", "floor/glibc")}
+        cpu = {c: Series() for c in configs}
+        ratio = {k: Series() for k in ratios}
         for r in range(rounds):
-            order = CONFIGS[r % 3:] + CONFIGS[:r % 3]
+            k = r % len(configs)
             got = {}
-            for cfg in order:
-                d = tmp.fresh(f"hot-{cfg}")
-                env = clean_env(extra)
-                if cfg == "floor":
-                    env["LD_PRELOAD"] = floor
-                elif cfg == "heaprec":
-                    env.update(LD_PRELOAD=paths.libheaprec, HEAPREC_OUTPUT=f"{d}/p.%e.%p.pb.gz")
-                res = run(argv, env=env, cwd=d, timeout=900, stderr_path=f"{d}/stderr")
+            for cfg in configs[k:] + configs[:k]:
+                d = tmp.fresh(f"cpu-{cfg}")
+                cmd, env, mem_cap = command(cfg, name, argv, extra, d)
+                res = run(cmd, env=env, cwd=d, timeout=1800, stderr_path=f"{d}/stderr",
+                          mem_cap=mem_cap)
                 shutil.rmtree(d, ignore_errors=True)
                 if not res.ok:
                     log(f"  {name} {cfg}: FAILED ({res.why()})")
@@ -66,13 +65,28 @@ def measure(paths, tmp, rounds, quick, log, only=None):
                 got[cfg] = res.cpu
                 cpu[cfg].add(res.cpu)
             log(f"  {name:24} round {r + 1}: " +
-                "  ".join(f"{c} {got.get(c, float('nan')):.2f}" for c in CONFIGS) + " s CPU")
+                "  ".join(f"{c} {got.get(c, float('nan')):.2f}" for c in configs) + " s CPU")
             for key in ratio:
                 a, b = key.split("/")
                 if a in got and b in got:
                     ratio[key].add(got[a] / got[b])
         cells[name] = (title, cpu, ratio)
     return cells
+
+
+def measure(paths, tmp, rounds, quick, log, only=None):
+    floor = os.path.join(paths.build, "lib", "libheaprec_floor.so")
+
+    def command(cfg, name, argv, extra, d):
+        env = clean_env(extra)
+        if cfg == "floor":
+            env["LD_PRELOAD"] = floor
+        elif cfg == "heaprec":
+            env.update(LD_PRELOAD=paths.libheaprec, HEAPREC_OUTPUT=f"{d}/p.%e.%p.pb.gz")
+        return argv, env, None
+
+    return interleave(paths, tmp, rounds, quick, log, CONFIGS,
+                      ("heaprec/floor", "heaprec/glibc", "floor/glibc"), command, only)
 
 
 def table(cells):

@@ -59,6 +59,18 @@ def workloads(paths, quick):
     ]
 
 
+def heaptrack_argv(argv, d, wrapper):
+    """argv under heaptrack, its output in d. heaptrack does not follow exec: with `wrapper` (g++),
+    it goes in as the driver's -wrapper, one heaptrack per process g++ starts (cc1plus, as)."""
+    if not wrapper:
+        return ["heaptrack", "-o", f"{d}/ht"] + argv
+    script = f"{d}/heaptrack-wrapper.sh"
+    with open(script, "w") as f:
+        f.write(f'#!/bin/sh\nexec heaptrack -o "{d}/ht.${{1##*/}}.$$" "$@"\n')
+    os.chmod(script, 0o755)
+    return [argv[0], "-wrapper", script] + argv[1:]
+
+
 @dataclass
 class Config:
     key: str
@@ -79,14 +91,7 @@ class Config:
         elif self.key == "jemalloc-prof":
             env.update(LD_PRELOAD=JEMALLOC, MALLOC_CONF=JE_PROF.format(dir=d))
         elif self.key == "heaptrack":
-            if wl.wrapper:  # one heaptrack per process g++ starts (cc1plus, as), own output each
-                script = f"{d}/heaptrack-wrapper.sh"
-                with open(script, "w") as f:
-                    f.write(f'#!/bin/sh\nexec heaptrack -o "{d}/ht.${{1##*/}}.$$" "$@"\n')
-                os.chmod(script, 0o755)
-                argv = [argv[0], "-wrapper", script] + argv[1:]
-            else:
-                argv = ["heaptrack", "-o", f"{d}/ht"] + argv
+            argv = heaptrack_argv(argv, d, wl.wrapper)
         elif self.key == "massif":
             argv = ["valgrind", "--tool=massif", "--trace-children=yes",
                     f"--massif-out-file={d}/massif.%p"] + argv
