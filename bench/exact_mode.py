@@ -36,11 +36,6 @@ def measure(paths, tmp, rounds, quick, log, only=None):
 
 
 def table(cells):
-    lines = ["| workload | CPU glibc | CPU heaprec exact | CPU heaptrack | heaprec exact / glibc | "
-             "heaptrack / glibc | heaprec exact / heaptrack |",
-             "|---|---|---|---|---|---|---|"]
-    for name, (title, cpu, ratio) in cells.items():
-        lines.append(f"| {name} ({title}) | " +
-                     " | ".join(cpu[c].fmt(".2f", " s", spread=False) for c in CONFIGS) + " | " +
-                     " | ".join(ratio[k].fmt(".2f", "x") for k in RATIOS) + " |")
-    return "\n".join(lines)
+    return hot_paths.cpu_table(cells, ["workload", "CPU glibc", "CPU heaprec exact", "CPU heaptrack",
+                                       "heaprec exact / glibc", "heaptrack / glibc",
+                                       "heaprec exact / heaptrack"], CONFIGS, ".2f")

@@ -89,12 +89,16 @@ def measure(paths, tmp, rounds, quick, log, only=None):
                       ("heaprec/floor", "heaprec/glibc", "floor/glibc"), command, only)
 
 
-def table(cells):
-    lines = ["| workload | CPU glibc | CPU floor | CPU heaprec | heaprec / floor | "
-             "heaprec / glibc | floor / glibc |",
-             "|---|---|---|---|---|---|---|"]
+def cpu_table(cells, headers, configs, ratio_digits):
+    """The Markdown table of interleave()'s cells: one CPU column per config, then the ratios."""
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     for name, (title, cpu, ratio) in cells.items():
         lines.append(f"| {name} ({title}) | " +
-                     " | ".join(cpu[c].fmt(".2f", " s", spread=False) for c in CONFIGS) + " | " +
-                     " | ".join(ratio[k].fmt(".3f", "x") for k in ratio) + " |")
+                     " | ".join(cpu[c].fmt(".2f", " s", spread=False) for c in configs) + " | " +
+                     " | ".join(ratio[k].fmt(ratio_digits, "x") for k in ratio) + " |")
     return "\n".join(lines)
+
+
+def table(cells):
+    return cpu_table(cells, ["workload", "CPU glibc", "CPU floor", "CPU heaprec", "heaprec / floor",
+                             "heaprec / glibc", "floor / glibc"], CONFIGS, ".3f")
