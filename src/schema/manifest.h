@@ -1,0 +1,19 @@
+// The manifest: how `heaprec run` learns what every process of the program wrote. The CLI creates
+// an empty file and names it in HEAPREC_MANIFEST; each process appends one line per profile it
+// writes (and per message it could not print), with one O_APPEND write so that concurrent
+// processes never interleave a line:
+//
+//     PID <TAB> REASON <TAB> PATH        REASON: a profile_schema.h reason; PATH: the file
+//     PID <TAB> message <TAB> TEXT       a message, tabs and newlines made spaces
+//
+// A peak profile is rewritten as the peak grows: a later line for the same PATH replaces the
+// earlier one. Header-only and allocation-free (the preload library writes it).
+#pragma once
+
+namespace heaprec::schema {
+
+inline constexpr char kManifestVariable[] = "HEAPREC_MANIFEST";
+inline constexpr char kManifestSeparator = '\t';
+inline constexpr char kManifestMessage[] = "message";
+
+}  // namespace heaprec::schema

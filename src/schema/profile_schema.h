@@ -1,0 +1,60 @@
+// The vocabulary of heaprec's profiles, in one place for every writer (the in-process encoder in
+// src/core, the preload library's dumps, the Ruby extension) and every reader (src/analysis, the
+// CLI): sample types and units, period types, label keys, the comment fields, the reasons a
+// profile is written, and the file names. Header-only and allocation-free, so that code inside
+// the profiled process can use it.
+#pragma once
+
+namespace heaprec::schema {
+
+// Sample types (Go's heap profile names) and their units.
+inline constexpr char kAllocObjects[] = "alloc_objects";
+inline constexpr char kAllocSpace[] = "alloc_space";
+inline constexpr char kInuseObjects[] = "inuse_objects";
+inline constexpr char kInuseSpace[] = "inuse_space";
+inline constexpr char kCountUnit[] = "count";
+inline constexpr char kBytesUnit[] = "bytes";
+inline constexpr char kNanosecondsUnit[] = "nanoseconds";
+
+// The two halves of each pair: TYPE = PREFIX + SUFFIX (inuse_ + space).
+inline constexpr char kInusePrefix[] = "inuse_";
+inline constexpr char kAllocPrefix[] = "alloc_";
+inline constexpr char kSpaceSuffix[] = "space";
+inline constexpr char kObjectsSuffix[] = "objects";
+
+// Period types: they tell the sampling model (profile/sampling_error.h). Native profiles are
+// sampled per byte (space/bytes), the Ruby front end's per object (objects/count).
+inline constexpr char kPerBytePeriodType[] = "space";
+inline constexpr char kPerObjectPeriodType[] = "objects";
+
+// Sample labels. `bytes`: the object size (numeric, as Go writes it). `oldest_alloc_ns`: when the
+// oldest object of the sample was allocated (CLOCK_REALTIME ns). `class`: a Ruby object's class.
+inline constexpr char kBytesLabel[] = "bytes";
+inline constexpr char kOldestAllocLabel[] = "oldest_alloc_ns";
+inline constexpr char kClassLabel[] = "class";
+// pprof's own convention for the base side of a difference (`pprof -diff_base`).
+inline constexpr char kPprofBaseLabel[] = "pprof::base";
+
+// Comment fields, "NAME=VALUE", several to a comment line, separated by spaces.
+inline constexpr char kPidField[] = "pid";
+inline constexpr char kReasonField[] = "reason";
+inline constexpr char kSampleIntervalField[] = "sample_interval";
+
+// Why a profile was written (its reason= field and its manifest entry). The first four are final
+// profiles, written as the process ends; the others while it runs.
+inline constexpr char kReasonExit[] = "exit";
+inline constexpr char kReasonUnderscoreExit[] = "_exit";
+inline constexpr char kReasonCrash[] = "crash";
+inline constexpr char kReasonTerminated[] = "terminated";
+inline constexpr char kReasonInterval[] = "interval";
+inline constexpr char kReasonSignal[] = "signal";
+inline constexpr char kReasonApi[] = "api";
+inline constexpr char kReasonPeak[] = "peak";
+inline constexpr char kReasonAbove[] = "above";
+
+// File names: NAME.pb.gz; a peak profile is NAME.peak.pb.gz. Readers also accept raw NAME.pb.
+inline constexpr char kProfileSuffix[] = ".pb.gz";
+inline constexpr char kRawProfileSuffix[] = ".pb";
+inline constexpr char kPeakInfix[] = ".peak";
+
+}  // namespace heaprec::schema
