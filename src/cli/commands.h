@@ -4,12 +4,9 @@
 
 #include <CLI/CLI.hpp>
 
-namespace heaprec::cli {
+#include "cli/command_errors.h"
 
-// Exit statuses shared by the subcommands (the `run` subcommand returns the program's own status).
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailure = 1;  // the command could not do its work (bad file, I/O error)
-inline constexpr int kExitUsage = 2;    // bad command line
+namespace heaprec::cli {
 
 void RegisterRunCommand(CLI::App& app, int* exit_code);
 // For `heaprec run`: keeps the program's own command line (after "--", or from the first argument

@@ -6,9 +6,10 @@
 #include <sstream>
 
 #include "cli/commands.h"
-#include "cli/diff.h"
+#include "analysis/diff.h"
 #include "profile/pprof_reader.h"
-#include "profile/pprof_writer.h"
+#include "render/diff.h"
+#include "render/output_file.h"
 
 namespace heaprec::cli {
 namespace {
@@ -23,32 +24,23 @@ struct DiffArgs {
 };
 
 int RunDiff(const DiffArgs& args) {
-  DiffOptions options;
+  render::DiffOptions options;
   options.base_source = args.base;
   options.next_source = args.next;
   options.sample_index = args.sample_index;
   options.top = args.top;
-  options.format = args.format == "json" ? ReportFormat::kJson : ReportFormat::kText;
-  try {
-    Profile base = ReadProfileFile(args.base);
-    Profile next = ReadProfileFile(args.next);
-    // Everything that can be wrong with the inputs is found before any output is written.
-    std::ostringstream text;
-    PrintDiff(base, next, options, text);
-    if (!args.output.empty()) WriteProfileFile(MakeDiffProfile(base, next), args.output);
-    std::cout << text.str();
-    std::cout.flush();
-    if (!args.output.empty()) std::cerr << "heaprec diff: wrote " << args.output << "\n";
-  } catch (const UnknownSampleIndexError& e) {
-    std::cerr << "heaprec diff: " << e.what() << "\n";
-    return kExitUsage;
-  } catch (const IncompatibleProfilesError& e) {
-    std::cerr << "heaprec diff: " << e.what() << "\n";
-    return kExitFailure;
-  } catch (const ProfileError& e) {
-    std::cerr << "heaprec diff: " << e.what() << "\n";
-    return kExitFailure;
+  options.format = args.format == "json" ? render::Format::kJson : render::Format::kText;
+  profile::Profile base = profile::ReadProfileFile(args.base);
+  profile::Profile next = profile::ReadProfileFile(args.next);
+  // Everything that can be wrong with the inputs is found before any output is written.
+  std::ostringstream text;
+  render::PrintDiff(base, next, options, text);
+  if (!args.output.empty()) {
+    render::WriteProfileFile(analysis::MakeDiffProfile(base, next), args.output);
   }
+  std::cout << text.str();
+  std::cout.flush();
+  if (!args.output.empty()) std::cerr << "heaprec diff: wrote " << args.output << "\n";
   return kExitOk;
 }
 
@@ -72,7 +64,9 @@ void RegisterDiffCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("-o,--output", args->output,
                   "Also write NEW - BASE as a pprof profile (BASE's samples negated and labelled "
                   "pprof::base=true, as pprof -diff_base builds it)");
-  cmd->callback([args, exit_code] { *exit_code = RunDiff(*args); });
+  cmd->callback([args, exit_code] {
+    *exit_code = RunReportingErrors("diff", [&] { return RunDiff(*args); });
+  });
 }
 
 }  // namespace heaprec::cli

@@ -5,9 +5,10 @@
 #include <string>
 
 #include "cli/commands.h"
-#include "cli/flame_graph.h"
-#include "profile/atomic_file.h"
+#include "cli/profile_files.h"
 #include "profile/pprof_reader.h"
+#include "render/flame_page.h"
+#include "render/output_file.h"
 
 namespace heaprec::cli {
 namespace {
@@ -18,43 +19,23 @@ struct FlameArgs {
   std::string sample_index;
 };
 
-// FILE without its .pb.gz (or .pb, or .gz) suffix, plus .html, in FILE's directory.
-std::string DefaultOutput(const std::string& file) {
-  std::string base = file;
-  for (const char* suffix : {".gz", ".pb"}) {
-    std::string s = suffix;
-    if (base.size() > s.size() && base.compare(base.size() - s.size(), s.size(), s) == 0) {
-      base.resize(base.size() - s.size());
-    }
-  }
-  return base + ".html";
-}
-
 int RunFlame(const FlameArgs& args) {
-  std::string output = args.output.empty() ? DefaultOutput(args.file) : args.output;
-  try {
-    Profile profile = ReadProfileFile(args.file);
-    FlameOptions options;
-    options.source = args.file;
-    options.sample_index = args.sample_index;
-    std::string page = RenderFlamePage(profile, options);
-    if (output == "-") {
-      std::cout << page;
-      std::cout.flush();
-      if (!std::cout) {
-        std::cerr << "heaprec flame: cannot write to standard output\n";
-        return kExitFailure;
-      }
-    } else {
-      internal::WriteFileAtomically(output, page);
-      std::cerr << "heaprec flame: wrote " << output << "\n";
+  std::string output = args.output.empty() ? DerivedFileName(args.file, ".html") : args.output;
+  profile::Profile profile = profile::ReadProfileFile(args.file);
+  render::FlameOptions options;
+  options.source = args.file;
+  options.sample_index = args.sample_index;
+  std::string page = render::RenderFlamePage(profile, options);
+  if (output == "-") {
+    std::cout << page;
+    std::cout.flush();
+    if (!std::cout) {
+      std::cerr << "heaprec flame: cannot write to standard output\n";
+      return kExitFailure;
     }
-  } catch (const UnknownFlameSampleIndexError& e) {
-    std::cerr << "heaprec flame: " << e.what() << "\n";
-    return kExitUsage;
-  } catch (const ProfileError& e) {
-    std::cerr << "heaprec flame: " << e.what() << "\n";
-    return kExitFailure;
+  } else {
+    render::WriteFileAtomically(output, page);
+    std::cerr << "heaprec flame: wrote " << output << "\n";
   }
   return kExitOk;
 }
@@ -76,7 +57,9 @@ void RegisterFlameCommand(CLI::App& app, int* exit_code) {
                   "Value shown first: inuse_space, inuse_objects, alloc_space or alloc_objects "
                   "(default: the profile's default, normally inuse_space); the page switches "
                   "between all of them");
-  cmd->callback([args, exit_code] { *exit_code = RunFlame(*args); });
+  cmd->callback([args, exit_code] {
+    *exit_code = RunReportingErrors("flame", [&] { return RunFlame(*args); });
+  });
 }
 
 }  // namespace heaprec::cli

@@ -1,16 +1,16 @@
 // `heaprec leaks FILES... | DIR`: ranks the allocation sites whose live bytes keep growing across
 // a series of profiles (heaprec run --dump-interval), as a table (text or JSON), an SVG chart and
-// an HTML page. The statistics are described in leaks.h.
-#include <algorithm>
-#include <filesystem>
-#include <fstream>
+// an HTML page. The statistics are described in analysis/leak_series.h.
 #include <iostream>
 #include <memory>
 #include <stdexcept>
 
 #include "cli/commands.h"
-#include "cli/leaks.h"
+#include "analysis/leak_series.h"
+#include "cli/profile_files.h"
 #include "profile/pprof_reader.h"
+#include "render/leaks.h"
+#include "render/output_file.h"
 
 namespace heaprec::cli {
 namespace {
@@ -29,94 +29,48 @@ struct LeaksArgs {
   double min_r2 = 0.5;
 };
 
-bool IsProfileName(const std::string& name) {
-  auto ends_with = [&](const std::string& suffix) {
-    return name.size() > suffix.size() &&
-           name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
-  };
-  return ends_with(".pb.gz") || ends_with(".pb");
-}
-
-// The files named, with every profile (*.pb.gz, *.pb) of the directories named. Throws
-// std::runtime_error for a missing path or a directory without profiles.
-std::vector<std::string> CollectFiles(const std::vector<std::string>& paths) {
-  std::vector<std::string> files;
-  for (const std::string& path : paths) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) {
-      std::vector<std::string> found;
-      for (const auto& entry : std::filesystem::directory_iterator(path, ec)) {
-        std::error_code ignored;
-        if (entry.is_regular_file(ignored) && IsProfileName(entry.path().filename().string())) {
-          found.push_back(entry.path().string());
-        }
-      }
-      if (ec) throw std::runtime_error(path + ": " + ec.message());
-      if (found.empty()) throw std::runtime_error(path + ": no profiles (*.pb.gz, *.pb)");
-      std::sort(found.begin(), found.end());
-      files.insert(files.end(), found.begin(), found.end());
-    } else if (std::filesystem::exists(path, ec)) {
-      files.push_back(path);
-    } else {
-      throw std::runtime_error(path + ": no such file or directory");
-    }
-  }
-  return files;
-}
-
-void WriteText(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) throw std::runtime_error(path + ": cannot write");
-}
-
 int RunLeaks(const LeaksArgs& args) {
-  LeakReportOptions options;
+  render::LeakReportOptions options;
   options.top = args.top;
-  options.analysis.by = args.by == "stack" ? LeakSiteKind::kStack : LeakSiteKind::kFunction;
+  options.analysis.by =
+      args.by == "stack" ? analysis::LeakSiteKind::kStack : analysis::LeakSiteKind::kFunction;
   options.analysis.single_series = args.single_series;
   options.analysis.min_t = args.min_t;
   options.analysis.min_r2 = args.min_r2;
-  try {
-    std::vector<LeakInput> inputs;
-    for (const std::string& file : CollectFiles(args.paths)) {
-      inputs.push_back({file, ReadProfileFile(file)});
+  std::vector<analysis::LeakInput> inputs;
+  for (const std::string& file : CollectProfileFiles(args.paths)) {
+    inputs.push_back({file, profile::ReadProfileFile(file)});
+  }
+  std::vector<analysis::LeakSeries> series =
+      analysis::AnalyzeLeaks(std::move(inputs), options.analysis);
+  if (args.pid >= 0) {
+    std::erase_if(series, [&](const analysis::LeakSeries& s) { return s.pid != args.pid; });
+    if (series.empty()) {
+      std::cerr << "heaprec leaks: no profile of pid " << args.pid << "\n";
+      return kExitFailure;
     }
-    std::vector<LeakSeries> series = AnalyzeLeaks(std::move(inputs), options.analysis);
-    if (args.pid >= 0) {
-      std::erase_if(series, [&](const LeakSeries& s) { return s.pid != args.pid; });
-      if (series.empty()) {
-        std::cerr << "heaprec leaks: no profile of pid " << args.pid << "\n";
-        return kExitFailure;
-      }
+  }
+  if (args.format == "json") {
+    render::PrintLeaksJson(series, options, std::cout);
+  } else {
+    render::PrintLeaksText(series, options, std::cout);
+  }
+  std::cout.flush();
+  if (!args.svg.empty() && !series.empty()) {
+    // One chart per file: the longest series (ties: the first by pid).
+    const analysis::LeakSeries* chosen = &series.front();
+    for (const analysis::LeakSeries& s : series) {
+      if (s.files.size() > chosen->files.size()) chosen = &s;
     }
-    if (args.format == "json") {
-      PrintLeaksJson(series, options, std::cout);
-    } else {
-      PrintLeaksText(series, options, std::cout);
+    if (series.size() > 1) {
+      std::cerr << "heaprec leaks: " << series.size() << " processes; the chart shows "
+                << (chosen->pid ? "pid " + std::to_string(*chosen->pid) : "the unnamed one")
+                << " (choose with --pid, or chart them all with --html)\n";
     }
-    std::cout.flush();
-    if (!args.svg.empty() && !series.empty()) {
-      // One chart per file: the longest series (ties: the first by pid).
-      const LeakSeries* chosen = &series.front();
-      for (const LeakSeries& s : series) {
-        if (s.files.size() > chosen->files.size()) chosen = &s;
-      }
-      if (series.size() > 1) {
-        std::cerr << "heaprec leaks: " << series.size() << " processes; the chart shows "
-                  << (chosen->pid ? "pid " + std::to_string(*chosen->pid) : "the unnamed one")
-                  << " (choose with --pid, or chart them all with --html)\n";
-      }
-      WriteText(args.svg, LeaksSvg(*chosen, args.chart_sites));
-    }
-    if (!args.html.empty()) WriteText(args.html, LeaksHtml(series, options, args.chart_sites));
-  } catch (const ProfileError& e) {
-    std::cerr << "heaprec leaks: " << e.what() << "\n";
-    return kExitFailure;
-  } catch (const std::runtime_error& e) {
-    std::cerr << "heaprec leaks: " << e.what() << "\n";
-    return kExitFailure;
+    render::WriteFileAtomically(args.svg, render::LeaksSvg(*chosen, args.chart_sites));
+  }
+  if (!args.html.empty()) {
+    render::WriteFileAtomically(args.html, render::LeaksHtml(series, options, args.chart_sites));
   }
   return kExitOk;
 }
@@ -158,7 +112,9 @@ void RegisterLeaksCommand(CLI::App& app, int* exit_code) {
                   "its variation (R squared)")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
-  cmd->callback([args, exit_code] { *exit_code = RunLeaks(*args); });
+  cmd->callback([args, exit_code] {
+    *exit_code = RunReportingErrors("leaks", [&] { return RunLeaks(*args); });
+  });
 }
 
 }  // namespace heaprec::cli

@@ -4,8 +4,8 @@
 #include <memory>
 
 #include "cli/commands.h"
-#include "cli/report.h"
 #include "profile/pprof_reader.h"
+#include "render/top_table.h"
 
 namespace heaprec::cli {
 namespace {
@@ -18,22 +18,14 @@ struct ReportArgs {
 };
 
 int RunReport(const ReportArgs& args) {
-  ReportOptions options;
+  render::ReportOptions options;
   options.source = args.file;
   options.sample_index = args.sample_index;
   options.top = args.top;
-  options.format = args.format == "json" ? ReportFormat::kJson : ReportFormat::kText;
-  try {
-    Profile profile = ReadProfileFile(args.file);
-    PrintReport(profile, options, std::cout);
-    std::cout.flush();
-  } catch (const UnknownSampleIndexError& e) {
-    std::cerr << "heaprec report: " << e.what() << "\n";
-    return kExitUsage;
-  } catch (const ProfileError& e) {
-    std::cerr << "heaprec report: " << e.what() << "\n";
-    return kExitFailure;
-  }
+  options.format = args.format == "json" ? render::Format::kJson : render::Format::kText;
+  profile::Profile profile = profile::ReadProfileFile(args.file);
+  render::PrintReport(profile, options, std::cout);
+  std::cout.flush();
   return kExitOk;
 }
 
@@ -53,7 +45,9 @@ void RegisterReportCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--format", args->format, "Output format")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
-  cmd->callback([args, exit_code] { *exit_code = RunReport(*args); });
+  cmd->callback([args, exit_code] {
+    *exit_code = RunReportingErrors("report", [&] { return RunReport(*args); });
+  });
 }
 
 }  // namespace heaprec::cli

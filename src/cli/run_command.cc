@@ -33,15 +33,22 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "cli/report.h"
 #include "cli/run_environment.h"
 #include "preload/settings.h"
 #include "profile/pprof_reader.h"
-#include "profile/pprof_writer.h"
+#include "render/format.h"
+#include "render/output_file.h"
+#include "render/top_table.h"
+#include "schema/manifest.h"
+#include "schema/profile_schema.h"
 #include "symbolize/symbolizer.h"
 
 namespace heaprec::cli {
 namespace {
+
+using profile::Location;
+using profile::Profile;
+using profile::Sample;
 
 struct ManifestEntry {
   pid_t pid;
@@ -348,12 +355,13 @@ Manifest ReadManifest(const std::string& path) {
     std::istringstream fields(line);
     ManifestEntry e;
     std::string pid;
-    if (!std::getline(fields, pid, '\t') || !std::getline(fields, e.reason, '\t') ||
+    if (!std::getline(fields, pid, schema::kManifestSeparator) ||
+        !std::getline(fields, e.reason, schema::kManifestSeparator) ||
         !std::getline(fields, e.path)) {
       continue;
     }
     e.pid = static_cast<pid_t>(std::atoi(pid.c_str()));
-    if (e.reason == "message") {
+    if (e.reason == schema::kManifestMessage) {
       manifest.messages.push_back(std::move(e.path));
     } else {
       AddProfile(&manifest.profiles, std::move(e));
@@ -389,13 +397,13 @@ bool NeedsSymbolization(const Profile& profile) {
 // share most of their binaries. Returns false if any could not be processed.
 bool SymbolizeProfiles(const std::vector<ManifestEntry>& entries) {
   bool ok = true;
-  Symbolizer symbolizer(CommandLineSymbolizeOptions());
+  symbolize::Symbolizer symbolizer(symbolize::CommandLineSymbolizeOptions());
   for (const ManifestEntry& e : entries) {
     try {
-      Profile profile = ReadProfileFile(e.path);
+      Profile profile = profile::ReadProfileFile(e.path);
       if (!NeedsSymbolization(profile)) continue;  // nothing to add: leave the file as written
       symbolizer.Symbolize(profile);
-      WriteProfileFile(profile, e.path);
+      render::WriteProfileFile(profile, e.path);
     } catch (const std::exception& error) {
       std::cerr << "heaprec: " << error.what() << "\n";
       ok = false;
@@ -407,10 +415,10 @@ bool SymbolizeProfiles(const std::vector<ManifestEntry>& entries) {
 // How a process ended, for each reason the library gives its final profile; nullptr for the other
 // reasons (interval, signal, api, peak, above), which a process writes while it runs.
 const char* EndingOf(const std::string& reason) {
-  if (reason == "exit") return "ended with exit() or a return from main";
-  if (reason == "_exit") return "ended with _exit()";
-  if (reason == "crash") return "crashed on a fatal signal";
-  if (reason == "terminated") return "was killed by a termination signal";
+  if (reason == schema::kReasonExit) return "ended with exit() or a return from main";
+  if (reason == schema::kReasonUnderscoreExit) return "ended with _exit()";
+  if (reason == schema::kReasonCrash) return "crashed on a fatal signal";
+  if (reason == schema::kReasonTerminated) return "was killed by a termination signal";
   return nullptr;
 }
 
@@ -494,7 +502,7 @@ const ManifestEntry* FinalProfileOf(const std::vector<ManifestEntry>& profiles, 
 // The live bytes a profile holds (its inuse_space, summed), or -1 if it has no such values.
 std::int64_t InuseSpace(const Profile& profile) {
   for (size_t i = 0; i < profile.sample_types.size(); ++i) {
-    if (profile.sample_types[i].type != "inuse_space") continue;
+    if (profile.sample_types[i].type != schema::kInuseSpace) continue;
     std::int64_t total = 0;
     for (const Sample& sample : profile.samples) total += sample.values.at(i);
     return total;
@@ -507,15 +515,15 @@ std::int64_t InuseSpace(const Profile& profile) {
 void PointAtPeakProfile(const std::vector<ManifestEntry>& profiles,
                         const ManifestEntry& final_profile) {
   const ManifestEntry* peak = LastProfileOf(
-      profiles, final_profile.pid, [](const std::string& reason) { return reason == "peak"; });
+      profiles, final_profile.pid, [](const std::string& reason) { return reason == schema::kReasonPeak; });
   if (peak == nullptr) return;
   try {
-    std::int64_t final_bytes = InuseSpace(ReadProfileFile(final_profile.path));
-    std::int64_t peak_bytes = InuseSpace(ReadProfileFile(peak->path));
+    std::int64_t final_bytes = InuseSpace(profile::ReadProfileFile(final_profile.path));
+    std::int64_t peak_bytes = InuseSpace(profile::ReadProfileFile(peak->path));
     if (final_bytes < 0 || peak_bytes <= 0 || final_bytes * 10 >= peak_bytes) return;
     std::cerr << "heaprec: the final profile of pid " << final_profile.pid << " holds "
-              << FormatValue(final_bytes, "bytes") << "; its peak profile " << peak->path
-              << " holds " << FormatValue(peak_bytes, "bytes") << "\n";
+              << render::FormatValue(final_bytes, schema::kBytesUnit) << "; its peak profile " << peak->path
+              << " holds " << render::FormatValue(peak_bytes, schema::kBytesUnit) << "\n";
   } catch (const std::exception& error) {
     std::cerr << "heaprec: " << error.what() << "\n";
   }
@@ -525,13 +533,13 @@ void PointAtPeakProfile(const std::vector<ManifestEntry>& profiles,
 void PrintTopSites(const RunOptions& o, const ManifestEntry& final_profile) {
   if (o.top == 0) return;
   try {
-    Profile profile = ReadProfileFile(final_profile.path);
-    ReportOptions report;
+    Profile profile = profile::ReadProfileFile(final_profile.path);
+    render::ReportOptions report;
     report.source = final_profile.path;
-    report.sample_index = "inuse_space";
+    report.sample_index = schema::kInuseSpace;
     report.top = o.top;
     std::cerr << "\n";
-    PrintReport(profile, report, std::cerr);
+    render::PrintReport(profile, report, std::cerr);
   } catch (const std::exception& error) {
     std::cerr << "heaprec: " << error.what() << "\n";
   }

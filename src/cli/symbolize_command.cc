@@ -5,7 +5,7 @@
 
 #include "cli/commands.h"
 #include "profile/pprof_reader.h"
-#include "profile/pprof_writer.h"
+#include "render/output_file.h"
 #include "symbolize/symbolizer.h"
 
 namespace heaprec::cli {
@@ -16,7 +16,7 @@ struct SymbolizeArgs {
   std::string output;
 };
 
-std::string Summary(const SymbolizeStats& s) {
+std::string Summary(const symbolize::SymbolizeStats& s) {
   std::string text = "symbolized " + std::to_string(s.symbolized) + " of " +
                      std::to_string(s.locations) + " locations";
   if (s.no_file) text += "; " + std::to_string(s.no_file) + " without a readable binary";
@@ -28,15 +28,11 @@ std::string Summary(const SymbolizeStats& s) {
 }
 
 int RunSymbolize(const SymbolizeArgs& args) {
-  try {
-    Profile profile = ReadProfileFile(args.file);
-    SymbolizeStats stats = Symbolize(profile, CommandLineSymbolizeOptions());
-    WriteProfileFile(profile, args.output.empty() ? args.file : args.output);
-    std::cerr << Summary(stats) << "\n";
-  } catch (const ProfileError& e) {
-    std::cerr << "heaprec symbolize: " << e.what() << "\n";
-    return kExitFailure;
-  }
+  profile::Profile profile = profile::ReadProfileFile(args.file);
+  symbolize::SymbolizeStats stats =
+      symbolize::Symbolize(profile, symbolize::CommandLineSymbolizeOptions());
+  render::WriteProfileFile(profile, args.output.empty() ? args.file : args.output);
+  std::cerr << Summary(stats) << "\n";
   return kExitOk;
 }
 
@@ -50,7 +46,9 @@ void RegisterSymbolizeCommand(CLI::App& app, int* exit_code) {
       "refers to (rewrites FILE in place unless -o is given)");
   cmd->add_option("FILE", args->file, "Profile written by heaprec")->required();
   cmd->add_option("-o,--output", args->output, "Write the symbolized profile here instead");
-  cmd->callback([args, exit_code] { *exit_code = RunSymbolize(*args); });
+  cmd->callback([args, exit_code] {
+    *exit_code = RunReportingErrors("symbolize", [&] { return RunSymbolize(*args); });
+  });
 }
 
 }  // namespace heaprec::cli

@@ -8,7 +8,7 @@
 
 #include "profile/profile_error.h"
 
-namespace heaprec::internal {
+namespace heaprec::profile::internal {
 namespace {
 
 // zlib counts in uInt; feed large inputs in slices that fit.
@@ -115,4 +115,4 @@ std::string Gzip(std::string_view bytes) {
   return out;
 }
 
-}  // namespace heaprec::internal
+}  // namespace heaprec::profile::internal

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-namespace heaprec::internal {
+namespace heaprec::profile::internal {
 
 bool LooksGzipped(std::string_view bytes);
 
@@ -16,4 +16,4 @@ std::string Gunzip(std::string_view bytes, size_t max_bytes, std::string_view so
 
 std::string Gzip(std::string_view bytes);
 
-}  // namespace heaprec::internal
+}  // namespace heaprec::profile::internal

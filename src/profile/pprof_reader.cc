@@ -21,7 +21,7 @@
 #include "core/pprof_fields.h"
 #include "profile/gzip.h"
 
-namespace heaprec {
+namespace heaprec::profile {
 namespace {
 
 using protozero::pbf_reader;
@@ -502,4 +502,4 @@ Profile ReadProfileFile(const std::string& path, const ReadOptions& options) {
   return ReadProfile(data, path, options);
 }
 
-}  // namespace heaprec
+}  // namespace heaprec::profile

@@ -9,7 +9,7 @@
 #include "profile/profile.h"
 #include "profile/profile_error.h"
 
-namespace heaprec {
+namespace heaprec::profile {
 
 // Largest profile we agree to hold in memory, compressed or not. A gzip stream that inflates past
 // it is rejected.
@@ -47,4 +47,4 @@ Profile ReadProfile(std::string_view bytes, std::string_view source = "<memory>"
 // Reads and decodes the file at `path`; errors name the path.
 Profile ReadProfileFile(const std::string& path, const ReadOptions& options = {});
 
-}  // namespace heaprec
+}  // namespace heaprec::profile

@@ -7,10 +7,9 @@
 #include <unordered_map>
 
 #include "core/pprof_fields.h"
-#include "profile/atomic_file.h"
 #include "profile/gzip.h"
 
-namespace heaprec {
+namespace heaprec::profile {
 namespace {
 
 using protozero::pbf_writer;
@@ -195,8 +194,4 @@ std::string EncodeProfile(const Profile& p, bool gzip) {
   return gzip ? internal::Gzip(out) : out;
 }
 
-void WriteProfileFile(const Profile& profile, const std::string& path) {
-  internal::WriteFileAtomically(path, EncodeProfile(profile, true));
-}
-
-}  // namespace heaprec
+}  // namespace heaprec::profile

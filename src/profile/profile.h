@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace heaprec {
+namespace heaprec::profile {
 
 // Every member has a default initializer, so designated initializers may omit any of them
 // without -Wmissing-field-initializers noise.
@@ -89,4 +89,4 @@ struct Profile {
   bool operator==(const Profile&) const = default;
 };
 
-}  // namespace heaprec
+}  // namespace heaprec::profile

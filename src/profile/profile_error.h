@@ -5,11 +5,11 @@
 #include <stdexcept>
 #include <string>
 
-namespace heaprec {
+namespace heaprec::profile {
 
 class ProfileError : public std::runtime_error {
  public:
   explicit ProfileError(const std::string& message) : std::runtime_error(message) {}
 };
 
-}  // namespace heaprec
+}  // namespace heaprec::profile

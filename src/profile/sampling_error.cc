@@ -2,19 +2,21 @@
 
 #include <cmath>
 
-namespace heaprec {
+#include "schema/profile_schema.h"
+#include "schema/sampling_weight.h"
+
+namespace heaprec::profile {
 
 SamplingModel::SamplingModel(const Profile& profile)
-    : period(profile.period), per_object(profile.period_type.type == "objects") {}
+    : period(profile.period), per_object(profile.period_type.type == schema::kPerObjectPeriodType) {}
 
 double SampleWeight(int64_t size, const SamplingModel& model) {
   if (model.period <= 1) return 1.0;
   // Every object had the same chance 1/N, so every sampled one stands for N.
   if (model.per_object) return static_cast<double>(model.period);
   if (size < 0) return 1.0;
-  // Same expression as the recorder's (expm1 keeps precision for small objects).
-  double x = (static_cast<double>(size) + 1.0) / static_cast<double>(model.period);
-  return -1.0 / std::expm1(-x);
+  return schema::PerByteSampleWeight(static_cast<uint64_t>(size),
+                                     static_cast<uint64_t>(model.period));
 }
 
 double SampleWeight(int64_t size, int64_t period) {
@@ -43,16 +45,16 @@ double ValueVariance(const std::string& sample_type, int64_t value, int64_t size
 }
 
 bool IsObjectCountType(const std::string& sample_type) {
-  return sample_type == "inuse_objects" || sample_type == "alloc_objects";
+  return sample_type == schema::kInuseObjects || sample_type == schema::kAllocObjects;
 }
 
 bool IsByteCountType(const std::string& sample_type) {
-  return sample_type == "inuse_space" || sample_type == "alloc_space";
+  return sample_type == schema::kInuseSpace || sample_type == schema::kAllocSpace;
 }
 
 int64_t SampleObjectSize(const Sample& sample) {
   for (const Label& label : sample.labels) {
-    if (label.key == "bytes" && label.str.empty()) return label.num;
+    if (label.key == schema::kBytesLabel && label.str.empty()) return label.num;
   }
   return -1;
 }
@@ -65,4 +67,4 @@ Interval Confidence95(double value, double variance) {
 
 bool IsSampled(const Profile& profile) { return profile.period > 1; }
 
-}  // namespace heaprec
+}  // namespace heaprec::profile

@@ -27,7 +27,7 @@
 
 #include "profile/profile.h"
 
-namespace heaprec {
+namespace heaprec::profile {
 
 // How a profile's objects were sampled: the period and whether it counts bytes or objects.
 struct SamplingModel {
@@ -82,4 +82,4 @@ Interval Confidence95(double value, double variance);
 // Whether a profile was sampled (period > 1) rather than exact.
 bool IsSampled(const Profile& profile);
 
-}  // namespace heaprec
+}  // namespace heaprec::profile

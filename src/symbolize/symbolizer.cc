@@ -20,7 +20,13 @@
 #include "symbolize/elf_file.h"
 #include "symbolize/symbol_cache.h"
 
-namespace heaprec {
+namespace heaprec::symbolize {
+
+using profile::Function;
+using profile::Line;
+using profile::Location;
+using profile::Mapping;
+using profile::Profile;
 
 enum class ModuleStatus { kOk, kNoFile, kBuildIdMismatch };
 
@@ -33,7 +39,7 @@ struct Symbolizer::Module {
   Dwarf_Addr bias = 0;  // module address = ELF vaddr + bias
   // A separate debug file (the binary is gone): its program headers lost the file offsets.
   bool debug_only = false;
-  std::unique_ptr<symbolize::DwarfLookup> lookup;  // once opened
+  std::unique_ptr<DwarfLookup> lookup;  // once opened
 
   Module() = default;
   Module(const Module&) = delete;
@@ -47,7 +53,6 @@ struct Symbolizer::Module {
 namespace {
 
 using Module = Symbolizer::Module;
-using symbolize::Frame;
 
 // libdwfl's stock offline callbacks; separate debug files are looked up through build ids and
 // .gnu_debuglink in the standard places.
@@ -102,7 +107,7 @@ std::unique_ptr<Module> OpenModule(const Mapping& mapping, const SymbolizeOption
   }
   for (const std::string& candidate : candidates) {
     if (!Open(candidate, *m)) continue;
-    if (!mapping.build_id.empty() && symbolize::ElfBuildId(m->elf) != mapping.build_id) {
+    if (!mapping.build_id.empty() && ElfBuildId(m->elf) != mapping.build_id) {
       // A different build of the program: its addresses would name the wrong code.
       m->status = ModuleStatus::kBuildIdMismatch;
       dwfl_end(m->dwfl);
@@ -112,8 +117,8 @@ std::unique_ptr<Module> OpenModule(const Mapping& mapping, const SymbolizeOption
       continue;
     }
     m->status = ModuleStatus::kOk;
-    m->debug_only = symbolize::IsDebugOnlyFile(m->elf);
-    m->lookup = std::make_unique<symbolize::DwarfLookup>(m->module);
+    m->debug_only = IsDebugOnlyFile(m->elf);
+    m->lookup = std::make_unique<DwarfLookup>(m->module);
     return m;
   }
   return m;
@@ -155,14 +160,14 @@ class FunctionTable {
 
 Symbolizer::Symbolizer(SymbolizeOptions options)
     : options_(std::move(options)),
-      cache_(std::make_unique<symbolize::SymbolCache>(options_.cache_directory)) {
+      cache_(std::make_unique<SymbolCache>(options_.cache_directory)) {
   elf_version(EV_CURRENT);
 }
 Symbolizer::~Symbolizer() = default;
 
 SymbolizeOptions CommandLineSymbolizeOptions() {
   SymbolizeOptions options;
-  options.cache_directory = symbolize::SymbolCache::DefaultDirectory();
+  options.cache_directory = SymbolCache::DefaultDirectory();
   return options;
 }
 
@@ -193,7 +198,7 @@ SymbolizeStats Symbolizer::Symbolize(Profile& profile) {
     Mapping& mapping = *mit->second;
     const bool has_offset = loc.address >= mapping.memory_start;
     const uint64_t file_offset = loc.address - mapping.memory_start + mapping.file_offset;
-    const symbolize::FrameLookup* found =
+    const FrameLookup* found =
         has_offset ? cache_->Find(mapping.build_id, file_offset) : nullptr;
     if (found == nullptr) {
       std::string key =
@@ -213,16 +218,16 @@ SymbolizeStats Symbolizer::Symbolize(Profile& profile) {
       // the segment's.
       std::optional<uint64_t> vaddr;
       if (module->debug_only) {
-        vaddr = symbolize::MappedAddressToVaddr(module->elf, loc.address, mapping.memory_start,
+        vaddr = MappedAddressToVaddr(module->elf, loc.address, mapping.memory_start,
                                                 mapping.memory_limit, page_size);
       } else if (has_offset) {
-        vaddr = symbolize::FileOffsetToVaddr(module->elf, file_offset);
+        vaddr = FileOffsetToVaddr(module->elf, file_offset);
       }
-      static const symbolize::FrameLookup kNothing;
+      static const FrameLookup kNothing;
       found = vaddr ? &module->lookup->Lookup(*vaddr + module->bias) : &kNothing;
       if (has_offset && !module->debug_only) cache_->Add(mapping.build_id, file_offset, *found);
     }
-    const symbolize::FrameLookup& lookup = *found;
+    const FrameLookup& lookup = *found;
     if (lookup.frames.empty()) {
       ++stats.no_symbols;
       continue;
@@ -239,4 +244,4 @@ SymbolizeStats Symbolizer::Symbolize(Profile& profile) {
   return stats;
 }
 
-}  // namespace heaprec
+}  // namespace heaprec::symbolize

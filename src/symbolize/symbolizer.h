@@ -9,7 +9,7 @@
 
 #include "profile/profile.h"
 
-namespace heaprec {
+namespace heaprec::symbolize {
 
 struct SymbolizeStats {
   size_t locations = 0;          // all locations in the profile
@@ -32,9 +32,7 @@ struct SymbolizeOptions {
 // environment (symbol_cache.h).
 SymbolizeOptions CommandLineSymbolizeOptions();
 
-namespace symbolize {
 class SymbolCache;
-}
 
 // Symbolizes profiles, keeping what it learnt about each binary (opened once, keyed by build id,
 // else path; its DWARF indexed as far as it was needed, and every address's answer) for every
@@ -49,17 +47,17 @@ class Symbolizer {
   // Symbolizes every location that has no lines yet and whose binary can be opened, and sets the
   // mappings' has_* flags accordingly. Idempotent. Never throws for unreadable binaries: they are
   // only counted.
-  SymbolizeStats Symbolize(Profile& profile);
+  SymbolizeStats Symbolize(profile::Profile& profile);
 
   struct Module;
 
  private:
   SymbolizeOptions options_;
   std::unordered_map<std::string, std::unique_ptr<Module>> modules_;
-  std::unique_ptr<symbolize::SymbolCache> cache_;
+  std::unique_ptr<SymbolCache> cache_;
 };
 
 // One profile with a Symbolizer of its own.
-SymbolizeStats Symbolize(Profile& profile, const SymbolizeOptions& options = {});
+SymbolizeStats Symbolize(profile::Profile& profile, const SymbolizeOptions& options = {});
 
-}  // namespace heaprec
+}  // namespace heaprec::symbolize

@@ -23,6 +23,8 @@
 namespace heaprec {
 namespace {
 
+using namespace ::heaprec::profile;  // NOLINT: tests name the model unqualified
+
 // The string table as written. The decoded Profile resolves every index, so it cannot show
 // whether a string was interned twice; the wire can.
 std::vector<std::string> RawStringTable(const std::string& bytes) {

@@ -20,6 +20,8 @@
 namespace heaprec {
 namespace {
 
+using namespace ::heaprec::profile;  // NOLINT: tests name the model unqualified
+
 class PprofWriterTest : public ::testing::Test {
  protected:
   void SetUp() override {

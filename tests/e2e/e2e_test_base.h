@@ -14,6 +14,8 @@
 
 namespace heaprec::e2e {
 
+using namespace ::heaprec::profile;  // NOLINT: tests name the model unqualified
+
 class E2eTest : public ::testing::Test {
  protected:
   // Runs `program` unprofiled (in <dir>/plain) and under `heaprec run FLAGS` (in <dir>, profiles

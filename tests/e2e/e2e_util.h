@@ -14,6 +14,8 @@
 
 namespace heaprec::e2e {
 
+using namespace ::heaprec::profile;  // NOLINT: tests name the model unqualified
+
 // A fresh directory under $TMPDIR (or /tmp), removed with everything in it on destruction.
 class TempDir {
  public:

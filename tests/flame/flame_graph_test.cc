@@ -1,6 +1,7 @@
 // The flame graph's call tree (node values, inlined frames, intervals), its JSON document, the
 // page it is written into, and the `heaprec flame` command.
-#include "cli/flame_graph.h"
+#include "analysis/flame_tree.h"
+#include "render/flame_page.h"
 
 #include <gtest/gtest.h>
 
@@ -10,11 +11,16 @@
 #include <string>
 
 #include "profile/pprof_writer.h"
+#include "render/output_file.h"
 #include "profile/sampling_error.h"
 #include "test_profiles.h"
 
 namespace heaprec::cli {
 namespace {
+
+using namespace ::heaprec::profile;  // NOLINT: tests name the model unqualified
+using namespace ::heaprec::analysis;  // NOLINT
+using namespace ::heaprec::render;  // NOLINT
 
 enum Type { kAllocObjects, kAllocSpace, kInuseObjects, kInuseSpace };
 constexpr int64_t kPeriod = 524288;
@@ -217,7 +223,7 @@ TEST(FlameGraphTest, JsonCarriesTypesIntervalsAndEscapes) {
   try {
     WriteFlameJson(p, g, {.sample_index = "cpu"}, bad);
     FAIL() << "no exception";
-  } catch (const UnknownFlameSampleIndexError& e) {
+  } catch (const UnknownSampleIndexError& e) {
     EXPECT_NE(std::string(e.what()).find("inuse_space"), std::string::npos) << e.what();
   }
 }

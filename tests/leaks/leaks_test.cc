@@ -1,6 +1,7 @@
 // Unit tests of `heaprec leaks` on synthetic series whose answer is known: the regression and its
 // significance (FitLine), grouping and ranking (AnalyzeLeaks), ages, and the outputs.
-#include "cli/leaks.h"
+#include "analysis/leak_series.h"
+#include "render/leaks.h"
 
 #include <gtest/gtest.h>
 
@@ -14,6 +15,10 @@
 
 namespace heaprec::cli {
 namespace {
+
+using namespace ::heaprec::profile;  // NOLINT: tests name the model unqualified
+using namespace ::heaprec::analysis;  // NOLINT
+using namespace ::heaprec::render;  // NOLINT
 
 constexpr int64_t kSecond = 1'000'000'000;
 constexpr int64_t kT0 = 1'700'000'000 * kSecond;  // CLOCK_REALTIME of the first profile

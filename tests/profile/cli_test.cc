@@ -10,10 +10,14 @@
 
 #include "profile/pprof_reader.h"
 #include "profile/pprof_writer.h"
+#include "render/output_file.h"
 #include "test_profiles.h"
 
 namespace heaprec {
 namespace {
+
+using namespace ::heaprec::profile;  // NOLINT: tests name the model unqualified
+using namespace ::heaprec::render;  // NOLINT
 
 using testing::ShellQuote;
 

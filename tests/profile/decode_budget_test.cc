@@ -49,6 +49,8 @@ void operator delete[](void* p, size_t) noexcept { Free(p); }
 namespace heaprec {
 namespace {
 
+using namespace ::heaprec::profile;  // NOLINT: tests name the model unqualified
+
 // Peak heap (operator new) that decoding `raw` takes beyond what was live before.
 size_t MeasuredPeak(const std::string& raw) {
   size_t before = g_live.load();

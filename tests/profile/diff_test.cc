@@ -1,7 +1,10 @@
 // `heaprec diff`: the known difference of two hand-made profiles per function (cum, flat) and per
 // stack, the noise test, text and JSON output, incompatible profiles, and the pprof diff profile
 // read back by our reader and by the real pprof.
-#include "cli/diff.h"
+#include "analysis/diff.h"
+#include "render/format.h"
+#include "render/utf8.h"
+#include "render/diff.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -11,11 +14,16 @@
 
 #include "profile/pprof_reader.h"
 #include "profile/pprof_writer.h"
+#include "render/output_file.h"
 #include "profile/sampling_error.h"
 #include "test_profiles.h"
 
 namespace heaprec::cli {
 namespace {
+
+using namespace ::heaprec::profile;  // NOLINT: tests name the model unqualified
+using namespace ::heaprec::analysis;  // NOLINT
+using namespace ::heaprec::render;  // NOLINT
 
 using testing::ShellQuote;
 
@@ -207,7 +215,7 @@ TEST(DiffTest, TextOutput) {
 
 TEST(DiffTest, JsonParsesAndCarriesTheChanges) {
   DiffOptions options;
-  options.format = ReportFormat::kJson;
+  options.format = Format::kJson;
   options.base_source = "b.pb.gz";
   options.next_source = "n.pb.gz";
   std::string json = Print(ExactBase(), ExactNew(), options);

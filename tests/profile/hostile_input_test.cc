@@ -18,6 +18,8 @@
 namespace heaprec {
 namespace {
 
+using namespace ::heaprec::profile;  // NOLINT: tests name the model unqualified
+
 // Decodes and reports whether the input was rejected; any exception other than ProfileError
 // fails the test.
 bool Rejected(std::string_view bytes, const ReadOptions& options = {}) {

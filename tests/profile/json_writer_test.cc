@@ -1,5 +1,5 @@
 // JSON string escaping and structure of the hand-written JSON writer.
-#include "cli/json_writer.h"
+#include "render/json_writer.h"
 
 #include <gtest/gtest.h>
 
@@ -7,6 +7,8 @@
 
 namespace heaprec::cli {
 namespace {
+
+using namespace ::heaprec::render;  // NOLINT
 
 TEST(JsonWriterTest, QuoteEscapes) {
   EXPECT_EQ(JsonWriter::Quote("plain"), "\"plain\"");

@@ -3,10 +3,14 @@
 #include <gtest/gtest.h>
 
 #include "profile/pprof_writer.h"
+#include "render/output_file.h"
 #include "test_profiles.h"
 
 namespace heaprec {
 namespace {
+
+using namespace ::heaprec::profile;  // NOLINT: tests name the model unqualified
+using namespace ::heaprec::render;  // NOLINT
 
 class PprofCompatTest : public ::testing::Test {
  protected:

@@ -1,6 +1,9 @@
 // The top report: aggregation (flat/cum, inlined frames, recursion, unsymbolized addresses),
 // units, ordering, the 95% intervals of sampled values, and the text and JSON renderings.
-#include "cli/report.h"
+#include "analysis/top_table.h"
+#include "render/format.h"
+#include "render/utf8.h"
+#include "render/top_table.h"
 
 #include <gtest/gtest.h>
 
@@ -13,6 +16,10 @@
 
 namespace heaprec::cli {
 namespace {
+
+using namespace ::heaprec::profile;  // NOLINT: tests name the model unqualified
+using namespace ::heaprec::analysis;  // NOLINT
+using namespace ::heaprec::render;  // NOLINT
 
 std::string Print(const Profile& p, ReportOptions options) {
   std::ostringstream out;
@@ -106,7 +113,7 @@ TEST(ReportTest, CountsAreIntegersAndTopLimits) {
 TEST(ReportTest, JsonRows) {
   ReportOptions options;
   options.source = "dir/\"quoted\".pb.gz";
-  options.format = ReportFormat::kJson;
+  options.format = Format::kJson;
   std::string json = Print(testing::MakeReportProfile(), options);
   for (const char* expected : {
            "\"file\": \"dir/\\\"quoted\\\".pb.gz\"",
@@ -142,7 +149,7 @@ TEST(ReportTest, JsonRows) {
 
 TEST(ReportTest, JsonParsesWithPython) {
   ReportOptions options;
-  options.format = ReportFormat::kJson;
+  options.format = Format::kJson;
   Profile p = testing::MakeReportProfile();
   p.functions[0].name = "weird \x01\xff\t name";  // control and invalid UTF-8 bytes
   std::string json = Print(p, options);
@@ -281,7 +288,7 @@ TEST(ReportIntervalTest, ObjectSizeFallsBackToSpaceOverObjects) {
   std::string text = Print(unknown, {});
   EXPECT_NE(text.find("Total: 3.1 MiB in 4 samples (±? at 95%)"), std::string::npos) << text;
   ReportOptions json;
-  json.format = ReportFormat::kJson;
+  json.format = Format::kJson;
   std::string out = Print(unknown, json);
   EXPECT_NE(out.find("\"total_low\": null,\n  \"total_high\": null"), std::string::npos) << out;
 }
@@ -322,7 +329,7 @@ TEST(ReportIntervalTest, TextColumnsStayAligned) {
 
 TEST(ReportIntervalTest, JsonCarriesIntervals) {
   ReportOptions options;
-  options.format = ReportFormat::kJson;
+  options.format = Format::kJson;
   std::string json = Print(IntervalProfile(kInterval), options);
   Report r = ComputeReport(IntervalProfile(kInterval), "inuse_space");
   const ReportRow& build = Row(r, "Build");
@@ -356,7 +363,7 @@ TEST(ReportIntervalTest, ExactModeShowsNoIntervals) {
             std::string::npos)
       << text;
   ReportOptions options;
-  options.format = ReportFormat::kJson;
+  options.format = Format::kJson;
   std::string json = Print(exact, options);
   EXPECT_NE(json.find("\"confidence\": null"), std::string::npos) << json;
   EXPECT_NE(json.find("\"total_low\": null,\n  \"total_high\": null"), std::string::npos) << json;

@@ -6,9 +6,14 @@
 #include <stdexcept>
 #include <string>
 
-#include "cli/report.h"
+#include "analysis/top_table.h"
+#include "render/top_table.h"
 
 namespace heaprec::cli {
+
+using namespace ::heaprec::profile;  // NOLINT: tests name the model unqualified
+using namespace ::heaprec::analysis;  // NOLINT
+using namespace ::heaprec::render;  // NOLINT
 
 inline const ReportRow& Row(const Report& r, const std::string& function) {
   for (const ReportRow& row : r.rows) {

@@ -9,6 +9,8 @@
 namespace heaprec {
 namespace {
 
+using namespace ::heaprec::profile;  // NOLINT: tests name the model unqualified
+
 size_t CountOccurrences(const std::string& haystack, const std::string& needle) {
   size_t count = 0;
   for (size_t pos = haystack.find(needle); pos != std::string::npos;

@@ -6,16 +6,25 @@
 #include <cmath>
 #include <sstream>
 
-#include "cli/diff.h"
-#include "cli/report.h"
+#include "analysis/diff.h"
+#include "render/format.h"
+#include "render/utf8.h"
+#include "render/diff.h"
+#include "analysis/top_table.h"
+#include "render/top_table.h"
 #include "profile/pprof_reader.h"
 #include "profile/pprof_writer.h"
+#include "render/output_file.h"
 #include "profile/sampling_error.h"
 #include "report_test_util.h"
 #include "test_profiles.h"
 
 namespace heaprec::cli {
 namespace {
+
+using namespace ::heaprec::profile;  // NOLINT: tests name the model unqualified
+using namespace ::heaprec::analysis;  // NOLINT
+using namespace ::heaprec::render;  // NOLINT
 
 constexpr int64_t kEvery = 100;
 
@@ -135,7 +144,7 @@ TEST(RubyReportTest, TextNamesFramesAndShowsClasses) {
 
 TEST(RubyReportTest, JsonRowsAndClasses) {
   ReportOptions options;
-  options.format = ReportFormat::kJson;
+  options.format = Format::kJson;
   options.top = 2;
   std::string json = Print(testing::MakeRubyProfile(kEvery), options);
   Interval hash = Confidence95(100000, kVarC);
@@ -159,7 +168,7 @@ TEST(RubyReportTest, JsonRowsAndClasses) {
   }
   EXPECT_EQ(json.find("\"class\": \"String\""), std::string::npos) << "top 2 only\n" << json;
   ReportOptions native;
-  native.format = ReportFormat::kJson;
+  native.format = Format::kJson;
   EXPECT_EQ(Print(testing::MakeReportProfile(), native).find("\"classes\""), std::string::npos);
 }
 
@@ -199,8 +208,8 @@ TEST(RubyDiffTest, PerObjectNoiseAndRubyNames) {
   EXPECT_EQ(fill.flat.significance(), Significance::kSignificant);
   ASSERT_EQ(d.stacks.size(), 1u);
   ASSERT_EQ(d.stacks[0].frames.size(), 2u);
-  EXPECT_EQ(RowLabel(d.stacks[0].frames[0]), "Cache#fill cache.rb:11");
-  EXPECT_EQ(RowLabel(d.stacks[0].frames[1]), "<main> app.rb:5");
+  EXPECT_EQ(d.stacks[0].frames[0].Label(), "Cache#fill cache.rb:11");
+  EXPECT_EQ(d.stacks[0].frames[1].Label(), "<main> app.rb:5");
 
   // A change inside the noise: one more sampled Hash (100 objects of 1000 B) against a variance
   // of 100·99·1000² per side.

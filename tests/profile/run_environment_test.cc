@@ -14,6 +14,8 @@
 namespace heaprec::cli {
 namespace {
 
+using namespace ::heaprec::profile;  // NOLINT: tests name the model unqualified
+
 using Variables = std::map<std::string, std::string>;
 
 // RunEnvironment with `current` as the environment it extends; also checks that no variable is

@@ -14,6 +14,8 @@
 namespace heaprec {
 namespace {
 
+using namespace ::heaprec::profile;  // NOLINT: tests name the model unqualified
+
 TEST(SamplingModelTest, TheProfilesPeriodTypeSaysWhichModel) {
   SamplingModel ruby(testing::MakeRubyProfile(250));
   EXPECT_TRUE(ruby.per_object);

@@ -7,6 +7,8 @@
 
 namespace heaprec::testing {
 
+using namespace ::heaprec::profile;  // NOLINT: tests name the model unqualified
+
 // An empty heap profile with the native profiler's header: the four Go heap sample types,
 // period_type space/bytes with `period`, default sample type inuse_space.
 Profile MakeNativeHeapProfile(int64_t period);

@@ -8,10 +8,14 @@
 
 #include "profile/pprof_reader.h"
 #include "profile/pprof_writer.h"
+#include "render/output_file.h"
 #include "test_profiles.h"
 
 namespace heaprec {
 namespace {
+
+using namespace ::heaprec::profile;  // NOLINT: tests name the model unqualified
+using namespace ::heaprec::render;  // NOLINT
 
 std::vector<std::string> ListDir(const std::string& dir) {
   std::vector<std::string> names;
@@ -65,7 +69,7 @@ TEST(WriteFileTest, MissingDirectoryFails) {
   try {
     WriteProfileFile(testing::MakeFullProfile(), path);
     FAIL() << "no error";
-  } catch (const ProfileError& e) {
+  } catch (const OutputError& e) {
     EXPECT_NE(std::string(e.what()).find("cannot write " + path), std::string::npos) << e.what();
   }
   EXPECT_TRUE(ListDir(dir).empty());
@@ -74,7 +78,7 @@ TEST(WriteFileTest, MissingDirectoryFails) {
 TEST(WriteFileTest, TargetIsADirectoryLeavesNoTemporaryFile) {
   std::string dir = testing::MakeTempDir();
   ASSERT_EQ(mkdir((dir + "/taken").c_str(), 0700), 0);
-  EXPECT_THROW(WriteProfileFile(testing::MakeFullProfile(), dir + "/taken"), ProfileError);
+  EXPECT_THROW(WriteProfileFile(testing::MakeFullProfile(), dir + "/taken"), OutputError);
   EXPECT_EQ(ListDir(dir), std::vector<std::string>{"taken"});
 }
 

@@ -8,6 +8,8 @@
 
 namespace heaprec::reliability {
 
+using namespace ::heaprec::profile;  // NOLINT: tests name the model unqualified
+
 RunResult RunGuarded(const std::vector<std::string>& argv, const std::string& cwd,
                      const EnvChanges& env, int timeout_s) {
   return e2e::RunProgram(argv, cwd, env, timeout_s);

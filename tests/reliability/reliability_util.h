@@ -15,6 +15,8 @@
 
 namespace heaprec::reliability {
 
+using namespace ::heaprec::profile;  // NOLINT: tests name the model unqualified
+
 using e2e::EnvChanges;
 using e2e::RunResult;
 using e2e::TempDir;

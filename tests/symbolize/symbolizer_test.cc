@@ -10,11 +10,16 @@
 #include <sstream>
 
 #include "profile/pprof_writer.h"
+#include "render/output_file.h"
 #include "symbolize/elf_file.h"
 #include "test_profiles.h"
 
 namespace heaprec {
 namespace {
+
+using namespace ::heaprec::profile;  // NOLINT: tests name the model unqualified
+using namespace ::heaprec::render;  // NOLINT
+using namespace ::heaprec::symbolize;  // NOLINT
 
 // What the target program printed about itself.
 struct TargetRun {

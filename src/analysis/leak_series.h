@@ -1,4 +1,4 @@
-// `heaprec leaks`: finds the allocation sites whose live bytes keep growing across a series of
+// The analysis behind `heaprec leaks` (render/leaks.h prints it): finds the allocation sites whose live bytes keep growing across a series of
 // profiles of one process (the numbered files of `heaprec run --dump-interval`, then the exit
 // profile).
 //
@@ -37,13 +37,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
-#include <ostream>
 #include <string>
 #include <vector>
 
+#include "analysis/profile_view.h"
 #include "profile/profile.h"
 
-namespace heaprec::cli {
+namespace heaprec::analysis {
 
 inline constexpr size_t kMinProfilesForSuspect = 4;
 
@@ -76,7 +76,7 @@ struct LeakOptions {
 // One profile of a series, as read from disk.
 struct LeakInput {
   std::string file;
-  Profile profile;
+  profile::Profile profile;
 };
 
 struct LeakPoint {
@@ -88,10 +88,11 @@ struct LeakPoint {
 };
 
 struct LeakSite {
-  std::string name;                // the leaf function (with --by stack: the leaf of the stack)
+  std::string name;                // the leaf function's FrameId::DisplayName()
   std::string file;                // its source file, "" if unknown
-  int64_t line = 0;                // its start line, 0 if unknown
+  int64_t line = 0;                // its start line, 0 if unknown (FrameId::line)
   std::vector<std::string> stack;  // --by stack: function names, leaf first; else {name}
+  std::string leaf_label;          // the leaf's FrameId::Label()
   std::vector<LeakPoint> points;   // one per profile of the series
   LinearFit fit;
   int64_t first_bytes = 0;
@@ -123,28 +124,4 @@ struct LeakSeries {
 // returned by pid. Throws std::runtime_error if a profile has no inuse_space values.
 std::vector<LeakSeries> AnalyzeLeaks(std::vector<LeakInput> inputs, const LeakOptions& options);
 
-struct LeakReportOptions {
-  size_t top = 10;  // rows per series; 0 = all
-  LeakOptions analysis;
-};
-
-void PrintLeaksText(const std::vector<LeakSeries>& series, const LeakReportOptions& options,
-                    std::ostream& out);
-void PrintLeaksJson(const std::vector<LeakSeries>& series, const LeakReportOptions& options,
-                    std::ostream& out);
-
-// A standalone SVG chart of the live bytes of the first `sites` sites of `series` over time, with
-// 95% error bars, the fitted line of each suspect, axes with units and a legend.
-std::string LeaksSvg(const LeakSeries& series, size_t sites);
-
-// A self-contained HTML page: per series, its chart and table.
-std::string LeaksHtml(const std::vector<LeakSeries>& series, const LeakReportOptions& options,
-                      size_t chart_sites);
-
-// How the series was sampled: "sampled every 512.0 KiB", "sampled 1 in 1000 objects" or "exact".
-std::string DescribeSampling(const LeakSeries& series);
-
-// Formats a duration in seconds ("850 ms", "12.3 s", "4.1 min", "2.0 h").
-std::string FormatSeconds(double seconds);
-
-}  // namespace heaprec::cli
+}  // namespace heaprec::analysis

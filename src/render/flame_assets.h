@@ -1,11 +1,11 @@
-// The flame-graph page, generated at build time (src/cli/flame.cmake runs web/embed_assets.mjs):
+// The flame-graph page, generated at build time (src/render/flame.cmake runs web/embed_assets.mjs):
 // web/flame_template.html with d3's and d3-flame-graph's minified JS and CSS inlined from the
 // packages `npm ci` installed from web/package-lock.json.
 #pragma once
 
 #include <string_view>
 
-namespace heaprec::cli {
+namespace heaprec::render {
 
 // The page, complete but for kFlameDataMarker, which appears in it exactly once, where the JSON
 // document goes.
@@ -13,4 +13,4 @@ std::string_view FlamePageTemplate();
 
 inline constexpr std::string_view kFlameDataMarker = "@HEAPREC_FLAME_DATA@";
 
-}  // namespace heaprec::cli
+}  // namespace heaprec::render

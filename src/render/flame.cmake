@@ -1,5 +1,5 @@
-# `heaprec flame`: its sources in heaprec_cli_lib, and the generated source that embeds the page
-# (web/flame_template.html with d3 and d3-flame-graph inlined). Included from src/cli/CMakeLists.txt.
+# The flame page of `heaprec flame`: the generated source that embeds it (web/flame_template.html
+# with d3 and d3-flame-graph inlined) in heaprec_render. Included from src/render/CMakeLists.txt.
 #
 # The front-end packages come from the npm registry, pinned by web/package-lock.json: `npm ci` installs
 # them into the build tree (never into the source tree), and only again when package.json or the lock
@@ -43,8 +43,4 @@ add_custom_command(
 # The tests that need node_modules (tests/flame) depend on this target.
 add_custom_target(heaprec_web_assets DEPENDS ${HEAPREC_FLAME_ASSETS_CC})
 
-target_sources(heaprec_cli_lib PRIVATE
-  ${CMAKE_CURRENT_SOURCE_DIR}/flame_command.cc
-  ${CMAKE_CURRENT_SOURCE_DIR}/flame_graph.cc
-  ${HEAPREC_FLAME_ASSETS_CC}
-)
+target_sources(heaprec_render PRIVATE ${HEAPREC_FLAME_ASSETS_CC})

@@ -1,6 +1,6 @@
 // Temporary file + rename: the only way to replace a file so that a crash or a full disk never
 // leaves a truncated profile behind.
-#include "profile/atomic_file.h"
+#include "render/output_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -11,15 +11,15 @@
 #include <cstring>
 #include <random>
 
-#include "profile/profile_error.h"
+#include "profile/pprof_writer.h"
 
-namespace heaprec::internal {
+namespace heaprec::render {
 namespace {
 
 constexpr int kMaxNameAttempts = 100;
 
 [[noreturn]] void Fail(const std::string& path, const std::string& what, int err) {
-  throw ProfileError("cannot write " + path + ": " + what + ": " + std::strerror(err));
+  throw OutputError("cannot write " + path + ": " + what + ": " + std::strerror(err));
 }
 
 // Returns an unpredictable suffix so that another user cannot pre-create our temporary name.
@@ -33,11 +33,11 @@ std::string RandomSuffix() {
 }  // namespace
 
 void WriteFileAtomically(const std::string& path, std::string_view data) {
-  if (path.empty()) throw ProfileError("cannot write profile: empty file name");
+  if (path.empty()) throw OutputError("cannot write: empty file name");
   size_t slash = path.rfind('/');
   std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
   std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  if (base.empty()) throw ProfileError("cannot write " + path + ": not a file name");
+  if (base.empty()) throw OutputError("cannot write " + path + ": not a file name");
 
   std::string tmp;
   int fd = -1;
@@ -70,4 +70,8 @@ void WriteFileAtomically(const std::string& path, std::string_view data) {
   if (rename(tmp.c_str(), path.c_str()) != 0) abandon("rename failed", errno);
 }
 
-}  // namespace heaprec::internal
+void WriteProfileFile(const profile::Profile& profile, const std::string& path) {
+  WriteFileAtomically(path, profile::EncodeProfile(profile, /*gzip=*/true));
+}
+
+}  // namespace heaprec::render

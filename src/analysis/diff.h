@@ -1,8 +1,8 @@
-// `heaprec diff BASE NEW`: what grew and what shrank between two heap profiles, per function (by
+// The comparison behind `heaprec diff BASE NEW` (render/diff.h prints it): what grew and what shrank between two heap profiles, per function (by
 // cum and by flat) and per full stack, with each change tested against sampling noise; and the
 // difference as a pprof file in the form `pprof -diff_base` builds.
 //
-// Noise. Each side's value is a sampling estimate with an estimated variance (report.h,
+// Noise. Each side's value is a sampling estimate with an estimated variance (analysis/top_table.h,
 // profile/sampling_error.h, under the profiles' sampling model: per byte for native profiles, per
 // object for Ruby's; two profiles of different models have different period types and are not
 // compared); the two profiles are independent samples, so the change NEW - BASE
@@ -16,15 +16,14 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <ostream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "cli/report.h"
+#include "analysis/top_table.h"
 #include "profile/profile.h"
 
-namespace heaprec::cli {
+namespace heaprec::analysis {
 
 // The two profiles cannot be compared (their sample types or period types differ). what() is one
 // line naming both.
@@ -66,7 +65,7 @@ struct DiffStack {
 };
 
 struct Diff {
-  ValueType sample_type;
+  profile::ValueType sample_type;
   bool sampled = false;  // either side is a sampling estimate; false when both are exact
   int64_t base_period = 0;
   int64_t next_period = 0;
@@ -77,28 +76,17 @@ struct Diff {
   std::vector<DiffStack> stacks;      // nonzero stack changes, by decreasing |change|
 };
 
-struct DiffOptions {
-  std::string base_source;  // file names for the header; "" to omit
-  std::string next_source;
-  std::string sample_index;  // "" = NEW's default sample type
-  size_t top = 10;           // entries per ranking; 0 = all
-  ReportFormat format = ReportFormat::kText;
-};
-
 // Throws IncompatibleProfilesError when the profiles have different sample or period types.
-void CheckCompatible(const Profile& base, const Profile& next);
+void CheckCompatible(const profile::Profile& base, const profile::Profile& next);
 
 // Throws IncompatibleProfilesError or UnknownSampleIndexError.
-Diff ComputeDiff(const Profile& base, const Profile& next, const std::string& sample_index);
-
-// Prints the rankings. Throws (as ComputeDiff) before printing anything.
-void PrintDiff(const Profile& base, const Profile& next, const DiffOptions& options,
-               std::ostream& out);
+Diff ComputeDiff(const profile::Profile& base, const profile::Profile& next,
+                 const std::string& sample_index);
 
 // NEW - BASE as one profile, as `pprof -diff_base=BASE NEW` builds it: NEW's samples as they are,
 // then BASE's with every value negated and the string label pprof::base=true (pprof then shows
 // percentages relative to BASE's total). Mappings, locations and functions are merged when equal.
 // Throws IncompatibleProfilesError.
-Profile MakeDiffProfile(const Profile& base, const Profile& next);
+profile::Profile MakeDiffProfile(const profile::Profile& base, const profile::Profile& next);
 
-}  // namespace heaprec::cli
+}  // namespace heaprec::analysis

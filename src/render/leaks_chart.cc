@@ -7,98 +7,27 @@
 #include <string>
 #include <vector>
 
-#include "cli/leaks.h"
-#include "cli/report.h"
+#include "render/format.h"
+#include "render/leaks.h"
+#include "render/markup.h"
+#include "render/utf8.h"
+#include "schema/profile_schema.h"
 
-namespace heaprec::cli {
+namespace heaprec::render {
 namespace {
+
+using analysis::kMinProfilesForSuspect;
+using analysis::LeakPoint;
+using analysis::LeakSeries;
+using analysis::LeakSite;
+using analysis::LeakSiteKind;
 
 constexpr const char* kColors[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
                                    "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
 constexpr size_t kColorCount = sizeof kColors / sizeof kColors[0];
 
-// Length of the valid UTF-8 sequence at s[i], 0 if invalid (RFC 3629).
-size_t Utf8Length(const std::string& s, size_t i) {
-  auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  unsigned char b = byte(i);
-  size_t len;
-  unsigned char lo = 0x80, hi = 0xbf;
-  if (b < 0x80) return 1;
-  if (b >= 0xc2 && b <= 0xdf) {
-    len = 2;
-  } else if (b >= 0xe0 && b <= 0xef) {
-    len = 3;
-    if (b == 0xe0) lo = 0xa0;
-    if (b == 0xed) hi = 0x9f;
-  } else if (b >= 0xf0 && b <= 0xf4) {
-    len = 4;
-    if (b == 0xf0) lo = 0x90;
-    if (b == 0xf4) hi = 0x8f;
-  } else {
-    return 0;
-  }
-  if (i + len > s.size() || byte(i + 1) < lo || byte(i + 1) > hi) return 0;
-  for (size_t k = 2; k < len; ++k) {
-    if (byte(i + k) < 0x80 || byte(i + k) > 0xbf) return 0;
-  }
-  return len;
-}
-
-// Text for XML/HTML content and attribute values: markup characters escaped, control characters
-// and invalid UTF-8 replaced, so the document always parses.
-std::string XmlEscape(const std::string& s) {
-  std::string out;
-  for (size_t i = 0; i < s.size();) {
-    char c = s[i];
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += ' ';
-        } else if (size_t len = Utf8Length(s, i); len == 0) {
-          out += "\xEF\xBF\xBD";  // U+FFFD
-        } else {
-          out.append(s, i, len);
-          i += len;
-          continue;
-        }
-    }
-    ++i;
-  }
-  return out;
-}
-
-// At most `max` characters (UTF-8 aware), with an ellipsis when cut.
-std::string Truncate(const std::string& s, size_t max) {
-  size_t chars = 0, i = 0;
-  while (i < s.size()) {
-    size_t len = std::max<size_t>(Utf8Length(s, i), 1);
-    if (chars == max - 1 && i + len < s.size()) return s.substr(0, i) + "\xE2\x80\xA6";
-    i += len;
-    ++chars;
-  }
-  return s;
-}
-
-std::string Decimal(double v, int decimals = 1) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
+// Coordinates and tick labels: one decimal unless asked otherwise.
+std::string Decimal(double v, int decimals = 1) { return FormatFixed(v, decimals); }
 
 // A "nice" step (1, 2 or 5 times a power of ten) giving about `count` intervals over `range`.
 double NiceStep(double range, int count) {
@@ -135,9 +64,8 @@ Unit TimeUnit(double max) {
 }
 
 std::string SiteStats(const LeakSite& site) {
-  std::string stats = FormatValue(std::llround(site.fit.slope), "bytes") + "/s, R\xC2\xB2 " +
-                      Decimal(site.fit.r2, 2) + ", t " +
-                      (site.fit.t >= kMaxT ? std::string("inf") : Decimal(site.fit.t, 1));
+  std::string stats = FormatBytes(site.fit.slope) + "/s, R\xC2\xB2 " + Decimal(site.fit.r2, 2) +
+                      ", t " + FormatT(site.fit.t);
   if (site.suspect) stats += ", suspect";
   return stats;
 }
@@ -313,18 +241,17 @@ std::string LeaksHtml(const std::vector<LeakSeries>& all, const LeakReportOption
     }
     o << ".</p>\n";
     o << LeaksSvg(s, chart_sites);
-    size_t shown = options.top == 0 ? s.sites.size() : std::min(options.top, s.sites.size());
+    size_t shown = RowsShown(s.sites.size(), options.top);
     o << "<table>\n<tr><th>#</th><th>suspect</th><th>slope</th><th>R\xC2\xB2</th><th>t</th>"
          "<th>growth</th><th>last</th><th>oldest</th><th class=\"site\">site</th></tr>\n";
     for (size_t i = 0; i < shown; ++i) {
       const LeakSite& site = s.sites[i];
       o << "<tr" << (site.suspect ? " class=\"suspect\"" : "") << "><td>" << i + 1 << "</td><td>"
         << (site.suspect ? "yes" : "-") << "</td><td>"
-        << XmlEscape(FormatValue(std::llround(site.fit.slope), "bytes")) << "/s</td><td>"
-        << Decimal(site.fit.r2, 2) << "</td><td>"
-        << (site.fit.t >= kMaxT ? std::string("inf") : Decimal(site.fit.t, 1)) << "</td><td>"
-        << (site.growth() > 0 ? "+" : "") << XmlEscape(FormatValue(site.growth(), "bytes"))
-        << "</td><td>" << XmlEscape(FormatValue(site.last_bytes, "bytes")) << "</td><td>"
+        << XmlEscape(FormatBytes(site.fit.slope)) << "/s</td><td>" << Decimal(site.fit.r2, 2)
+        << "</td><td>" << FormatT(site.fit.t) << "</td><td>"
+        << XmlEscape(FormatChange(site.growth(), schema::kBytesUnit)) << "</td><td>"
+        << XmlEscape(FormatValue(site.last_bytes, schema::kBytesUnit)) << "</td><td>"
         << (site.age_seconds ? XmlEscape(FormatSeconds(*site.age_seconds)) : "-")
         << "</td><td class=\"site\">" << XmlEscape(site.Label()) << "</td></tr>\n";
     }
@@ -334,4 +261,4 @@ std::string LeaksHtml(const std::vector<LeakSeries>& all, const LeakReportOption
   return o.str();
 }
 
-}  // namespace heaprec::cli
+}  // namespace heaprec::render

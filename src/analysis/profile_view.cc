@@ -1,0 +1,222 @@
+#include "analysis/profile_view.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+
+#include "schema/profile_schema.h"
+
+namespace heaprec::analysis {
+
+using profile::Function;
+using profile::Label;
+using profile::Line;
+using profile::Location;
+using profile::Mapping;
+using profile::Profile;
+using profile::Sample;
+using profile::ValueType;
+
+std::string HexAddress(uint64_t value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "0x%" PRIx64, value);
+  return buffer;
+}
+
+std::string BaseName(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string FrameId::DisplayName() const {
+  if (symbolized() || mapping.empty()) return function;
+  return function + " (" + mapping + ")";
+}
+
+std::string FrameId::Label() const {
+  if (!symbolized() || file.empty()) return DisplayName();
+  std::string label = function + " " + BaseName(file);
+  if (line > 0) label += ":" + std::to_string(line);
+  return label;
+}
+
+size_t SelectSampleIndex(const Profile& p, const std::string& requested) {
+  const std::string& wanted = requested.empty() ? p.default_sample_type : requested;
+  for (size_t i = 0; i < p.sample_types.size(); ++i) {
+    if (p.sample_types[i].type == wanted) return i;
+  }
+  if (requested.empty() && !p.sample_types.empty()) return p.sample_types.size() - 1;
+  std::string known;
+  for (const ValueType& vt : p.sample_types) known += (known.empty() ? "" : ", ") + vt.type;
+  throw UnknownSampleIndexError("unknown sample index '" + wanted +
+                                "'; this profile has: " + (known.empty() ? "none" : known));
+}
+
+bool IsHeapSampleType(const std::string& type) {
+  return profile::IsByteCountType(type) || profile::IsObjectCountType(type);
+}
+
+std::optional<std::string> CommentField(const Profile& p, const std::string& name) {
+  std::string prefix = name + "=";
+  for (const std::string& comment : p.comments) {
+    size_t pos = 0;
+    while (pos < comment.size()) {
+      size_t end = comment.find(' ', pos);
+      if (end == std::string::npos) end = comment.size();
+      if (comment.compare(pos, prefix.size(), prefix) == 0) {
+        return comment.substr(pos + prefix.size(), end - pos - prefix.size());
+      }
+      pos = end + 1;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<int64_t> ProfilePid(const Profile& p) {
+  std::optional<std::string> value = CommentField(p, schema::kPidField);
+  if (!value || value->empty()) return std::nullopt;
+  char* stop = nullptr;
+  long long pid = std::strtoll(value->c_str(), &stop, 10);
+  if (stop == nullptr || *stop != '\0') return std::nullopt;
+  return pid;
+}
+
+bool IsPeakProfile(const Profile& p) {
+  return CommentField(p, schema::kReasonField) == schema::kReasonPeak;
+}
+
+int64_t NumericLabel(const Sample& s, const std::string& key) {
+  for (const Label& label : s.labels) {
+    if (label.key == key && label.str.empty()) return label.num;
+  }
+  return -1;
+}
+
+const std::string* StringLabel(const Sample& s, const std::string& key) {
+  for (const Label& label : s.labels) {
+    if (label.key == key && !label.str.empty()) return &label.str;
+  }
+  return nullptr;
+}
+
+ProfileView::ProfileView(const Profile& p) : profile_(p), sampling_(p) {
+  std::unordered_map<uint64_t, const Function*> functions;
+  for (const Function& f : p.functions) functions[f.id] = &f;
+  std::unordered_map<uint64_t, const Mapping*> mappings;
+  for (const Mapping& m : p.mappings) mappings[m.id] = &m;
+  // Per function: whether its line is to be found from the locations (no start line).
+  std::vector<bool> line_from_locations;
+  for (const Location& loc : p.locations) {
+    std::vector<LocationFrame>& frames = frames_[loc.id];
+    for (size_t i = 0; i < loc.lines.size(); ++i) {
+      const Line& line = loc.lines[i];
+      auto it = functions.find(line.function_id);
+      if (it == functions.end()) continue;
+      const Function& f = *it->second;
+      FrameId id;
+      id.function = !f.name.empty() ? f.name : !f.system_name.empty() ? f.system_name
+                                                                       : HexAddress(loc.address);
+      id.file = f.filename;
+      id.line = f.start_line;
+      id.key = "f:" + id.function + '\0' + id.file;
+      size_t before = functions_.size();
+      size_t n = Intern(std::move(id));
+      if (n == before) line_from_locations.push_back(functions_[n].line <= 0);
+      // A Ruby function has no start line, only the lines its frames were at: the smallest one
+      // points the reader at the function as a start line would.
+      if (line_from_locations[n] && line.line > 0) {
+        int64_t& shown = functions_[n].line;
+        shown = shown == 0 ? line.line : std::min(shown, line.line);
+      }
+      frames.push_back({.function = n, .line = line.line, .inlined = i + 1 < loc.lines.size()});
+    }
+    if (frames.empty()) {
+      // Unsymbolized: one function per address, as pprof shows them.
+      auto mit = mappings.find(loc.mapping_id);
+      FrameId id;
+      id.function = id.address = HexAddress(loc.address);
+      id.mapping = mit == mappings.end() ? "" : BaseName(mit->second->filename);
+      id.key = "a:" + id.mapping + '\0' + id.address;
+      size_t before = functions_.size();
+      size_t n = Intern(std::move(id));
+      if (n == before) line_from_locations.push_back(false);
+      frames.push_back({.function = n});
+    }
+  }
+}
+
+size_t ProfileView::Intern(FrameId id) {
+  auto [it, inserted] = function_index_.try_emplace(id.key, functions_.size());
+  if (inserted) functions_.push_back(std::move(id));
+  return it->second;
+}
+
+bool ProfileView::IsEstimate(size_t index) const {
+  return sampling_.sampled() && index < profile_.sample_types.size() &&
+         IsHeapSampleType(profile_.sample_types[index].type);
+}
+
+std::span<const LocationFrame> ProfileView::Frames(uint64_t location_id) const {
+  auto it = frames_.find(location_id);
+  if (it == frames_.end()) return {};
+  return it->second;
+}
+
+int ProfileView::PairedType(size_t index) const {
+  if (index >= profile_.sample_types.size()) return -1;
+  const std::string& type = profile_.sample_types[index].type;
+  auto swap_suffix = [&](const std::string& from, const std::string& to) -> int {
+    if (type.size() <= from.size() || type.compare(type.size() - from.size(), from.size(), from)) {
+      return -1;
+    }
+    std::string paired = type.substr(0, type.size() - from.size()) + to;
+    for (size_t i = 0; i < profile_.sample_types.size(); ++i) {
+      if (profile_.sample_types[i].type == paired) return static_cast<int>(i);
+    }
+    return -1;
+  };
+  const std::string space = std::string("_") + schema::kSpaceSuffix;
+  const std::string objects = std::string("_") + schema::kObjectsSuffix;
+  int pair = swap_suffix(space, objects);
+  return pair >= 0 ? pair : swap_suffix(objects, space);
+}
+
+int64_t ProfileView::ObjectSize(const Sample& s, size_t index) const {
+  int64_t size = NumericLabel(s, schema::kBytesLabel);
+  if (size >= 0) return size;
+  const std::vector<ValueType>& types = profile_.sample_types;
+  bool alloc = index < types.size() && types[index].type.rfind(schema::kAllocPrefix, 0) == 0;
+  const char* families[] = {alloc ? schema::kAllocPrefix : schema::kInusePrefix,
+                            alloc ? schema::kInusePrefix : schema::kAllocPrefix};
+  for (const char* prefix : families) {
+    size_t space = SIZE_MAX, objects = SIZE_MAX;
+    for (size_t t = 0; t < types.size(); ++t) {
+      if (types[t].type == std::string(prefix) + schema::kSpaceSuffix) space = t;
+      if (types[t].type == std::string(prefix) + schema::kObjectsSuffix) objects = t;
+    }
+    if (space < s.values.size() && objects < s.values.size() && s.values[objects] != 0) {
+      return std::llround(static_cast<double>(s.values[space]) /
+                          static_cast<double>(s.values[objects]));
+    }
+  }
+  return -1;
+}
+
+double ProfileView::Variance(const Sample& s, size_t index) const {
+  if (index >= s.values.size() || index >= profile_.sample_types.size()) return 0.0;
+  int64_t value = s.values[index];
+  if (value == 0) return 0.0;
+  const std::string& type = profile_.sample_types[index].type;
+  int64_t size = ObjectSize(s, index);
+  // Sampled per object, a count's variance does not depend on the size.
+  bool needs_size = !(sampling_.per_object && profile::IsObjectCountType(type));
+  if (size < 0 && needs_size && IsEstimate(index)) {
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  return profile::ValueVariance(type, value, size, sampling_);
+}
+
+}  // namespace heaprec::analysis

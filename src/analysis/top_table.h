@@ -1,0 +1,69 @@
+// The "top functions" table of a heap profile, behind `heaprec report` and the summary of
+// `heaprec run` (render/top_table.h prints it), and the per-function and per-stack aggregation that
+// `heaprec diff` compares. Mirrors `pprof -top`: flat counts a sample for its leaf function
+// only, cum for every function on its stack (once per sample).
+//
+// Sampled profiles (period > 1) carry a 95% interval with every value: each pprof sample's variance
+// comes from ProfileView::Variance (profile/sampling_error.h, under the profile's own sampling
+// model: per byte for native profiles, per object for Ruby's), and a row adds the variances of the samples it counts
+// (flat: the samples whose leaf is the function; cum: the samples with the function anywhere on
+// the stack, each once). The samples are disjoint groups of independently sampled objects, so the
+// variances add exactly.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/profile_view.h"
+#include "profile/profile.h"
+
+namespace heaprec::analysis {
+
+// One function (analysis/profile_view.h's FrameId: its names) and its values.
+struct ReportRow : FrameId {
+  int64_t flat = 0;
+  int64_t cum = 0;
+  // Estimated variances of flat and cum: 0 in exact mode, NaN when a counted sample's object size
+  // is unknown (ProfileView::ObjectSize).
+  double flat_variance = 0;
+  double cum_variance = 0;
+};
+
+// One distinct call stack (as a sequence of rows, so inlined frames are expanded and samples that
+// differ only in addresses or object sizes are merged).
+struct ReportStack {
+  std::vector<size_t> frames;  // indexes into Report::rows, leaf first
+  int64_t value = 0;
+  double variance = 0;
+};
+
+// The part of the total held by objects of one class: the samples whose string label `class` (set
+// by the Ruby front end) has that value.
+struct ReportClass {
+  std::string name;
+  int64_t value = 0;
+  double variance = 0;
+};
+
+struct Report {
+  profile::ValueType sample_type;
+  // Whether the values are sampling estimates with intervals: the profile is sampled (period > 1)
+  // and the sample type is one heaprec samples (inuse_/alloc_ space/objects). False in exact mode.
+  bool sampled = false;
+  int64_t total = 0;
+  double total_variance = 0;
+  size_t samples = 0;
+  std::vector<ReportRow> rows;      // all rows, by decreasing |flat|, then |cum|, then name
+  std::vector<ReportStack> stacks;  // only when asked for: by decreasing |value|, then frames
+  // By decreasing |value|, then name; empty when no sample has a `class` label (native profiles).
+  // Samples without one count under "(unknown)".
+  std::vector<ReportClass> classes;
+};
+
+// Throws UnknownSampleIndexError. `with_stacks` also fills Report::stacks.
+Report ComputeReport(const profile::Profile& profile, const std::string& sample_index,
+                     bool with_stacks = false);
+
+}  // namespace heaprec::analysis

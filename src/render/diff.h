@@ -1,0 +1,26 @@
+// `heaprec diff`'s rankings (analysis/diff.h): the totals, the functions by change in cum and in
+// flat, and the stacks, each change marked when it is larger than sampling noise; text or JSON.
+#pragma once
+
+#include <cstddef>
+#include <ostream>
+#include <string>
+
+#include "profile/profile.h"
+#include "render/top_table.h"
+
+namespace heaprec::render {
+
+struct DiffOptions {
+  std::string base_source;  // file names for the header; "" to omit
+  std::string next_source;
+  std::string sample_index;  // "" = NEW's default sample type
+  size_t top = 10;           // entries per ranking; 0 = all
+  Format format = Format::kText;
+};
+
+// Prints the rankings. Throws (as analysis::ComputeDiff) before printing anything.
+void PrintDiff(const profile::Profile& base, const profile::Profile& next,
+               const DiffOptions& options, std::ostream& out);
+
+}  // namespace heaprec::render

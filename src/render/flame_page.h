@@ -1,0 +1,28 @@
+// `heaprec flame`'s page: the call tree (analysis/flame_tree.h) and the profile's description as
+// a JSON document inside web/flame_template.html, with d3 and d3-flame-graph inlined
+// (render/flame_assets.h), so the one HTML file works offline. docs/design/flame-graph.md.
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include "analysis/flame_tree.h"
+#include "profile/profile.h"
+
+namespace heaprec::render {
+
+struct FlameOptions {
+  std::string source{};        // the profile's file name, shown in the page's title
+  std::string sample_index{};  // shown first; "" = the profile's default_sample_type
+};
+
+// The JSON document the page reads: sample types, the initial one, and per node its values with
+// their 95% intervals (profile::Confidence95; none in exact mode). Every '<' is written as \u003c
+// so the document can sit inside a <script> element. Throws analysis::UnknownSampleIndexError.
+void WriteFlameJson(const profile::Profile& profile, const analysis::FlameGraph& graph,
+                    const FlameOptions& options, std::ostream& out);
+
+// The whole page. Throws analysis::UnknownSampleIndexError.
+std::string RenderFlamePage(const profile::Profile& profile, const FlameOptions& options);
+
+}  // namespace heaprec::render

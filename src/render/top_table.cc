@@ -1,0 +1,168 @@
+#include "render/top_table.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "analysis/top_table.h"
+#include "profile/sampling_error.h"
+#include "render/format.h"
+#include "render/json_writer.h"
+#include "render/utf8.h"
+
+namespace heaprec::render {
+namespace {
+
+using analysis::Report;
+using analysis::ReportClass;
+using analysis::ReportRow;
+using profile::Profile;
+
+// Column widths of the text report: values, and (sampled) "±" + the 95% margin ("±1023.9 KiB").
+constexpr size_t kValueWidth = 11;
+constexpr size_t kMarginWidth = 12;
+
+void PrintText(const Profile& p, const Report& r, const ReportOptions& o, size_t shown,
+               std::ostream& out) {
+  const std::string& unit = r.sample_type.unit;
+  if (!o.source.empty()) out << "File: " << o.source << "\n";
+  out << "Sample index: " << r.sample_type.type << " (" << unit << ")\n";
+  out << "Total: " << FormatValue(r.total, unit) << " in " << r.samples << " samples";
+  if (r.sampled) out << " (" << FormatMargin(r.total_variance, unit) << " at 95%)";
+  out << "\n";
+  if (profile::SamplingModel(p).per_object) {
+    out << "Sampling: " << FormatObjectSampling(p.period) << "\n";
+  } else if (p.period > 0) {
+    out << "Sampling interval: " << FormatValue(p.period, p.period_type.unit);
+    if (!p.period_type.type.empty()) out << " of " << p.period_type.type;
+    out << "\n";
+  }
+  if (!p.comments.empty()) {
+    out << "Comments:";
+    for (const std::string& c : p.comments) out << " " << c;
+    out << "\n";
+  }
+  out << "Showing top " << shown << " of " << r.rows.size() << " functions";
+  if (r.sampled) out << " (±: 95% interval)";
+  out << "\n";
+  out << PadLeft("flat", kValueWidth);
+  if (r.sampled) out << PadLeft("±", kMarginWidth);
+  out << PadLeft("flat%", 8) << PadLeft("sum%", 8) << PadLeft("cum", kValueWidth);
+  if (r.sampled) out << PadLeft("±", kMarginWidth);
+  out << PadLeft("cum%", 8) << "  function\n";
+  double sum = 0;
+  for (size_t i = 0; i < shown; ++i) {
+    const ReportRow& row = r.rows[i];
+    sum += Percent(row.flat, r.total);
+    out << PadLeft(FormatValue(row.flat, unit), kValueWidth);
+    if (r.sampled) out << PadLeft(FormatMargin(row.flat_variance, unit), kMarginWidth);
+    out << PadLeft(FormatPercent(Percent(row.flat, r.total)), 8) << PadLeft(FormatPercent(sum), 8)
+        << PadLeft(FormatValue(row.cum, unit), kValueWidth);
+    if (r.sampled) out << PadLeft(FormatMargin(row.cum_variance, unit), kMarginWidth);
+    out << PadLeft(FormatPercent(Percent(row.cum, r.total)), 8) << "  " << row.Label() << "\n";
+  }
+  if (r.classes.empty()) return;
+  size_t classes = RowsShown(r.classes.size(), o.top);
+  out << "\nShowing top " << classes << " of " << r.classes.size() << " classes\n";
+  out << PadLeft("value", kValueWidth);
+  if (r.sampled) out << PadLeft("±", kMarginWidth);
+  out << PadLeft("%", 8) << "  class\n";
+  for (size_t i = 0; i < classes; ++i) {
+    const ReportClass& c = r.classes[i];
+    out << PadLeft(FormatValue(c.value, unit), kValueWidth);
+    if (r.sampled) out << PadLeft(FormatMargin(c.variance, unit), kMarginWidth);
+    out << PadLeft(FormatPercent(Percent(c.value, r.total)), 8) << "  " << c.name << "\n";
+  }
+}
+
+// The ends of the 95% interval as JSON numbers, rounded outwards to whole units; null when the
+// report is exact or the variance unknown.
+void JsonInterval(JsonWriter& j, const std::string& name, bool sampled, int64_t value,
+                  double variance) {
+  if (!sampled || !std::isfinite(variance)) {
+    j.Key(name + "_low").Null();
+    j.Key(name + "_high").Null();
+    return;
+  }
+  profile::Interval ci = profile::Confidence95(static_cast<double>(value), variance);
+  j.Key(name + "_low").Int(static_cast<int64_t>(std::floor(ci.low)));
+  j.Key(name + "_high").Int(static_cast<int64_t>(std::ceil(ci.high)));
+}
+
+void PrintJson(const Profile& p, const Report& r, const ReportOptions& o, size_t shown,
+               std::ostream& out) {
+  JsonWriter j(out);
+  j.BeginObject();
+  j.Key("file").String(o.source);
+  j.Key("sample_index").String(r.sample_type.type);
+  j.Key("unit").String(r.sample_type.unit);
+  // The confidence level of the *_low/*_high intervals; null (and the intervals too) when exact.
+  j.Key("confidence");
+  r.sampled ? j.Double(0.95) : j.Null();
+  j.Key("total").Int(r.total);
+  JsonInterval(j, "total", r.sampled, r.total, r.total_variance);
+  j.Key("samples").Int(static_cast<int64_t>(r.samples));
+  j.Key("period").Int(p.period);
+  j.Key("period_type").BeginObject();
+  j.Key("type").String(p.period_type.type);
+  j.Key("unit").String(p.period_type.unit);
+  j.EndObject();
+  j.Key("comments").BeginArray();
+  for (const std::string& c : p.comments) j.String(c);
+  j.EndArray();
+  j.Key("function_count").Int(static_cast<int64_t>(r.rows.size()));
+  j.Key("rows").BeginArray();
+  double sum = 0;
+  for (size_t i = 0; i < shown; ++i) {
+    const ReportRow& row = r.rows[i];
+    sum += Percent(row.flat, r.total);
+    j.BeginObject();
+    j.Key("function").String(row.function);
+    j.Key("file").String(row.file);
+    j.Key("line").Int(row.line);
+    j.Key("address");
+    row.address.empty() ? j.Null() : j.String(row.address);
+    j.Key("mapping");
+    row.address.empty() ? j.Null() : j.String(row.mapping);
+    j.Key("flat").Int(row.flat);
+    JsonInterval(j, "flat", r.sampled, row.flat, row.flat_variance);
+    j.Key("flat_percent").Double(Percent(row.flat, r.total));
+    j.Key("sum_percent").Double(sum);
+    j.Key("cum").Int(row.cum);
+    JsonInterval(j, "cum", r.sampled, row.cum, row.cum_variance);
+    j.Key("cum_percent").Double(Percent(row.cum, r.total));
+    j.EndObject();
+  }
+  j.EndArray();
+  if (!r.classes.empty()) {
+    size_t classes = RowsShown(r.classes.size(), o.top);
+    j.Key("class_count").Int(static_cast<int64_t>(r.classes.size()));
+    j.Key("classes").BeginArray();
+    for (size_t i = 0; i < classes; ++i) {
+      const ReportClass& c = r.classes[i];
+      j.BeginObject();
+      j.Key("class").String(c.name);
+      j.Key("value").Int(c.value);
+      JsonInterval(j, "value", r.sampled, c.value, c.variance);
+      j.Key("percent").Double(Percent(c.value, r.total));
+      j.EndObject();
+    }
+    j.EndArray();
+  }
+  j.EndObject();
+  out << "\n";
+}
+
+}  // namespace
+
+void PrintReport(const Profile& profile, const ReportOptions& options, std::ostream& out) {
+  Report report = analysis::ComputeReport(profile, options.sample_index);
+  size_t shown = RowsShown(report.rows.size(), options.top);
+  if (options.format == Format::kJson) {
+    PrintJson(profile, report, options, shown, out);
+  } else {
+    PrintText(profile, report, options, shown, out);
+  }
+}
+
+}  // namespace heaprec::render
