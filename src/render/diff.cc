@@ -7,6 +7,7 @@
 #include "analysis/diff.h"
 #include "profile/sampling_error.h"
 #include "render/format.h"
+#include "render/json_fields.h"
 #include "render/json_writer.h"
 #include "render/utf8.h"
 
@@ -131,16 +132,6 @@ void PrintText(const Profile& base, const Profile& next, const Diff& d, const Di
   PrintStacks(d, o.top, out);
 }
 
-void JsonRowNames(JsonWriter& j, const ReportRow& row) {
-  j.Key("function").String(row.function);
-  j.Key("file").String(row.file);
-  j.Key("line").Int(row.line);
-  j.Key("address");
-  row.address.empty() ? j.Null() : j.String(row.address);
-  j.Key("mapping");
-  row.address.empty() ? j.Null() : j.String(row.mapping);
-}
-
 void JsonValue(JsonWriter& j, const DiffValue& v, bool sampled) {
   j.Key("base").Int(v.base);
   j.Key("new").Int(v.next);
@@ -161,14 +152,7 @@ void JsonSide(JsonWriter& j, const std::string& source, const Profile& p, int64_
   j.Key("file").String(source);
   j.Key("period").Int(p.period);
   j.Key("total").Int(total);
-  if (sampled && std::isfinite(variance)) {
-    profile::Interval ci = profile::Confidence95(static_cast<double>(total), variance);
-    j.Key("total_low").Int(static_cast<int64_t>(std::floor(ci.low)));
-    j.Key("total_high").Int(static_cast<int64_t>(std::ceil(ci.high)));
-  } else {
-    j.Key("total_low").Null();
-    j.Key("total_high").Null();
-  }
+  WriteIntervalFields(j, "total", sampled, total, variance);
   j.EndObject();
 }
 
@@ -177,7 +161,7 @@ void JsonFunctions(JsonWriter& j, const Diff& d, const std::vector<DiffFunction>
   j.BeginArray();
   for (size_t i = 0; i < RowsShown(entries.size(), top); ++i) {
     j.BeginObject();
-    JsonRowNames(j, entries[i].row);
+    WriteFrameFields(j, entries[i].row);
     JsonValue(j, cum ? entries[i].cum : entries[i].flat, d.sampled);
     j.EndObject();
   }
@@ -216,7 +200,7 @@ void PrintJson(const Profile& base, const Profile& next, const Diff& d, const Di
     j.Key("frames").BeginArray();
     for (const ReportRow& row : s.frames) {
       j.BeginObject();
-      JsonRowNames(j, row);
+      WriteFrameFields(j, row);
       j.EndObject();
     }
     j.EndArray();

@@ -7,6 +7,7 @@
 #include "analysis/top_table.h"
 #include "profile/sampling_error.h"
 #include "render/format.h"
+#include "render/json_fields.h"
 #include "render/json_writer.h"
 #include "render/utf8.h"
 
@@ -75,20 +76,6 @@ void PrintText(const Profile& p, const Report& r, const ReportOptions& o, size_t
   }
 }
 
-// The ends of the 95% interval as JSON numbers, rounded outwards to whole units; null when the
-// report is exact or the variance unknown.
-void JsonInterval(JsonWriter& j, const std::string& name, bool sampled, int64_t value,
-                  double variance) {
-  if (!sampled || !std::isfinite(variance)) {
-    j.Key(name + "_low").Null();
-    j.Key(name + "_high").Null();
-    return;
-  }
-  profile::Interval ci = profile::Confidence95(static_cast<double>(value), variance);
-  j.Key(name + "_low").Int(static_cast<int64_t>(std::floor(ci.low)));
-  j.Key(name + "_high").Int(static_cast<int64_t>(std::ceil(ci.high)));
-}
-
 void PrintJson(const Profile& p, const Report& r, const ReportOptions& o, size_t shown,
                std::ostream& out) {
   JsonWriter j(out);
@@ -100,7 +87,7 @@ void PrintJson(const Profile& p, const Report& r, const ReportOptions& o, size_t
   j.Key("confidence");
   r.sampled ? j.Double(0.95) : j.Null();
   j.Key("total").Int(r.total);
-  JsonInterval(j, "total", r.sampled, r.total, r.total_variance);
+  WriteIntervalFields(j, "total", r.sampled, r.total, r.total_variance);
   j.Key("samples").Int(static_cast<int64_t>(r.samples));
   j.Key("period").Int(p.period);
   j.Key("period_type").BeginObject();
@@ -117,19 +104,13 @@ void PrintJson(const Profile& p, const Report& r, const ReportOptions& o, size_t
     const ReportRow& row = r.rows[i];
     sum += Percent(row.flat, r.total);
     j.BeginObject();
-    j.Key("function").String(row.function);
-    j.Key("file").String(row.file);
-    j.Key("line").Int(row.line);
-    j.Key("address");
-    row.address.empty() ? j.Null() : j.String(row.address);
-    j.Key("mapping");
-    row.address.empty() ? j.Null() : j.String(row.mapping);
+    WriteFrameFields(j, row);
     j.Key("flat").Int(row.flat);
-    JsonInterval(j, "flat", r.sampled, row.flat, row.flat_variance);
+    WriteIntervalFields(j, "flat", r.sampled, row.flat, row.flat_variance);
     j.Key("flat_percent").Double(Percent(row.flat, r.total));
     j.Key("sum_percent").Double(sum);
     j.Key("cum").Int(row.cum);
-    JsonInterval(j, "cum", r.sampled, row.cum, row.cum_variance);
+    WriteIntervalFields(j, "cum", r.sampled, row.cum, row.cum_variance);
     j.Key("cum_percent").Double(Percent(row.cum, r.total));
     j.EndObject();
   }
@@ -143,7 +124,7 @@ void PrintJson(const Profile& p, const Report& r, const ReportOptions& o, size_t
       j.BeginObject();
       j.Key("class").String(c.name);
       j.Key("value").Int(c.value);
-      JsonInterval(j, "value", r.sampled, c.value, c.variance);
+      WriteIntervalFields(j, "value", r.sampled, c.value, c.variance);
       j.Key("percent").Double(Percent(c.value, r.total));
       j.EndObject();
     }
