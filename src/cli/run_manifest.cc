@@ -1,0 +1,68 @@
+#include "cli/run_manifest.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "schema/manifest.h"
+
+namespace heaprec::cli {
+namespace {
+
+// Adds a profile, or updates the entry of a path listed before: a peak profile is rewritten each
+// time the peak grows, and the file holds what was written last.
+void AddProfile(std::vector<ManifestEntry>* profiles, ManifestEntry entry) {
+  for (ManifestEntry& listed : *profiles) {
+    if (listed.path == entry.path) {
+      listed = std::move(entry);
+      return;
+    }
+  }
+  profiles->push_back(std::move(entry));
+}
+
+}  // namespace
+
+Manifest ReadManifest(const std::string& path) {
+  Manifest manifest;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    ManifestEntry e;
+    std::string pid;
+    if (!std::getline(fields, pid, schema::kManifestSeparator) ||
+        !std::getline(fields, e.reason, schema::kManifestSeparator) ||
+        !std::getline(fields, e.path)) {
+      continue;
+    }
+    e.pid = static_cast<pid_t>(std::atoi(pid.c_str()));
+    if (e.reason == schema::kManifestMessage) {
+      manifest.messages.push_back(std::move(e.path));
+    } else {
+      AddProfile(&manifest.profiles, std::move(e));
+    }
+  }
+  return manifest;
+}
+
+std::string CreateManifest() {
+  std::string manifest =
+      (std::filesystem::temp_directory_path() / "heaprec-manifest-XXXXXX").string();
+  int fd = mkostemp(manifest.data(), O_CLOEXEC);
+  if (fd < 0) {
+    std::cerr << "heaprec run: cannot create a temporary file: " << std::strerror(errno) << "\n";
+    return "";
+  }
+  close(fd);
+  return manifest;
+}
+
+}  // namespace heaprec::cli

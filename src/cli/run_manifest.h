@@ -1,0 +1,34 @@
+// The manifest of a `heaprec run` (schema/manifest.h): created empty before the program starts,
+// read once it has ended, to learn every profile its processes wrote and the messages they could
+// not print.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace heaprec::cli {
+
+struct ManifestEntry {
+  pid_t pid;
+  std::string reason;
+  std::string path;
+};
+
+// What the processes reported in the manifest: each profile file once, and the messages the
+// library could not print because the program had redirected its stderr.
+struct Manifest {
+  std::vector<ManifestEntry> profiles;  // in the order first written
+  std::vector<std::string> messages;
+};
+
+// Reads the manifest at `path`. A later line for the same profile replaces the earlier one (a peak
+// profile is rewritten as the peak grows, and the file holds what was written last).
+Manifest ReadManifest(const std::string& path);
+
+// Creates the empty manifest the processes append to; "" after saying why it could not. Closed at
+// once (and close-on-exec meanwhile): the program must not inherit it.
+std::string CreateManifest();
+
+}  // namespace heaprec::cli

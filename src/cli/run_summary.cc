@@ -1,0 +1,208 @@
+#include "cli/run_summary.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <set>
+#include <string>
+
+#include "profile/pprof_reader.h"
+#include "render/format.h"
+#include "render/output_file.h"
+#include "render/top_table.h"
+#include "schema/profile_schema.h"
+#include "symbolize/symbolizer.h"
+
+namespace heaprec::cli {
+namespace {
+
+using profile::Location;
+using profile::Profile;
+using profile::Sample;
+
+// Whether some location still has only an address. Ruby profiles never do: their frames are written
+// with names, files and lines, and no mappings to symbolize from.
+bool NeedsSymbolization(const Profile& profile) {
+  for (const Location& location : profile.locations) {
+    if (location.lines.empty()) return true;
+  }
+  return false;
+}
+
+// How a process ended, for each reason the library gives its final profile; nullptr for the other
+// reasons (interval, signal, api, peak, above), which a process writes while it runs.
+const char* EndingOf(const std::string& reason) {
+  if (reason == schema::kReasonExit) return "ended with exit() or a return from main";
+  if (reason == schema::kReasonUnderscoreExit) return "ended with _exit()";
+  if (reason == schema::kReasonCrash) return "crashed on a fatal signal";
+  if (reason == schema::kReasonTerminated) return "was killed by a termination signal";
+  return nullptr;
+}
+
+// The library's messages, each as a heaprec line.
+void PrintMessages(const std::vector<std::string>& messages) {
+  for (const std::string& message : messages) {
+    std::cerr << (message.rfind("heaprec:", 0) == 0 ? "" : "heaprec: ") << message << "\n";
+  }
+}
+
+// Up to this many profiles are listed one per line; beyond it (a build, a shell script: hundreds
+// of processes) the program's own are listed and the rest summed up.
+constexpr size_t kListedProfiles = 20;
+
+void PrintProfileLine(const ManifestEntry& e) {
+  std::cerr << "  " << e.path << "  (pid " << e.pid << ", " << e.reason;
+  if (const char* ending = EndingOf(e.reason)) std::cerr << ": the process " << ending;
+  std::cerr << ")\n";
+}
+
+// The profiles not listed, in one line: how many, from how many processes, by reason, and where.
+void PrintProfileTally(const std::vector<ManifestEntry>& rest) {
+  std::map<std::string, size_t> by_reason;
+  std::set<pid_t> processes;
+  std::set<std::string> directories;
+  for (const ManifestEntry& e : rest) {
+    ++by_reason[e.reason];
+    processes.insert(e.pid);
+    directories.insert(std::filesystem::path(e.path).parent_path().string());
+  }
+  std::cerr << "  and " << rest.size() << " more from " << processes.size()
+            << (processes.size() == 1 ? " other process" : " other processes") << " (";
+  const char* separator = "";
+  for (const auto& [reason, count] : by_reason) {
+    std::cerr << separator << count << " " << reason;
+    separator = ", ";
+  }
+  std::cerr << ") in ";
+  separator = "";
+  for (const std::string& directory : directories) {
+    std::cerr << separator << directory;
+    separator = ", ";
+  }
+  std::cerr << "\n";
+}
+
+void PrintProfileList(const std::vector<ManifestEntry>& profiles, pid_t root) {
+  std::cerr << "heaprec: wrote " << profiles.size()
+            << (profiles.size() == 1 ? " profile" : " profiles") << ":\n";
+  if (profiles.size() <= kListedProfiles) {
+    for (const ManifestEntry& e : profiles) PrintProfileLine(e);
+    return;
+  }
+  std::vector<ManifestEntry> rest;
+  for (const ManifestEntry& e : profiles) {
+    if (e.pid == root) {
+      PrintProfileLine(e);
+    } else {
+      rest.push_back(e);
+    }
+  }
+  PrintProfileTally(rest);
+}
+
+// The last profile of `pid` that `matches` the reason, or nullptr.
+template <typename Predicate>
+const ManifestEntry* LastProfileOf(const std::vector<ManifestEntry>& profiles, pid_t pid,
+                                   Predicate matches) {
+  const ManifestEntry* found = nullptr;
+  for (const ManifestEntry& e : profiles) {
+    if (e.pid == pid && matches(e.reason)) found = &e;
+  }
+  return found;
+}
+
+const ManifestEntry* FinalProfileOf(const std::vector<ManifestEntry>& profiles, pid_t pid) {
+  return LastProfileOf(profiles, pid,
+                       [](const std::string& reason) { return EndingOf(reason) != nullptr; });
+}
+
+// The live bytes a profile holds (its inuse_space, summed), or -1 if it has no such values.
+std::int64_t InuseSpace(const Profile& profile) {
+  for (size_t i = 0; i < profile.sample_types.size(); ++i) {
+    if (profile.sample_types[i].type != schema::kInuseSpace) continue;
+    std::int64_t total = 0;
+    for (const Sample& sample : profile.samples) total += sample.values.at(i);
+    return total;
+  }
+  return -1;
+}
+
+// A process that freed (nearly) everything before it ended leaves a final profile with little to
+// show; what it held at its peak is in its peak profile, so say where to look.
+void PointAtPeakProfile(const std::vector<ManifestEntry>& profiles,
+                        const ManifestEntry& final_profile) {
+  const ManifestEntry* peak = LastProfileOf(
+      profiles, final_profile.pid, [](const std::string& reason) { return reason == schema::kReasonPeak; });
+  if (peak == nullptr) return;
+  try {
+    std::int64_t final_bytes = InuseSpace(profile::ReadProfileFile(final_profile.path));
+    std::int64_t peak_bytes = InuseSpace(profile::ReadProfileFile(peak->path));
+    if (final_bytes < 0 || peak_bytes <= 0 || final_bytes * 10 >= peak_bytes) return;
+    std::cerr << "heaprec: the final profile of pid " << final_profile.pid << " holds "
+              << render::FormatValue(final_bytes, schema::kBytesUnit) << "; its peak profile " << peak->path
+              << " holds " << render::FormatValue(peak_bytes, schema::kBytesUnit) << "\n";
+  } catch (const std::exception& error) {
+    std::cerr << "heaprec: " << error.what() << "\n";
+  }
+}
+
+// The top sites of the program's own final profile.
+void PrintTopSites(const RunOptions& o, const ManifestEntry& final_profile) {
+  if (o.top == 0) return;
+  try {
+    Profile profile = profile::ReadProfileFile(final_profile.path);
+    render::ReportOptions report;
+    report.source = final_profile.path;
+    report.sample_index = schema::kInuseSpace;
+    report.top = o.top;
+    std::cerr << "\n";
+    render::PrintReport(profile, report, std::cerr);
+  } catch (const std::exception& error) {
+    std::cerr << "heaprec: " << error.what() << "\n";
+  }
+}
+
+}  // namespace
+
+bool SymbolizeProfiles(const std::vector<ManifestEntry>& entries) {
+  bool ok = true;
+  symbolize::Symbolizer symbolizer(symbolize::CommandLineSymbolizeOptions());
+  for (const ManifestEntry& e : entries) {
+    try {
+      Profile profile = profile::ReadProfileFile(e.path);
+      if (!NeedsSymbolization(profile)) continue;  // nothing to add: leave the file as written
+      symbolizer.Symbolize(profile);
+      render::WriteProfileFile(profile, e.path);
+    } catch (const std::exception& error) {
+      std::cerr << "heaprec: " << error.what() << "\n";
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+void PrintSummary(const RunOptions& o, pid_t root, const Manifest& manifest, bool unprofiled) {
+  PrintMessages(manifest.messages);
+  const std::vector<ManifestEntry>& profiles = manifest.profiles;
+  if (profiles.empty()) {
+    // Profiles are written at exit, _exit, abort and fatal or terminating signals, and the peak
+    // one as it grows: these are what is left.
+    if (!unprofiled) {
+      std::cerr << "heaprec: no profile was written (was the program killed by SIGKILL before its "
+                   "first peak profile, statically linked, or run with profiling turned off?)\n";
+    }
+    return;
+  }
+  PrintProfileList(profiles, root);
+  // Reading every process's final and peak profiles would cost seconds in a build: with many
+  // profiles, only the program's own get the pointer.
+  for (const ManifestEntry& e : profiles) {
+    bool listed = profiles.size() <= kListedProfiles || e.pid == root;
+    if (listed && EndingOf(e.reason) != nullptr) PointAtPeakProfile(profiles, e);
+  }
+  if (const ManifestEntry* final_profile = FinalProfileOf(profiles, root))
+    PrintTopSites(o, *final_profile);
+}
+
+}  // namespace heaprec::cli
