@@ -1,6 +1,7 @@
-// The comparison behind `heaprec diff BASE NEW` (render/diff.h prints it): what grew and what shrank between two heap profiles, per function (by
-// cum and by flat) and per full stack, with each change tested against sampling noise; and the
-// difference as a pprof file in the form `pprof -diff_base` builds.
+// The comparison behind `heaprec diff BASE NEW` (render/diff.h prints it): what grew and what
+// shrank between two heap profiles, per function (by cum and by flat) and per full stack, with each
+// change tested against sampling noise; and the difference as a pprof file in the form `pprof
+// -diff_base` builds.
 //
 // Noise. Each side's value is a sampling estimate with an estimated variance (analysis/top_table.h,
 // profile/sampling_error.h, under the profiles' sampling model: per byte for native profiles, per

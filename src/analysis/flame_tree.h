@@ -25,7 +25,7 @@ struct FlameNode {
   // Per sample type: the sum of the samples' variances (0 if exact, and for a sample whose object
   // size is unknown: the page shows no interval width it cannot know).
   std::vector<double> variances;
-  std::vector<size_t> children;   // indexes into FlameGraph::nodes, ordered by name then file
+  std::vector<size_t> children;  // indexes into FlameGraph::nodes, ordered by name then file
 };
 
 struct FlameGraph {

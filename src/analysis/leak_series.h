@@ -1,6 +1,6 @@
-// The analysis behind `heaprec leaks` (render/leaks.h prints it): finds the allocation sites whose live bytes keep growing across a series of
-// profiles of one process (the numbered files of `heaprec run --dump-interval`, then the exit
-// profile).
+// The analysis behind `heaprec leaks` (render/leaks.h prints it): finds the allocation sites whose
+// live bytes keep growing across a series of profiles of one process (the numbered files of
+// `heaprec run --dump-interval`, then the exit profile).
 //
 // Per site, over the n profiles of a series (times t_i in seconds from the first profile, live
 // bytes y_i = the site's inuse_space, v_i = its sampling variance from profile/sampling_error.h

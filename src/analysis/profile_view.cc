@@ -117,8 +117,9 @@ ProfileView::ProfileView(const Profile& p) : profile_(p), sampling_(p) {
       if (it == functions.end()) continue;
       const Function& f = *it->second;
       FrameId id;
-      id.function = !f.name.empty() ? f.name : !f.system_name.empty() ? f.system_name
-                                                                       : HexAddress(loc.address);
+      id.function = !f.name.empty()          ? f.name
+                    : !f.system_name.empty() ? f.system_name
+                                             : HexAddress(loc.address);
       id.file = f.filename;
       id.line = f.start_line;
       id.key = "f:" + id.function + '\0' + id.file;

@@ -5,10 +5,10 @@
 //
 // Sampled profiles (period > 1) carry a 95% interval with every value: each pprof sample's variance
 // comes from ProfileView::Variance (profile/sampling_error.h, under the profile's own sampling
-// model: per byte for native profiles, per object for Ruby's), and a row adds the variances of the samples it counts
-// (flat: the samples whose leaf is the function; cum: the samples with the function anywhere on
-// the stack, each once). The samples are disjoint groups of independently sampled objects, so the
-// variances add exactly.
+// model: per byte for native profiles, per object for Ruby's), and a row adds the variances of the
+// samples it counts (flat: the samples whose leaf is the function; cum: the samples with the
+// function anywhere on the stack, each once). The samples are disjoint groups of independently
+// sampled objects, so the variances add exactly.
 #pragma once
 
 #include <cstddef>

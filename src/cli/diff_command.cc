@@ -5,8 +5,8 @@
 #include <memory>
 #include <sstream>
 
-#include "cli/commands.h"
 #include "analysis/diff.h"
+#include "cli/commands.h"
 #include "profile/pprof_reader.h"
 #include "render/diff.h"
 #include "render/output_file.h"

@@ -5,8 +5,8 @@
 #include <memory>
 #include <stdexcept>
 
-#include "cli/commands.h"
 #include "analysis/leak_series.h"
+#include "cli/commands.h"
 #include "cli/profile_files.h"
 #include "profile/pprof_reader.h"
 #include "render/leaks.h"

@@ -132,16 +132,18 @@ std::int64_t InuseSpace(const Profile& profile) {
 // show; what it held at its peak is in its peak profile, so say where to look.
 void PointAtPeakProfile(const std::vector<ManifestEntry>& profiles,
                         const ManifestEntry& final_profile) {
-  const ManifestEntry* peak = LastProfileOf(
-      profiles, final_profile.pid, [](const std::string& reason) { return reason == schema::kReasonPeak; });
+  const ManifestEntry* peak =
+      LastProfileOf(profiles, final_profile.pid,
+                    [](const std::string& reason) { return reason == schema::kReasonPeak; });
   if (peak == nullptr) return;
   try {
     std::int64_t final_bytes = InuseSpace(profile::ReadProfileFile(final_profile.path));
     std::int64_t peak_bytes = InuseSpace(profile::ReadProfileFile(peak->path));
     if (final_bytes < 0 || peak_bytes <= 0 || final_bytes * 10 >= peak_bytes) return;
     std::cerr << "heaprec: the final profile of pid " << final_profile.pid << " holds "
-              << render::FormatValue(final_bytes, schema::kBytesUnit) << "; its peak profile " << peak->path
-              << " holds " << render::FormatValue(peak_bytes, schema::kBytesUnit) << "\n";
+              << render::FormatValue(final_bytes, schema::kBytesUnit) << "; its peak profile "
+              << peak->path << " holds " << render::FormatValue(peak_bytes, schema::kBytesUnit)
+              << "\n";
   } catch (const std::exception& error) {
     std::cerr << "heaprec: " << error.what() << "\n";
   }

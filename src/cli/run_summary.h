@@ -18,7 +18,6 @@ bool SymbolizeProfiles(const std::vector<ManifestEntry>& entries);
 
 // `root` is the program's pid; `unprofiled`: heaprec already said why no profile could be written
 // (a static executable).
-void PrintSummary(const RunOptions& options, pid_t root, const Manifest& manifest,
-                  bool unprofiled);
+void PrintSummary(const RunOptions& options, pid_t root, const Manifest& manifest, bool unprofiled);
 
 }  // namespace heaprec::cli

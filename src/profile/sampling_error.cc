@@ -8,7 +8,8 @@
 namespace heaprec::profile {
 
 SamplingModel::SamplingModel(const Profile& profile)
-    : period(profile.period), per_object(profile.period_type.type == schema::kPerObjectPeriodType) {}
+    : period(profile.period),
+      per_object(profile.period_type.type == schema::kPerObjectPeriodType) {}
 
 double SampleWeight(int64_t size, const SamplingModel& model) {
   if (model.period <= 1) return 1.0;

@@ -212,7 +212,6 @@ void PrintJson(const Profile& base, const Profile& next, const Diff& d, const Di
   out << "\n";
 }
 
-
 }  // namespace
 
 void PrintDiff(const Profile& base, const Profile& next, const DiffOptions& options,

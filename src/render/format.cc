@@ -34,7 +34,9 @@ std::string FormatValue(int64_t value, const std::string& unit) {
   return std::string(buf) + " " + unit;
 }
 
-std::string FormatBytes(double bytes) { return FormatValue(std::llround(bytes), schema::kBytesUnit); }
+std::string FormatBytes(double bytes) {
+  return FormatValue(std::llround(bytes), schema::kBytesUnit);
+}
 
 std::string FormatChange(int64_t change, const std::string& unit) {
   return (change > 0 ? "+" : "") + FormatValue(change, unit);

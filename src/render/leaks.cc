@@ -66,8 +66,9 @@ void PrintLeaksText(const std::vector<LeakSeries>& all, const LeakReportOptions&
     for (size_t i = 0; i < shown; ++i) {
       const LeakSite& site = s.sites[i];
       out << PadLeft(std::to_string(i + 1), 4) << "  " << PadRight(site.suspect ? "yes" : "-", 7)
-          << PadLeft(FormatBytes(site.fit.slope) + "/s", 14) << PadLeft(FormatFixed(site.fit.r2, 2), 6)
-          << PadLeft(FormatT(site.fit.t), 9) << PadLeft(FormatChange(site.growth(), schema::kBytesUnit), 13)
+          << PadLeft(FormatBytes(site.fit.slope) + "/s", 14)
+          << PadLeft(FormatFixed(site.fit.r2, 2), 6) << PadLeft(FormatT(site.fit.t), 9)
+          << PadLeft(FormatChange(site.growth(), schema::kBytesUnit), 13)
           << PadLeft(FormatValue(site.last_bytes, schema::kBytesUnit), 13)
           << PadLeft(site.age_seconds ? FormatSeconds(*site.age_seconds) : "-", 9) << "  "
           << site.Label() << "\n";
@@ -75,9 +76,9 @@ void PrintLeaksText(const std::vector<LeakSeries>& all, const LeakReportOptions&
   }
   out << "\nslope: least-squares growth of live bytes; t: slope / its standard error (sampling "
          "error included)\nsuspect: t >= "
-      << FormatFixed(options.analysis.min_t, 1) << ", R2 >= " << FormatFixed(options.analysis.min_r2, 2)
-      << ", last > first, " << kMinProfilesForSuspect
-      << "+ profiles; oldest: age of the oldest live sampled object\n";
+      << FormatFixed(options.analysis.min_t, 1)
+      << ", R2 >= " << FormatFixed(options.analysis.min_r2, 2) << ", last > first, "
+      << kMinProfilesForSuspect << "+ profiles; oldest: age of the oldest live sampled object\n";
 }
 
 void PrintLeaksJson(const std::vector<LeakSeries>& all, const LeakReportOptions& options,
@@ -99,7 +100,8 @@ void PrintLeaksJson(const std::vector<LeakSeries>& all, const LeakReportOptions&
     j.Key("duration_seconds").Double(s.duration_seconds, 3);
     j.Key("period").Int(s.period);
     j.Key("sampled").Bool(s.period > 1);
-    j.Key("period_type").String(s.per_object ? schema::kPerObjectPeriodType : schema::kPerBytePeriodType);
+    j.Key("period_type")
+        .String(s.per_object ? schema::kPerObjectPeriodType : schema::kPerBytePeriodType);
     j.Key("peak_profiles_left_out").Int(static_cast<int64_t>(s.peak_profiles_left_out));
     j.Key("files").BeginArray();
     for (const std::string& f : s.files) j.String(f);

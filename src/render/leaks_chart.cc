@@ -247,10 +247,9 @@ std::string LeaksHtml(const std::vector<LeakSeries>& all, const LeakReportOption
     for (size_t i = 0; i < shown; ++i) {
       const LeakSite& site = s.sites[i];
       o << "<tr" << (site.suspect ? " class=\"suspect\"" : "") << "><td>" << i + 1 << "</td><td>"
-        << (site.suspect ? "yes" : "-") << "</td><td>"
-        << XmlEscape(FormatBytes(site.fit.slope)) << "/s</td><td>" << Decimal(site.fit.r2, 2)
-        << "</td><td>" << FormatT(site.fit.t) << "</td><td>"
-        << XmlEscape(FormatChange(site.growth(), schema::kBytesUnit)) << "</td><td>"
+        << (site.suspect ? "yes" : "-") << "</td><td>" << XmlEscape(FormatBytes(site.fit.slope))
+        << "/s</td><td>" << Decimal(site.fit.r2, 2) << "</td><td>" << FormatT(site.fit.t)
+        << "</td><td>" << XmlEscape(FormatChange(site.growth(), schema::kBytesUnit)) << "</td><td>"
         << XmlEscape(FormatValue(site.last_bytes, schema::kBytesUnit)) << "</td><td>"
         << (site.age_seconds ? XmlEscape(FormatSeconds(*site.age_seconds)) : "-")
         << "</td><td class=\"site\">" << XmlEscape(site.Label()) << "</td></tr>\n";

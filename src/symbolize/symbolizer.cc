@@ -198,8 +198,7 @@ SymbolizeStats Symbolizer::Symbolize(Profile& profile) {
     Mapping& mapping = *mit->second;
     const bool has_offset = loc.address >= mapping.memory_start;
     const uint64_t file_offset = loc.address - mapping.memory_start + mapping.file_offset;
-    const FrameLookup* found =
-        has_offset ? cache_->Find(mapping.build_id, file_offset) : nullptr;
+    const FrameLookup* found = has_offset ? cache_->Find(mapping.build_id, file_offset) : nullptr;
     if (found == nullptr) {
       std::string key =
           mapping.build_id.empty() ? "path:" + mapping.filename : "build-id:" + mapping.build_id;
@@ -219,7 +218,7 @@ SymbolizeStats Symbolizer::Symbolize(Profile& profile) {
       std::optional<uint64_t> vaddr;
       if (module->debug_only) {
         vaddr = MappedAddressToVaddr(module->elf, loc.address, mapping.memory_start,
-                                                mapping.memory_limit, page_size);
+                                     mapping.memory_limit, page_size);
       } else if (has_offset) {
         vaddr = FileOffsetToVaddr(module->elf, file_offset);
       }
