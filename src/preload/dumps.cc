@@ -14,7 +14,8 @@
 #include <new>
 
 #include "core/arena.h"
-#include "core/profile_output.h"
+#include "core/manifest_writer.h"
+#include "core/profile_file.h"
 #include "preload/dump_thread.h"
 #include "preload/process_mappings.h"
 #include "preload/profiler.h"
@@ -171,7 +172,7 @@ int WriteSnapshot(HeapSnapshot& snapshot, DumpReason reason, int signal_number, 
                               mappings.count(),
                               comments.list(),
                               comments.count()};
-  return WriteProfileFile(target, snapshot, metadata, *g_arena, options);
+  return WriteHeapProfileFile(target, snapshot, metadata, *g_arena, options);
 }
 
 // After a privilege drop: where profiles go that the new user may not write at their usual place.

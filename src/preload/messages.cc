@@ -8,7 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/profile_output.h"
+#include "core/manifest_writer.h"
 #include "preload/profiler_state.h"
 
 namespace heaprec::preload {

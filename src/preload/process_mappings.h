@@ -11,7 +11,7 @@
 
 #include "core/heap_recorder.h"
 #include "core/memory_resource.h"
-#include "core/pprof_writer.h"
+#include "core/heap_profile_encoder.h"
 
 namespace heaprec::preload {
 

@@ -15,7 +15,7 @@
 #include <new>
 
 #include "core/arena.h"
-#include "core/profile_output.h"
+#include "core/profile_file.h"
 #include "core/sampler.h"
 #include "preload/dump_thread.h"
 #include "preload/endings.h"

@@ -14,7 +14,7 @@
 #include <cstdint>
 
 #include "core/memory_resource.h"
-#include "core/pprof_writer.h"
+#include "core/heap_profile_encoder.h"
 #include "preload/loaded_objects.h"
 
 namespace heaprec::preload {

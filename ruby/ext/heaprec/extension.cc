@@ -15,7 +15,8 @@
 #include <ctime>
 #include <vector>
 
-#include "core/profile_output.h"
+#include "core/manifest_writer.h"
+#include "core/profile_file.h"
 #include "heap_dump.h"
 #include "heap_profiler.h"
 

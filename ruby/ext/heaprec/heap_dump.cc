@@ -11,8 +11,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/pprof_writer.h"
-#include "core/profile_output.h"
+#include "core/heap_profile_encoder.h"
+#include "core/profile_file.h"
 #include "heap_profiler.h"
 
 // Exported by libruby (ext/objspace uses it) but not declared in its public headers.
@@ -199,7 +199,7 @@ void* WriteWithoutGvl(void* argument) {
   metadata.allocation_totals = false;
   metadata.frames = &profiler.frames();
   metadata.labeler = &job.classes;
-  job.error = WriteProfileFile(job.path.c_str(), job.snapshot, metadata, profiler.memory());
+  job.error = WriteHeapProfileFile(job.path.c_str(), job.snapshot, metadata, profiler.memory());
   return nullptr;
 }
 

@@ -1,4 +1,4 @@
-#include "core/pprof_writer.h"
+#include "core/heap_profile_encoder.h"
 
 #include <cmath>
 #include <cstring>
@@ -15,10 +15,10 @@ using Writer = protozero::basic_pbf_writer<ArenaBuffer>;
 
 // The profile's string table: index -> string, plus a hash index for interning. Native profiles
 // have a few dozen strings; a Ruby profile has one per method name and file, thousands.
-class StringTable {
+class EncoderStringTable {
  public:
-  explicit StringTable(MemoryResource& memory) : memory_(memory) {}
-  ~StringTable() {
+  explicit EncoderStringTable(MemoryResource& memory) : memory_(memory) {}
+  ~EncoderStringTable() {
     memory_.DeallocateArray(strings_, capacity_);
     memory_.DeallocateArray(slots_, slot_count_);
   }
@@ -129,10 +129,10 @@ class LocationIndex {
   std::size_t count_ = 0;
 };
 
-class ProfileEncoder {
+class HeapProfileEncoder {
  public:
-  ProfileEncoder(const HeapSnapshot& snapshot, const ProfileMetadata& metadata,
-                 MemoryResource& memory, ByteSink& sink)
+  HeapProfileEncoder(const HeapSnapshot& snapshot, const ProfileMetadata& metadata,
+                     MemoryResource& memory, ByteSink& sink)
       : snapshot_(snapshot),
         metadata_(metadata),
         sink_(sink),
@@ -436,7 +436,7 @@ class ProfileEncoder {
   const HeapSnapshot& snapshot_;
   const ProfileMetadata& metadata_;
   ByteSink& sink_;
-  StringTable strings_;
+  EncoderStringTable strings_;
   LocationIndex locations_;
   LocationIndex functions_;  // FrameDescriber function id -> profile function id
   ArenaBuffer buffer_;
@@ -445,9 +445,9 @@ class ProfileEncoder {
 
 }  // namespace
 
-bool WriteHeapProfile(const HeapSnapshot& snapshot, const ProfileMetadata& metadata,
-                      MemoryResource& memory, ByteSink& sink) {
-  ProfileEncoder encoder(snapshot, metadata, memory, sink);
+bool EncodeHeapProfile(const HeapSnapshot& snapshot, const ProfileMetadata& metadata,
+                       MemoryResource& memory, ByteSink& sink) {
+  HeapProfileEncoder encoder(snapshot, metadata, memory, sink);
   return encoder.Encode();
 }
 

@@ -1,4 +1,7 @@
-// Writes a HeapSnapshot as a pprof profile (profile.proto) following Go's heap profile conventions:
+// Encodes a HeapSnapshot as a pprof profile (profile.proto), streamed to a ByteSink from inside the
+// profiled process. (The CLI's own pprof writer, for the profile model it reads, symbolizes and
+// rewrites, is profile/pprof_writer.h: STL and exceptions, on the other side of the file.) The
+// profile follows Go's heap profile conventions:
 //
 //   sample_type  alloc_objects/count  alloc_space/bytes  inuse_objects/count  inuse_space/bytes
 //   period_type  space/bytes, period = sampling interval, default_sample_type = inuse_space
@@ -92,9 +95,9 @@ struct ProfileMetadata {
   const SampleLabeler* labeler = nullptr;  // null: no labels beyond bytes and oldest_alloc_ns
 };
 
-// Writes `snapshot` (sorted with SortByStackAndSize) to `sink`. Returns false if the sink failed or
-// the profiler's memory ran out.
-bool WriteHeapProfile(const HeapSnapshot& snapshot, const ProfileMetadata& metadata,
-                      MemoryResource& memory, ByteSink& sink);
+// Encodes `snapshot` (sorted with SortByStackAndSize) into `sink`. Returns false if the sink failed
+// or the profiler's memory ran out.
+bool EncodeHeapProfile(const HeapSnapshot& snapshot, const ProfileMetadata& metadata,
+                       MemoryResource& memory, ByteSink& sink);
 
 }  // namespace heaprec
