@@ -7,6 +7,7 @@
 #include "core/arena_buffer.h"
 #include "core/hash.h"
 #include "core/pprof_fields.h"
+#include "schema/profile_schema.h"
 
 namespace heaprec {
 namespace {
@@ -153,10 +154,12 @@ class HeapProfileEncoder {
 
  private:
   bool InternFixedStrings() {
-    const char* fixed[] = {
-        "alloc_objects",   "count",       "alloc_space",         "bytes",
-        "inuse_objects",   "inuse_space", metadata_.period_type, metadata_.period_unit,
-        "oldest_alloc_ns", "nanoseconds"};
+    // In this order: the string table's indexes are part of the output.
+    const char* fixed[] = {schema::kAllocObjects,     schema::kCountUnit,
+                           schema::kAllocSpace,       schema::kBytesUnit,
+                           schema::kInuseObjects,     schema::kInuseSpace,
+                           metadata_.period_type,     metadata_.period_unit,
+                           schema::kOldestAllocLabel, schema::kNanosecondsUnit};
     for (const char* s : fixed) {
       if (strings_.Intern(s) < 0) return false;
     }
@@ -199,18 +202,18 @@ class HeapProfileEncoder {
 
   void WriteHeader() {
     if (metadata_.allocation_totals) {
-      WriteValueType(pprof::kProfileSampleType, "alloc_objects", "count");
-      WriteValueType(pprof::kProfileSampleType, "alloc_space", "bytes");
+      WriteValueType(pprof::kProfileSampleType, schema::kAllocObjects, schema::kCountUnit);
+      WriteValueType(pprof::kProfileSampleType, schema::kAllocSpace, schema::kBytesUnit);
     }
-    WriteValueType(pprof::kProfileSampleType, "inuse_objects", "count");
-    WriteValueType(pprof::kProfileSampleType, "inuse_space", "bytes");
+    WriteValueType(pprof::kProfileSampleType, schema::kInuseObjects, schema::kCountUnit);
+    WriteValueType(pprof::kProfileSampleType, schema::kInuseSpace, schema::kBytesUnit);
     WriteValueType(pprof::kProfilePeriodType, metadata_.period_type, metadata_.period_unit);
     {
       Writer top(buffer_);
       top.add_int64(pprof::kProfileTimeNanos, metadata_.time_nanos);
       top.add_int64(pprof::kProfileDurationNanos, metadata_.duration_nanos);
       top.add_int64(pprof::kProfilePeriod, static_cast<std::int64_t>(metadata_.sample_interval));
-      top.add_int64(pprof::kProfileDefaultSampleType, S("inuse_space"));
+      top.add_int64(pprof::kProfileDefaultSampleType, S(schema::kInuseSpace));
       for (std::size_t i = 0; i < metadata_.comment_count; ++i) {
         top.add_int64(pprof::kProfileComment, S(metadata_.comments[i]));
       }
@@ -345,15 +348,15 @@ class HeapProfileEncoder {
       sample.add_packed_int64(pprof::kSampleValue, rounded + first, rounded + 4);
       {
         Writer label(sample, pprof::kSampleLabel);
-        label.add_int64(pprof::kLabelKey, S("bytes"));
+        label.add_int64(pprof::kLabelKey, S(schema::kBytesLabel));
         label.add_int64(pprof::kLabelNum, static_cast<std::int64_t>(size));
-        label.add_int64(pprof::kLabelNumUnit, S("bytes"));
+        label.add_int64(pprof::kLabelNumUnit, S(schema::kBytesUnit));
       }
       if (oldest_alloc_ns != 0) {
         Writer label(sample, pprof::kSampleLabel);
-        label.add_int64(pprof::kLabelKey, S("oldest_alloc_ns"));
+        label.add_int64(pprof::kLabelKey, S(schema::kOldestAllocLabel));
         label.add_int64(pprof::kLabelNum, static_cast<std::int64_t>(oldest_alloc_ns));
-        label.add_int64(pprof::kLabelNumUnit, S("nanoseconds"));
+        label.add_int64(pprof::kLabelNumUnit, S(schema::kNanosecondsUnit));
       }
       if (metadata_.labeler != nullptr) WriteFrontEndLabels(sample, tag);
     }

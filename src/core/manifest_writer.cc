@@ -6,6 +6,7 @@
 
 #include "core/appender.h"
 #include "core/profile_file.h"
+#include "schema/manifest.h"
 
 namespace heaprec {
 
@@ -13,9 +14,9 @@ void AppendToManifest(const char* manifest, int pid, const char* reason, const c
   char line[PATH_MAX + 64];
   Appender a(line, sizeof(line));
   a.AddUnsigned(static_cast<unsigned long long>(pid), 1);
-  a.Add("\t");
+  a.Add(&schema::kManifestSeparator, 1);
   a.Add(reason);
-  a.Add("\t");
+  a.Add(&schema::kManifestSeparator, 1);
   a.Add(path);
   a.Add("\n");
   if (!a.Finish()) return;

@@ -9,8 +9,9 @@
 namespace heaprec {
 
 // Appends "pid<TAB>reason<TAB>path\n" to `manifest` with one O_APPEND write, so that concurrent
-// processes never interleave a line. For a message, `reason` is the manifest's message word and
-// `path` the text. Does nothing when the line does not fit or the file cannot be opened.
+// processes never interleave a line. For a message, `reason` is schema::kManifestMessage and `path`
+// the text (without tabs or newlines). Does nothing when the line does not fit or the file cannot
+// be opened.
 void AppendToManifest(const char* manifest, int pid, const char* reason, const char* path);
 
 }  // namespace heaprec

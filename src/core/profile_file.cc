@@ -14,6 +14,7 @@
 
 #include "core/appender.h"
 #include "core/gzip_file_sink.h"
+#include "schema/profile_schema.h"
 
 namespace heaprec {
 namespace {
@@ -21,10 +22,9 @@ namespace {
 // Where a profile name's ".pb.gz" starts (its length when it has none): what sequence numbers,
 // tags and ".peak" go before.
 std::size_t ExtensionStart(const char* path, std::size_t length) {
-  static constexpr char kExtension[] = ".pb.gz";
-  constexpr std::size_t kExtensionLength = sizeof(kExtension) - 1;
+  constexpr std::size_t kExtensionLength = sizeof(schema::kProfileSuffix) - 1;
   return length >= kExtensionLength &&
-                 std::strcmp(path + length - kExtensionLength, kExtension) == 0
+                 std::strcmp(path + length - kExtensionLength, schema::kProfileSuffix) == 0
              ? length - kExtensionLength
              : length;
 }
@@ -191,7 +191,7 @@ bool ExpandOutputTemplate(const char* pattern, int pid, const char* program, lon
   // ".NNNN" before the extension, in place: only the extension moves.
   std::size_t length = a.size();
   std::size_t insert_at = ExtensionStart(out, length);
-  char extension[sizeof(".pb.gz")];
+  char extension[sizeof(schema::kProfileSuffix)];
   std::size_t extension_length = length - insert_at;
   std::memcpy(extension, out + insert_at, extension_length + 1);
   Appender tail(out + insert_at, capacity - insert_at);

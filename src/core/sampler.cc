@@ -43,12 +43,4 @@ std::int64_t Sampler::NextDistance(SamplerState& state, std::uint64_t interval) 
   return static_cast<std::int64_t>(distance);
 }
 
-double Sampler::Weight(std::uint64_t size, std::uint64_t interval) {
-  if (interval <= 1) return 1.0;
-  // 1 / (1 - exp(-x)) with expm1 so that tiny x (small objects, huge intervals) keeps its
-  // precision.
-  double x = (static_cast<double>(size) + 1.0) / static_cast<double>(interval);
-  return -1.0 / std::expm1(-x);
-}
-
 }  // namespace heaprec

@@ -26,6 +26,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "schema/sampling_weight.h"
+
 namespace heaprec {
 
 // The per-thread part of the sampler. Plain data so a front end can keep it in initial-exec TLS.
@@ -49,8 +51,10 @@ class Sampler {
   static std::int64_t NextDistance(SamplerState& state, std::uint64_t interval);
 
   // The number of objects one sampled object of `size` bytes stands for: 1 / p(size). 1 in exact
-  // mode.
-  static double Weight(std::uint64_t size, std::uint64_t interval);
+  // mode. The formula is the schema's, which the CLI's error bars assume too.
+  static double Weight(std::uint64_t size, std::uint64_t interval) {
+    return schema::PerByteSampleWeight(size, interval);
+  }
 
   // Whether the countdown says this allocation is sampled; updates the countdown. The inline fast
   // path of a front end does the same subtraction itself; this is the reference used by tests.
