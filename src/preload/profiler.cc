@@ -98,8 +98,7 @@ std::uint64_t DrawSample(std::size_t size) {
     // A sample point inside heaprec's own allocations: draw a new point rather than moving this one
     // to the program's next allocation, which would bias the profile toward whatever comes next.
     if (!t.seeded) SeedThread(t);
-    t.sampler.bytes_until_sample =
-        Sampler::NextDistance(t.sampler, g_interval.load(std::memory_order_relaxed));
+    Sampler::DrawNextPoint(t.sampler, g_interval.load(std::memory_order_relaxed));
     return 0;
   }
   HeapRecorder* recorder = g_recorder.load(std::memory_order_acquire);
@@ -115,7 +114,7 @@ std::uint64_t DrawSample(std::size_t size) {
     if (!Sampler::Account(t.sampler, size)) return 0;
   }
   std::uint64_t interval = g_interval.load(std::memory_order_relaxed);
-  t.sampler.bytes_until_sample = Sampler::NextDistance(t.sampler, interval);
+  Sampler::DrawNextPoint(t.sampler, interval);
   return interval;
 }
 
