@@ -10,7 +10,7 @@
 // allocator the recorder's SampledKeyFilter answers instead.
 //
 // All functions here: no locks and no allocation of their own on the fast path; the slow paths (in
-// profiler.cc) may lock briefly. Not async-signal-safe, like the functions they replace.
+// recording.cc) may lock briefly. Not async-signal-safe, like the functions they replace.
 #include <errno.h>
 #include <stdint.h>
 

@@ -1,6 +1,6 @@
 // The process-wide state of the preload library that its parts share: settings, the profiler's own
-// memory, the sampling interval and the counters every profile reports. Defined in profiler.cc.
-// Internal to the preload library.
+// memory, the sampling interval and the counters every profile reports. Defined in
+// profiler_state.cc. Internal to the preload library.
 #pragma once
 
 #include <time.h>
