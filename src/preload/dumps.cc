@@ -184,13 +184,12 @@ int WriteWithFallback(HeapSnapshot& snapshot, DumpReason reason, int signal_numb
   int error = WriteSnapshot(snapshot, reason, signal_number, target, taken_ns, options);
   if ((error != EACCES && error != EPERM) || g_fallback_directory[0] == '\0') return error;
   const char* slash = strrchr(target, '/');
-  const char* base = slash != nullptr ? slash + 1 : target;
   char fallback[PATH_MAX];
-  std::size_t directory_length = strlen(g_fallback_directory), base_length = strlen(base);
-  if (directory_length + 1 + base_length + 1 > sizeof(fallback)) return error;
-  memcpy(fallback, g_fallback_directory, directory_length);
-  fallback[directory_length] = '/';
-  memcpy(fallback + directory_length + 1, base, base_length + 1);
+  Appender path(fallback, sizeof(fallback));
+  path.Add(g_fallback_directory);
+  path.Add("/");
+  path.Add(slash != nullptr ? slash + 1 : target);
+  if (!path.Finish()) return error;
   return WriteSnapshot(snapshot, reason, signal_number, fallback, taken_ns, options);
 }
 
@@ -364,20 +363,11 @@ void MaybeCapturePeak(HeapRecorder& recorder) {
   if (captured) RequestPeakWrite();
 }
 
-void LockDumpsForExec() {
+void LockDumps() {
   g_dump_mutex.Lock();
   g_peak_lock.Lock();
 }
-void UnlockDumpsAfterExec() {
-  g_peak_lock.Unlock();
-  g_dump_mutex.Unlock();
-}
-
-void LockDumpsForFork() {
-  g_dump_mutex.Lock();
-  g_peak_lock.Lock();
-}
-void UnlockDumpsAfterForkInParent() {
+void UnlockDumps() {
   g_peak_lock.Unlock();
   g_dump_mutex.Unlock();
 }

@@ -38,7 +38,7 @@ void ForkPrepare() {
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &g_mask_before_fork);
   LockSignalTableForFork();
-  LockDumpsForFork();
+  LockDumps();
   if (HeapRecorder* recorder = g_recorder.load()) recorder->LockForFork();
   LockUnloadedForFork();
   g_arena->LockForFork();
@@ -50,7 +50,7 @@ void ForkParent() {
   g_arena->UnlockAfterForkInParent();
   UnlockUnloadedAfterForkInParent();
   if (HeapRecorder* recorder = g_recorder.load()) recorder->UnlockAfterForkInParent();
-  UnlockDumpsAfterForkInParent();
+  UnlockDumps();
   UnlockSignalTableAfterFork();
   pthread_sigmask(SIG_SETMASK, &g_mask_before_fork, nullptr);
 }

@@ -69,16 +69,26 @@ struct DetachedRecord {
     HookGuard guard;  // a signal handler that allocates must not wait for the lock held here
     attached = recorder->Detach(reinterpret_cast<std::uint64_t>(block), &object);
   }
-  // The reallocation failed: the old block is still the program's.
-  void Reattach(void* block) {
-    if (!attached) return;
-    HookGuard guard;
-    recorder->Reattach(reinterpret_cast<std::uint64_t>(block), object);
+  // After the reallocation: when it `failed` the old block is still the program's and is tracked
+  // again; otherwise its record goes. errno is the reallocation's: kept.
+  void Settle(void* block, bool failed) {
+    int saved_errno = errno;
+    if (failed) {
+      Reattach(block);
+    } else {
+      Release();
+    }
+    errno = saved_errno;
   }
   void Release() {
     if (!attached) return;
     HookGuard guard;
     recorder->ReleaseDetached(object);
+  }
+  void Reattach(void* block) {
+    if (!attached) return;
+    HookGuard guard;
+    recorder->Reattach(reinterpret_cast<std::uint64_t>(block), object);
   }
 };
 
@@ -93,14 +103,8 @@ void* ReallocUntagged(void* old_block, std::size_t size, bool expired) {
   }
   std::uint64_t interval = expired ? DrawSample(size) : 0;
   void* fresh = g_real.realloc(old_block, size);
-  int saved_errno = errno;
-  // On failure the old block is untouched and still the program's: track it again.
-  if (fresh == nullptr && size != 0) {
-    detached.Reattach(old_block);
-  } else {
-    detached.Release();
-  }
-  errno = saved_errno;
+  // A null from realloc(p, 0) means p was freed; any other null, that the old block is untouched.
+  detached.Settle(old_block, fresh == nullptr && size != 0);
   if (interval != 0) RecordBlock(fresh, size, interval);
   return fresh;
 }
@@ -163,13 +167,7 @@ void* ReallocSlow(void* old_block, std::size_t size, bool expired) {
     fresh = MoveBlock(old_block, old_tagged, size, fresh_tagged);
     fresh_tagged = fresh != nullptr && fresh_tagged && IsTagged(fresh);
   }
-  int saved_errno = errno;
-  if (fresh == nullptr) {
-    detached.Reattach(old_block);
-  } else {
-    detached.Release();
-  }
-  errno = saved_errno;
+  detached.Settle(old_block, fresh == nullptr);
   if (fresh_tagged) RecordBlock(fresh, size, interval);
   return fresh;
 }

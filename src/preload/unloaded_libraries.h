@@ -13,8 +13,8 @@
 
 #include <cstdint>
 
-#include "core/memory_resource.h"
 #include "core/heap_profile_encoder.h"
+#include "core/memory_resource.h"
 #include "preload/loaded_objects.h"
 
 namespace heaprec::preload {
