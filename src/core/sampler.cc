@@ -18,7 +18,7 @@ std::uint64_t SplitMix64(std::uint64_t x) {
 void Sampler::Seed(SamplerState& state, std::uint64_t seed, std::uint64_t interval) {
   state.rng = SplitMix64(seed);
   if (state.rng == 0) state.rng = 0x2545f4914f6cdd1dULL;
-  state.bytes_until_sample = NextDistance(state, interval);
+  DrawNextPoint(state, interval);
 }
 
 double Sampler::NextUniform(SamplerState& state) {
@@ -37,18 +37,10 @@ std::int64_t Sampler::NextDistance(SamplerState& state, std::uint64_t interval) 
   // Inverse transform: -ln(U) * T is exponential with mean T for U uniform on (0, 1]. Rounding up
   // keeps P(distance <= k) = 1 - exp(-k / T) exactly for whole k, which is what the weight assumes.
   double distance = std::ceil(-std::log(NextUniform(state)) * static_cast<double>(interval));
-  constexpr double kMax = 4.0e18;  // far beyond any real allocation stream, and within int64
+  constexpr double kMax = static_cast<double>(kMaxDistance);  // exact: 5^18 * 2^20
   if (distance > kMax) distance = kMax;
   if (distance < 1.0) distance = 1.0;
   return static_cast<std::int64_t>(distance);
-}
-
-double Sampler::Weight(std::uint64_t size, std::uint64_t interval) {
-  if (interval <= 1) return 1.0;
-  // 1 / (1 - exp(-x)) with expm1 so that tiny x (small objects, huge intervals) keeps its
-  // precision.
-  double x = (static_cast<double>(size) + 1.0) / static_cast<double>(interval);
-  return -1.0 / std::expm1(-x);
 }
 
 }  // namespace heaprec

@@ -9,9 +9,10 @@
 //     p(n) = 1 - exp(-(n + 1) / T).
 //
 // The front end keeps the distance to the next point as a per-thread countdown (SamplerState): each
-// allocation subtracts n + 1 and, when the countdown reaches zero or below, the allocation is
-// sampled and a fresh distance is drawn. Because the exponential distribution is memoryless, a
-// fresh draw after each sample is the same process as carrying the remainder over.
+// allocation subtracts n + 1 (Sampler::Account) and, when the countdown reaches zero or below, the
+// allocation is sampled and a fresh distance is drawn (Sampler::DrawNextPoint). Because the
+// exponential distribution is memoryless, a fresh draw after each sample is the same process as
+// carrying the remainder over.
 //
 // The estimator. A sampled object stands for 1/p(n) objects of its size (the Horvitz-Thompson
 // estimator, the one Go's runtime uses: 1 / (1 - exp(-size/T)), with size + 1 here to match the
@@ -26,6 +27,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "schema/sampling_weight.h"
+
 namespace heaprec {
 
 // The per-thread part of the sampler. Plain data so a front end can keep it in initial-exec TLS.
@@ -39,24 +42,44 @@ struct SamplerState {
 class Sampler {
  public:
   static constexpr std::uint64_t kDefaultInterval = 512 * 1024;
+  // The longest distance NextDistance draws: far beyond any real allocation stream.
+  static constexpr std::int64_t kMaxDistance = 4'000'000'000'000'000'000;
+  // The most one allocation takes off the countdown. Larger requests (which fail anyway) count as
+  // this much, so that size + 1 cannot wrap around to 0 or a negative cost, and a countdown of at
+  // most kMaxDistance minus one cost stays far from the int64 range's end.
+  static constexpr std::uint64_t kMaxCost = std::uint64_t{1} << 62;
+  static_assert(kMaxCost > static_cast<std::uint64_t>(kMaxDistance),
+                "an absurd request must expire any countdown");
 
   // Seeds `state` (from `seed`, which may be anything, e.g. the thread id mixed with the time) and
   // draws the first distance. May be called from any context: no locks, no allocation, signal-safe.
   static void Seed(SamplerState& state, std::uint64_t seed, std::uint64_t interval);
 
-  // Draws the distance in bytes to the next sample point: ceil(Exp(mean = interval)), at least 1; 0
-  // in exact mode so that every allocation is sampled. Signal-safe, no locks, no allocation.
+  // Draws the distance in bytes to the next sample point: ceil(Exp(mean = interval)), at least 1
+  // and at most kMaxDistance; 0 in exact mode so that every allocation is sampled. Signal-safe, no
+  // locks, no allocation.
   static std::int64_t NextDistance(SamplerState& state, std::uint64_t interval);
 
   // The number of objects one sampled object of `size` bytes stands for: 1 / p(size). 1 in exact
-  // mode.
-  static double Weight(std::uint64_t size, std::uint64_t interval);
+  // mode. The formula is the schema's, which the CLI's error bars assume too.
+  static double Weight(std::uint64_t size, std::uint64_t interval) {
+    return schema::PerByteSampleWeight(size, interval);
+  }
 
-  // Whether the countdown says this allocation is sampled; updates the countdown. The inline fast
-  // path of a front end does the same subtraction itself; this is the reference used by tests.
+  // The countdown: takes an allocation of `size` bytes off it and says whether a sample point falls
+  // inside the allocation (the countdown reached zero or below). The caller then decides what
+  // becomes of the sample and draws the next point (DrawNextPoint). The one implementation, which
+  // the preload library's allocation hooks inline (a subtraction and a branch, no call) and the
+  // tests drive. Signal-safe, no locks, no allocation.
   static bool Account(SamplerState& state, std::uint64_t size) {
-    state.bytes_until_sample -= static_cast<std::int64_t>(size + 1);
+    std::uint64_t cost = size < kMaxCost ? size + 1 : kMaxCost;
+    state.bytes_until_sample -= static_cast<std::int64_t>(cost);
     return state.bytes_until_sample <= 0;
+  }
+
+  // Starts the countdown to the next sample point afresh (after a sample, or to drop one).
+  static void DrawNextPoint(SamplerState& state, std::uint64_t interval) {
+    state.bytes_until_sample = NextDistance(state, interval);
   }
 
   // A uniform double in (0, 1], from the top 53 bits of the generator.

@@ -13,14 +13,17 @@
 #include <atomic>
 #include <new>
 
+#include "core/appender.h"
 #include "core/arena.h"
-#include "core/profile_output.h"
+#include "core/manifest_writer.h"
+#include "core/profile_file.h"
 #include "preload/dump_thread.h"
 #include "preload/process_mappings.h"
 #include "preload/profiler.h"
 #include "preload/profiler_state.h"
 #include "preload/thread_state.h"
 #include "preload/unwinder.h"
+#include "schema/profile_schema.h"
 
 extern "C" char* program_invocation_short_name;  // glibc: the program's base name, no allocation
 
@@ -34,23 +37,23 @@ bool g_final_dump_done = false;  // guarded by g_dump_mutex
 const char* ReasonName(DumpReason reason) {
   switch (reason) {
     case DumpReason::kExit:
-      return "exit";
+      return schema::kReasonExit;
     case DumpReason::kUnderscoreExit:
-      return "_exit";
+      return schema::kReasonUnderscoreExit;
     case DumpReason::kCrash:
-      return "crash";
+      return schema::kReasonCrash;
     case DumpReason::kTerminated:
-      return "terminated";
+      return schema::kReasonTerminated;
     case DumpReason::kAbove:
-      return "above";
+      return schema::kReasonAbove;
     case DumpReason::kInterval:
-      return "interval";
+      return schema::kReasonInterval;
     case DumpReason::kSignal:
-      return "signal";
+      return schema::kReasonSignal;
     case DumpReason::kApi:
-      return "api";
+      return schema::kReasonApi;
     case DumpReason::kPeak:
-      return "peak";
+      return schema::kReasonPeak;
   }
   return "unknown";
 }
@@ -72,40 +75,37 @@ WriteOptions KeepingNewerFiles(char* written_path, std::size_t capacity) {
 }
 
 // The comments every profile carries: the tool's version and the counters a user needs to judge
-// the profile (how much was sampled, what was lost). Fixed storage: dumps never call malloc.
+// the profile (how much was sampled, what was lost), each NAME=VALUE with a schema field name.
+// Fixed storage: dumps never call malloc. A comment that does not fit is left empty.
 class ProfileComments {
  public:
   void Add(const char* name, std::uint64_t value) {
     char digits[24];
-    int n = 0;
-    do {
-      digits[n++] = static_cast<char>('0' + value % 10);
-      value /= 10;
-    } while (value != 0);
-    char* out = Next();
-    std::size_t length = strlen(name);
-    if (out == nullptr || length + 1 + static_cast<std::size_t>(n) + 1 > kLength) return;
-    memcpy(out, name, length);
-    out[length++] = '=';
-    while (n > 0) out[length++] = digits[--n];
-    out[length] = '\0';
+    Appender number(digits, sizeof(digits));
+    number.AddUnsigned(value, 1);
+    number.Finish();  // always fits
+    Write(name, "=", digits);
   }
-  void AddText(const char* first, const char* second = "") {
-    char* out = Next();
-    if (out == nullptr || strlen(first) + strlen(second) + 1 > kLength) return;
-    strcpy(out, first);
-    strcat(out, second);
+  // NAME=VALUE, the value possibly in two parts ("signal", "SIG", "SEGV").
+  void Add(const char* name, const char* value, const char* more = "") {
+    Write(name, "=", value, more);
   }
+  void AddText(const char* text) { Write(text); }
   const char* const* list() const { return list_; }
   std::size_t count() const { return count_; }
 
  private:
   static constexpr std::size_t kCapacity = 16, kLength = 96;
-  char* Next() {
-    if (count_ == kCapacity) return nullptr;
-    storage_[count_][0] = '\0';
-    list_[count_] = storage_[count_];
-    return storage_[count_++];
+  void Write(const char* a, const char* b = "", const char* c = "", const char* d = "") {
+    if (count_ == kCapacity) return;
+    char* out = storage_[count_];
+    list_[count_++] = out;
+    Appender text(out, kLength);
+    text.Add(a);
+    text.Add(b);
+    text.Add(c);
+    text.Add(d);
+    if (!text.Finish()) out[0] = '\0';
   }
   char storage_[kCapacity][kLength];
   const char* list_[kCapacity];
@@ -140,29 +140,30 @@ int WriteSnapshot(HeapSnapshot& snapshot, DumpReason reason, int signal_number, 
   const RecorderStats& stats = snapshot.stats();
   ProfileComments comments;
   comments.AddText("heaprec " HEAPREC_VERSION);
-  comments.Add("sample_interval", g_interval.load());
-  comments.Add("samples", stats.samples);
-  comments.Add("live_samples", snapshot.object_count());
-  comments.Add("dropped", stats.dropped);
-  comments.Add("unwind_failures", g_unwind_failures.load());
-  comments.Add("truncated_stacks", g_truncated_stacks.load());
-  comments.Add("missed_frees", stats.replaced);
+  comments.Add(schema::kSampleIntervalField, g_interval.load());
+  comments.Add(schema::kSamplesField, stats.samples);
+  comments.Add(schema::kLiveSamplesField, snapshot.object_count());
+  comments.Add(schema::kDroppedField, stats.dropped);
+  comments.Add(schema::kUnwindFailuresField, g_unwind_failures.load());
+  comments.Add(schema::kTruncatedStacksField, g_truncated_stacks.load());
+  comments.Add(schema::kMissedFreesField, stats.replaced);
   // The profiler's own footprint: what its arena mapped, plus the recorder's static tables.
-  comments.Add("profiler_bytes", g_arena->BytesMapped() + sizeof(HeapRecorder) + sizeof(MmapArena));
-  comments.Add("pid", static_cast<std::uint64_t>(getpid()));
-  comments.AddText("reason=", ReasonName(reason));
+  comments.Add(schema::kProfilerBytesField,
+               g_arena->BytesMapped() + sizeof(HeapRecorder) + sizeof(MmapArena));
+  comments.Add(schema::kPidField, static_cast<std::uint64_t>(getpid()));
+  comments.Add(schema::kReasonField, ReasonName(reason));
   if (signal_number != 0 && sigabbrev_np(signal_number) != nullptr) {
-    comments.AddText("signal=SIG", sigabbrev_np(signal_number));
+    comments.Add(schema::kSignalField, "SIG", sigabbrev_np(signal_number));
   }
-  comments.AddText("unwinder=", UnwinderName());
+  comments.Add(schema::kUnwinderField, UnwinderName());
   if (UnwindCheckCounts check; GetUnwindCheckCounts(&check)) {
-    comments.Add("unwind_checks", check.checked);
-    comments.Add("unwind_mismatches", check.mismatched);
-    comments.Add("unwind_handovers", check.handed_over);
+    comments.Add(schema::kUnwindChecksField, check.checked);
+    comments.Add(schema::kUnwindMismatchesField, check.mismatched);
+    comments.Add(schema::kUnwindHandoversField, check.handed_over);
   }
   if (IsFinal(reason)) {
-    comments.Add("peak_writes", g_peak_writes.load());
-    comments.Add("peak_write_us", g_peak_write_ns.load() / 1000);
+    comments.Add(schema::kPeakWritesField, g_peak_writes.load());
+    comments.Add(schema::kPeakWriteUsField, g_peak_write_ns.load() / 1000);
   }
   ProfileMetadata metadata = {g_interval.load(),
                               static_cast<std::int64_t>(taken_ns),
@@ -171,7 +172,7 @@ int WriteSnapshot(HeapSnapshot& snapshot, DumpReason reason, int signal_number, 
                               mappings.count(),
                               comments.list(),
                               comments.count()};
-  return WriteProfileFile(target, snapshot, metadata, *g_arena, options);
+  return WriteHeapProfileFile(target, snapshot, metadata, *g_arena, options);
 }
 
 // After a privilege drop: where profiles go that the new user may not write at their usual place.
@@ -183,13 +184,12 @@ int WriteWithFallback(HeapSnapshot& snapshot, DumpReason reason, int signal_numb
   int error = WriteSnapshot(snapshot, reason, signal_number, target, taken_ns, options);
   if ((error != EACCES && error != EPERM) || g_fallback_directory[0] == '\0') return error;
   const char* slash = strrchr(target, '/');
-  const char* base = slash != nullptr ? slash + 1 : target;
   char fallback[PATH_MAX];
-  std::size_t directory_length = strlen(g_fallback_directory), base_length = strlen(base);
-  if (directory_length + 1 + base_length + 1 > sizeof(fallback)) return error;
-  memcpy(fallback, g_fallback_directory, directory_length);
-  fallback[directory_length] = '/';
-  memcpy(fallback + directory_length + 1, base, base_length + 1);
+  Appender path(fallback, sizeof(fallback));
+  path.Add(g_fallback_directory);
+  path.Add("/");
+  path.Add(slash != nullptr ? slash + 1 : target);
+  if (!path.Finish()) return error;
   return WriteSnapshot(snapshot, reason, signal_number, fallback, taken_ns, options);
 }
 
@@ -232,7 +232,7 @@ std::uint64_t g_peak_time_ns = 0;  // guarded by g_peak_lock
 
 // "dir/name.123.pb.gz" -> "dir/name.123.peak.pb.gz" (or ".peak" appended).
 bool PeakPath(const char* final_path, char* out, std::size_t capacity) {
-  return InsertBeforeExtension(final_path, ".peak", out, capacity);
+  return InsertBeforeExtension(final_path, schema::kPeakInfix, out, capacity);
 }
 
 // The final dump of a process dying for want of memory (a failed malloc's abort, RLIMIT_AS) must
@@ -363,20 +363,11 @@ void MaybeCapturePeak(HeapRecorder& recorder) {
   if (captured) RequestPeakWrite();
 }
 
-void LockDumpsForExec() {
+void LockDumps() {
   g_dump_mutex.Lock();
   g_peak_lock.Lock();
 }
-void UnlockDumpsAfterExec() {
-  g_peak_lock.Unlock();
-  g_dump_mutex.Unlock();
-}
-
-void LockDumpsForFork() {
-  g_dump_mutex.Lock();
-  g_peak_lock.Lock();
-}
-void UnlockDumpsAfterForkInParent() {
+void UnlockDumps() {
   g_peak_lock.Unlock();
   g_dump_mutex.Unlock();
 }

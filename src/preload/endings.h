@@ -1,7 +1,7 @@
 // Every way a process ends leaves its final profile, and the process then ends exactly as it
 // would have without heaprec.
 //
-//   exit(), return from main   the library destructor (profiler.cc)            reason=exit
+//   exit(), return from main   the library destructor (startup.cc)             reason=exit
 //   _exit(), _Exit()            interposed here: profile, then exit_group       reason=_exit
 //   fatal signal, default       OnEndingSignal: profile, then the default       reason=crash
 //     action (SEGV BUS FPE ILL    action: a fault is re-executed, anything else

@@ -36,11 +36,11 @@ class DumpsHeldForExec {
   DumpsHeldForExec() : held_(!t_state.in_hook && InOwnProcess() && IsActive()) {
     if (!held_) return;
     t_state.in_hook = true;
-    LockDumpsForExec();
+    LockDumps();
   }
   ~DumpsHeldForExec() {  // exec failed: the process goes on
     if (!held_) return;
-    UnlockDumpsAfterExec();
+    UnlockDumps();
     t_state.in_hook = false;
     if (t_state.deferred_count != 0 || t_state.deferred_signal != 0) LeaveHeaprec();
   }

@@ -1,21 +1,23 @@
 // The interposed allocator entry points: the fast paths.
 //
 // Every allocation entry point is one expression around SampleCountdown(): subtract the
-// allocation's size + 1 from the thread's byte countdown (initial-exec TLS) and, while it stays
-// positive, tail-call glibc. No lock, no atomic read-modify-write, no call besides the allocator's
-// own. Every release entry point reads the word below the block, which glibc's free reads next
-// anyway, to see whether it carries a sample's tag (tagged_blocks.h), and only then takes the slow
-// path, before the block goes back to glibc (afterwards another thread could be handed the same
-// address and sample it). Over another allocator the recorder's SampledKeyFilter answers instead.
+// allocation's size + 1 from the thread's byte countdown (initial-exec TLS; Sampler::Account, the
+// core's countdown, inlined) and, while it stays positive, tail-call glibc. No lock, no atomic
+// read-modify-write, no call besides the allocator's own. Every release entry point reads the word
+// below the block, which glibc's free reads next anyway, to see whether it carries a sample's tag
+// (tagged_blocks.h), and only then takes the slow path, before the block goes back to glibc
+// (afterwards another thread could be handed the same address and sample it). Over another
+// allocator the recorder's SampledKeyFilter answers instead.
 //
 // All functions here: no locks and no allocation of their own on the fast path; the slow paths (in
-// profiler.cc) may lock briefly. Not async-signal-safe, like the functions they replace.
+// recording.cc) may lock briefly. Not async-signal-safe, like the functions they replace.
 #include <errno.h>
 #include <stdint.h>
 
 #include <cstddef>
 #include <new>
 
+#include "core/sampler.h"
 #include "preload/profiler.h"
 #include "preload/real_allocator.h"
 #include "preload/tagged_blocks.h"
@@ -28,13 +30,10 @@
 namespace heaprec::preload {
 namespace {
 
-// Counts an allocation of `size` bytes; true when a sample point falls inside it. Sizes are clamped
-// so an absurd request (which will fail anyway) cannot wrap the countdown around.
+// Counts an allocation of `size` bytes on this thread's countdown; true when a sample point falls
+// inside it (then the slow path draws the next point).
 inline bool SampleCountdown(std::size_t size) {
-  constexpr std::size_t kMaxCost = std::size_t{1} << 62;
-  std::size_t cost = size < kMaxCost ? size + 1 : kMaxCost;
-  t_state.sampler.bytes_until_sample -= static_cast<std::int64_t>(cost);
-  return HEAPREC_UNLIKELY(t_state.sampler.bytes_until_sample <= 0);
+  return HEAPREC_UNLIKELY(Sampler::Account(t_state.sampler, size));
 }
 
 // Whether `block` may be a sample: exactly (its tag) over glibc, by the filter over another

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/appender.h"
 #include "preload/identity.h"
 #include "preload/next_symbol.h"
 #include "preload/profiler.h"
@@ -74,18 +75,11 @@ void PrepareForUser(uid_t uid) {
 
 bool FallbackDirectoryPath(const char* output_directory, uid_t uid, char* out,
                            std::size_t capacity) {
-  char digits[16];
-  int n = 0;
-  for (uid_t v = uid; n == 0 || v != 0; v /= 10) digits[n++] = static_cast<char>('0' + v % 10);
-  static constexpr char kPrefix[] = "/heaprec-uid";
-  std::size_t length = strlen(output_directory);
-  if (length + sizeof(kPrefix) + static_cast<std::size_t>(n) > capacity) return false;
-  memcpy(out, output_directory, length);
-  memcpy(out + length, kPrefix, sizeof(kPrefix) - 1);
-  length += sizeof(kPrefix) - 1;
-  while (n > 0) out[length++] = digits[--n];
-  out[length] = '\0';
-  return true;
+  Appender path(out, capacity);
+  path.Add(output_directory);
+  path.Add("/heaprec-uid");
+  path.AddUnsigned(uid, 1);
+  return path.Finish();
 }
 
 bool UseFallbackDirectoryIfPrepared(const char* output_directory) {

@@ -8,8 +8,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/profile_output.h"
+#include "core/manifest_writer.h"
 #include "preload/profiler_state.h"
+#include "schema/manifest.h"
 
 namespace heaprec::preload {
 
@@ -71,7 +72,7 @@ void ReportMessage(const char* const* parts, std::size_t count) {
     }
   }
   text[length] = '\0';
-  AppendToManifest(g_settings.manifest, getpid(), "message", text);
+  AppendToManifest(g_settings.manifest, getpid(), schema::kManifestMessage, text);
 }
 
 }  // namespace heaprec::preload

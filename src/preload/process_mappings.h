@@ -9,9 +9,9 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/heap_profile_encoder.h"
 #include "core/heap_recorder.h"
 #include "core/memory_resource.h"
-#include "core/pprof_writer.h"
 
 namespace heaprec::preload {
 

@@ -1,12 +1,22 @@
-// The profiler inside the profiled process: start-up, the sampled slow paths behind the allocation
-// hooks, dumps, and fork handling. hooks.cc holds the fast paths and calls in here only when a
-// thread's countdown expires or a freed block may be sampled.
+// The profiler inside the profiled process, as the rest of the preload library calls it. hooks.cc
+// holds the fast paths and calls in here only when a thread's countdown expires or a freed block
+// may be sampled.
 //
 //   malloc ─fast─▶ __libc_malloc
 //          └countdown expired─▶ AllocateSlow ─▶ real allocation, CaptureStack, HeapRecorder::Record
 //   free   ─untagged─▶ __libc_free
 //          └tagged (sampled)─▶ ReleaseSampled ─▶ HeapRecorder::Forget, then FreeTagged
 //   (tagged_blocks.h; with an allocator other than glibc, the recorder's filter decides instead)
+//
+// Where each part lives:
+//   recording.cc       the slow paths: AllocateSlow, PosixMemalignSlow, ReallocSlow, ReleaseSampled
+//   sampling.cc        the sampling switch and interval (IsActive, SetSampling, SetSampleInterval)
+//                      and an expired countdown's next point (sampling.h)
+//   dumps.cc           Dump, DumpFinal, the peak copy (MaybeCapturePeak, WritePeakProfile)
+//   startup.cc         the library's constructor and destructor (the exit profile)
+//   fork_handlers.cc   the locks held across fork() (fork_handlers.h)
+//   profiler_state.cc  the state the parts share (g_recorder here, profiler_state.h,
+//   thread_state.h)
 //
 // Every function here says whether it may lock or allocate. None is async-signal-safe unless
 // stated.

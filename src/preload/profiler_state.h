@@ -1,6 +1,6 @@
 // The process-wide state of the preload library that its parts share: settings, the profiler's own
-// memory, the sampling interval and the counters every profile reports. Defined in profiler.cc.
-// Internal to the preload library.
+// memory, the sampling interval and the counters every profile reports. Defined in
+// profiler_state.cc. Internal to the preload library.
 #pragma once
 
 #include <time.h>
@@ -37,13 +37,12 @@ void RememberStderr();
 // `heaprec run` to show, or nowhere. Async-signal-safe.
 void ReportMessage(const char* const* parts, std::size_t count);
 
-// exec (exec_hooks.cc): waits for a dump in progress and holds the dump locks across the call.
-void LockDumpsForExec();
-void UnlockDumpsAfterExec();
-
-// fork() handling of the dump state (dumps.cc).
-void LockDumpsForFork();
-void UnlockDumpsAfterForkInParent();
+// The dump locks (dumps.cc: the dump's, then the peak copy's), held across exec (exec_hooks.cc) and
+// fork (fork_handlers.cc): LockDumps waits for a dump in progress. After exec failed, or in the
+// parent after fork, UnlockDumps lets them go; the child of fork re-creates them and starts its own
+// dump state and peak instead.
+void LockDumps();
+void UnlockDumps();
 void ResetDumpsAfterForkInChild();
 
 }  // namespace heaprec::preload

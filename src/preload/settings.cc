@@ -6,8 +6,24 @@
 
 #include <cstdlib>
 
+#include "schema/manifest.h"
+#include "schema/profile_schema.h"
+
 namespace heaprec::preload {
 namespace {
+
+constexpr bool EndsWith(const char* text, std::size_t length, const char* suffix,
+                        std::size_t suffix_length) {
+  if (suffix_length > length) return false;
+  for (std::size_t i = 0; i < suffix_length; ++i) {
+    if (text[length - suffix_length + i] != suffix[i]) return false;
+  }
+  return true;
+}
+// Profiles are named NAME.pb.gz (schema/profile_schema.h), the default ones too: dumps other than
+// the final one put their sequence number, and the peak profile ".peak", before that suffix.
+static_assert(EndsWith(kDefaultOutputTemplate, sizeof(kDefaultOutputTemplate) - 1,
+                       schema::kProfileSuffix, sizeof(schema::kProfileSuffix) - 1));
 
 // One line on stderr, assembled without stdio (stdio may allocate or hold locks).
 void Complain(const char* variable, const char* value, const char* expected) {
@@ -223,9 +239,9 @@ bool ReadSettings(Settings* settings) {
     Complain("HEAPREC_SEED", value, "an unsigned integer");
     return false;
   }
-  if ((value = getenv("HEAPREC_MANIFEST")) != nullptr && value[0] != '\0' &&
+  if ((value = getenv(schema::kManifestVariable)) != nullptr && value[0] != '\0' &&
       !CopyPath(value, settings->manifest, sizeof(settings->manifest))) {
-    Complain("HEAPREC_MANIFEST", value, "a path shorter than PATH_MAX");
+    Complain(schema::kManifestVariable, value, "a path shorter than PATH_MAX");
     return false;
   }
   return true;

@@ -13,8 +13,8 @@
 
 #include <cstdint>
 
+#include "core/heap_profile_encoder.h"
 #include "core/memory_resource.h"
-#include "core/pprof_writer.h"
 #include "preload/loaded_objects.h"
 
 namespace heaprec::preload {

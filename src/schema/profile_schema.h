@@ -32,6 +32,9 @@ inline constexpr char kPerObjectPeriodType[] = "objects";
 inline constexpr char kBytesLabel[] = "bytes";
 inline constexpr char kOldestAllocLabel[] = "oldest_alloc_ns";
 inline constexpr char kClassLabel[] = "class";
+// `gc_age`: how many GCs a Ruby object has survived, in `gc_cycles`.
+inline constexpr char kGcAgeLabel[] = "gc_age";
+inline constexpr char kGcCyclesUnit[] = "gc_cycles";
 // pprof's own convention for the base side of a difference (`pprof -diff_base`).
 inline constexpr char kPprofBaseLabel[] = "pprof::base";
 
@@ -39,6 +42,33 @@ inline constexpr char kPprofBaseLabel[] = "pprof::base";
 inline constexpr char kPidField[] = "pid";
 inline constexpr char kReasonField[] = "reason";
 inline constexpr char kSampleIntervalField[] = "sample_interval";
+// What the native profiler adds for judging a profile: samples taken so far, samples live now,
+// samples lost to exhausted profiler memory, stacks that could not be unwound or were cut at
+// --max-depth, tracked addresses reused behind heaprec's back, heaprec's own memory; the ending
+// signal (signal=SIGSEGV) and the unwinder (unwinder=dwarf); with --unwind check, stacks compared,
+// disagreements and stacks handed over to libgcc; in a final profile, the peak profile's writes
+// and the time they took.
+inline constexpr char kSamplesField[] = "samples";
+inline constexpr char kLiveSamplesField[] = "live_samples";
+inline constexpr char kDroppedField[] = "dropped";
+inline constexpr char kUnwindFailuresField[] = "unwind_failures";
+inline constexpr char kTruncatedStacksField[] = "truncated_stacks";
+inline constexpr char kMissedFreesField[] = "missed_frees";
+inline constexpr char kProfilerBytesField[] = "profiler_bytes";
+inline constexpr char kSignalField[] = "signal";
+inline constexpr char kUnwinderField[] = "unwinder";
+inline constexpr char kUnwindChecksField[] = "unwind_checks";
+inline constexpr char kUnwindMismatchesField[] = "unwind_mismatches";
+inline constexpr char kUnwindHandoversField[] = "unwind_handovers";
+inline constexpr char kPeakWritesField[] = "peak_writes";
+inline constexpr char kPeakWriteUsField[] = "peak_write_us";
+// The Ruby front end's: its N, objects sampled, skipped (pending queue full, or profiler memory
+// exhausted), tracked now, and stacks stored.
+inline constexpr char kSampleEveryField[] = "sample_every";
+inline constexpr char kSampledField[] = "sampled";
+inline constexpr char kSkippedField[] = "skipped";
+inline constexpr char kTrackedField[] = "tracked";
+inline constexpr char kStacksField[] = "stacks";
 
 // Why a profile was written (its reason= field and its manifest entry). The first four are final
 // profiles, written as the process ends; the others while it runs.

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
 namespace heaprec {
@@ -54,9 +55,47 @@ TEST(SamplerTest, ExactModeSamplesEverythingWithWeightOne) {
   Sampler::Seed(state, 1, 1);
   for (std::uint64_t size : {0, 1, 100, 1 << 20}) {
     EXPECT_TRUE(Sampler::Account(state, size));
-    EXPECT_EQ(Sampler::NextDistance(state, 1), 0);
-    state.bytes_until_sample = 0;
+    Sampler::DrawNextPoint(state, 1);
+    EXPECT_EQ(state.bytes_until_sample, 0);
     EXPECT_EQ(Sampler::Weight(size, 1), 1.0);
+  }
+}
+
+TEST(SamplerTest, CountdownTakesSizePlusOne) {
+  SamplerState state;
+  Sampler::Seed(state, 5, 4096);
+  state.bytes_until_sample = 100;
+  EXPECT_FALSE(Sampler::Account(state, 0));
+  EXPECT_EQ(state.bytes_until_sample, 99);
+  EXPECT_FALSE(Sampler::Account(state, 97));
+  EXPECT_EQ(state.bytes_until_sample, 1);
+  EXPECT_TRUE(Sampler::Account(state, 0));  // the point falls on the last position
+  EXPECT_EQ(state.bytes_until_sample, 0);
+}
+
+// A request too large to succeed (malloc(SIZE_MAX), calloc's product) still counts, and as at most
+// kMaxCost: unclamped, size + 1 wraps to 0 (never sampled) or to a negative cost that would push
+// the countdown back up, and a countdown near kMaxDistance minus a huge cost would overflow.
+TEST(SamplerTest, HugeRequestsExpireTheCountdownWithoutWrappingIt) {
+  SamplerState state;
+  Sampler::Seed(state, 11, 1 << 20);
+  for (std::uint64_t size : {std::uint64_t{SIZE_MAX}, std::uint64_t{SIZE_MAX} - 1,
+                             Sampler::kMaxCost, Sampler::kMaxCost - 1}) {
+    state.bytes_until_sample = Sampler::kMaxDistance;
+    EXPECT_TRUE(Sampler::Account(state, size)) << size;
+    EXPECT_GE(state.bytes_until_sample,
+              Sampler::kMaxDistance - static_cast<std::int64_t>(Sampler::kMaxCost))
+        << size;
+  }
+}
+
+TEST(SamplerTest, DistancesStayWithinTheCountdownsRange) {
+  SamplerState state;
+  Sampler::Seed(state, 13, UINT64_MAX);
+  for (int i = 0; i < 1000; ++i) {
+    std::int64_t d = Sampler::NextDistance(state, UINT64_MAX);
+    EXPECT_GE(d, 1);
+    EXPECT_LE(d, Sampler::kMaxDistance);
   }
 }
 
@@ -69,17 +108,17 @@ TEST(SamplerTest, ZeroByteAllocationsCanBeSampled) {
   for (int i = 0; i < 100000; ++i) {
     if (Sampler::Account(state, 0)) {
       ++sampled;
-      state.bytes_until_sample = Sampler::NextDistance(state, kInterval);
+      Sampler::DrawNextPoint(state, kInterval);
     }
   }
   // Expected 1000 (Poisson, sigma ~31.6): 6 sigma.
   EXPECT_NEAR(sampled, 1000, 190);
 }
 
-// Drives the countdown exactly as the preload fast path does over a stream mixing three object
-// sizes, then checks that the weighted estimate of each size's count and bytes is within 6 standard
-// deviations of the truth. For N objects of size n sampled with probability p, the estimate
-// X = sum of n/p over sampled objects is unbiased with Var(X) = N n^2 (1-p)/p.
+// Drives the countdown (the preload fast path's own, Sampler::Account) over a stream mixing three
+// object sizes, then checks that the weighted estimate of each size's count and bytes is within 6
+// standard deviations of the truth. For N objects of size n sampled with probability p, the
+// estimate X = sum of n/p over sampled objects is unbiased with Var(X) = N n^2 (1-p)/p.
 TEST(SamplerTest, EstimatesAreUnbiasedPerSize) {
   constexpr std::uint64_t kInterval = 64 * 1024;
   const std::uint64_t sizes[3] = {16, 4000, 300000};
@@ -95,7 +134,7 @@ TEST(SamplerTest, EstimatesAreUnbiasedPerSize) {
       for (int i = 0; i < batch && remaining[s] > 0; ++i, --remaining[s]) {
         if (Sampler::Account(state, sizes[s])) {
           estimate[s] += Sampler::Weight(sizes[s], kInterval) * static_cast<double>(sizes[s]);
-          state.bytes_until_sample = Sampler::NextDistance(state, kInterval);
+          Sampler::DrawNextPoint(state, kInterval);
         }
       }
     }
@@ -127,7 +166,7 @@ TEST(SamplerTest, UnbiasedOverManySeeds) {
     for (int i = 0; i < kObjects; ++i) {
       if (Sampler::Account(state, 1000)) {
         estimate += Sampler::Weight(1000, kInterval) * kSize;
-        state.bytes_until_sample = Sampler::NextDistance(state, kInterval);
+        Sampler::DrawNextPoint(state, kInterval);
       }
     }
     sum += estimate;

@@ -15,9 +15,11 @@
 #include <ctime>
 #include <vector>
 
-#include "core/profile_output.h"
+#include "core/manifest_writer.h"
+#include "core/profile_file.h"
 #include "heap_dump.h"
 #include "heap_profiler.h"
+#include "schema/profile_schema.h"
 
 namespace heaprec::ruby {
 
@@ -130,12 +132,13 @@ VALUE DumpWithReason(VALUE path, const char* reason) {
 }
 
 // Heaprec.dump: the program asked for this profile, which native profiles call reason=api.
-VALUE Dump(VALUE, VALUE path) { return DumpWithReason(path, "api"); }
+VALUE Dump(VALUE, VALUE path) { return DumpWithReason(path, schema::kReasonApi); }
 
 // Heaprec._dump: autorun's dumps, at exit and on its interval, named as the native profiler names
 // the same occasions (the manifest gets the same word). Ruby has no signal or peak dumps.
 VALUE DumpFor(VALUE, VALUE path, VALUE reason) {
-  static const char* const kReasons[] = {"exit", "interval", "api"};
+  static const char* const kReasons[] = {schema::kReasonExit, schema::kReasonInterval,
+                                         schema::kReasonApi};
   const char* name = StringValueCStr(reason);
   for (const char* known : kReasons) {
     if (strcmp(name, known) == 0) return DumpWithReason(path, known);

@@ -22,7 +22,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "core/pprof_writer.h"
+#include "core/heap_profile_encoder.h"
 
 namespace heaprec::ruby {
 

@@ -11,9 +11,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/pprof_writer.h"
-#include "core/profile_output.h"
+#include "core/heap_profile_encoder.h"
+#include "core/profile_file.h"
 #include "heap_profiler.h"
+#include "schema/profile_schema.h"
 
 // Exported by libruby (ext/objspace uses it) but not declared in its public headers.
 extern "C" size_t rb_obj_memsize_of(VALUE);
@@ -45,8 +46,9 @@ class ClassLabeler final : public SampleLabeler {
 
   std::size_t Labels(std::uint64_t tag, SampleLabel* out, std::size_t capacity) const override {
     if (capacity < 2) return 0;
-    out[0] = {"class", names_[tag >> 32].c_str(), 0, nullptr};
-    out[1] = {"gc_age", nullptr, static_cast<std::int64_t>(tag & 0xffffffffu), "gc_cycles"};
+    out[0] = {schema::kClassLabel, names_[tag >> 32].c_str(), 0, nullptr};
+    out[1] = {schema::kGcAgeLabel, nullptr, static_cast<std::int64_t>(tag & 0xffffffffu),
+              schema::kGcCyclesUnit};
     return 2;
   }
 
@@ -72,7 +74,7 @@ class ClassLabeler final : public SampleLabeler {
 struct DumpJob {
   HeapProfiler* profiler;
   std::string path;
-  const char* reason;  // the reason= comment: a string literal (extension.cc)
+  const char* reason;  // the reason= comment: a schema reason (extension.cc)
   HeapSnapshot snapshot;
   ClassLabeler classes;
   std::vector<std::string> comments;
@@ -153,22 +155,27 @@ void LivenessPass(DumpJob& job) {
   job.snapshot.Truncate(kept);
 }
 
+// "NAME=VALUE", a comment field.
+std::string Field(const char* name, std::uint64_t value) {
+  return std::string(name) + "=" + std::to_string(value);
+}
+
 void AddComments(DumpJob& job) {
   VALUE description = rb_const_get(rb_cObject, rb_intern("RUBY_DESCRIPTION"));
   const ProfilerOptions& options = job.profiler->options();
-  job.comments.push_back("heaprec " HEAPREC_VERSION " ruby front end: live objects, sample_every=" +
-                         std::to_string(options.sample_every));
+  job.comments.push_back("heaprec " HEAPREC_VERSION " ruby front end: live objects, " +
+                         Field(schema::kSampleEveryField, options.sample_every));
   job.comments.push_back(
       std::string(RSTRING_PTR(description), static_cast<std::size_t>(RSTRING_LEN(description))));
   ProfilerStats stats = job.profiler->Stats();
   RecorderStats recorder = job.profiler->recorder().Stats();  // after the liveness pass
-  job.comments.push_back("sampled=" + std::to_string(stats.sampled) +
-                         " skipped=" + std::to_string(stats.skipped + recorder.dropped) +
-                         " tracked=" + std::to_string(recorder.live_objects) +
-                         " stacks=" + std::to_string(recorder.stacks));
+  job.comments.push_back(Field(schema::kSampledField, stats.sampled) + " " +
+                         Field(schema::kSkippedField, stats.skipped + recorder.dropped) + " " +
+                         Field(schema::kTrackedField, recorder.live_objects) + " " +
+                         Field(schema::kStacksField, recorder.stacks));
   // pid= and reason= last, each a comment of its own, as native profiles have them: `heaprec leaks`
   // makes one series per pid (a parent and its forked workers apart) and leaves reason=peak out.
-  job.reason_comment = std::string("reason=") + job.reason;
+  job.reason_comment = std::string(schema::kReasonField) + "=" + job.reason;
   for (const std::string& c : job.comments) job.comment_pointers.push_back(c.c_str());
   job.comment_pointers.push_back(job.pid_comment);
   job.comment_pointers.push_back(job.reason_comment.c_str());
@@ -181,7 +188,8 @@ void* WriteWithoutGvl(void* argument) {
   // (inside the liveness pass, or at rb_thread_call_without_gvl's own interrupt check) that
   // forks, and the child, where this thread lives on, finishes the dump as its own. From here on a
   // fork (by another thread) does not take the dump along (AbandonDumpInChild).
-  snprintf(job.pid_comment, sizeof(job.pid_comment), "pid=%ld", static_cast<long>(getpid()));
+  snprintf(job.pid_comment, sizeof(job.pid_comment), "%s=%ld", schema::kPidField,
+           static_cast<long>(getpid()));
   if (g_dump_testing.write_delay_seconds > 0) {
     usleep(static_cast<useconds_t>(std::lround(g_dump_testing.write_delay_seconds * 1e6)));
   }
@@ -194,12 +202,12 @@ void* WriteWithoutGvl(void* argument) {
                               0,
                               job.comment_pointers.data(),
                               job.comment_pointers.size()};
-  metadata.period_type = "objects";
-  metadata.period_unit = "count";
+  metadata.period_type = schema::kPerObjectPeriodType;
+  metadata.period_unit = schema::kCountUnit;
   metadata.allocation_totals = false;
   metadata.frames = &profiler.frames();
   metadata.labeler = &job.classes;
-  job.error = WriteProfileFile(job.path.c_str(), job.snapshot, metadata, profiler.memory());
+  job.error = WriteHeapProfileFile(job.path.c_str(), job.snapshot, metadata, profiler.memory());
   return nullptr;
 }
 

@@ -20,8 +20,8 @@ namespace heaprec::ruby {
 class HeapProfiler;
 
 // Writes the profile to `path` (a String without NUL); raises SystemCallError when it cannot be
-// written. `reason` (a string literal: "api", "exit", "interval") becomes the profile's reason=
-// comment, next to pid= (the writing process).
+// written. `reason` (a schema reason, which outlives the dump: schema::kReasonApi, kReasonExit or
+// kReasonInterval) becomes the profile's reason= comment, next to pid= (the writing process).
 VALUE DumpProfile(HeapProfiler& profiler, VALUE path, const char* reason);
 
 // Deletes a profiler that Heaprec.stop retired while this dump was using it (extension.cc).

@@ -1,4 +1,4 @@
-#include "core/profile_output.h"
+#include "core/profile_file.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -12,62 +12,19 @@
 #include <cerrno>
 #include <cstring>
 
+#include "core/appender.h"
 #include "core/gzip_file_sink.h"
+#include "schema/profile_schema.h"
 
 namespace heaprec {
 namespace {
 
-class Appender {
- public:
-  Appender(char* out, std::size_t capacity) : out_(out), capacity_(capacity) {}
-  void Add(const char* s, std::size_t n) {
-    if (size_ + n >= capacity_) {
-      overflow_ = true;
-      return;
-    }
-    std::memcpy(out_ + size_, s, n);
-    size_ += n;
-  }
-  void Add(const char* s) { Add(s, std::strlen(s)); }
-  void AddUnsigned(unsigned long long v, int min_digits) {
-    char digits[24];
-    int n = 0;
-    do {
-      digits[n++] = static_cast<char>('0' + v % 10);
-      v /= 10;
-    } while (v != 0 || n < min_digits);
-    for (int i = n - 1; i >= 0; --i) Add(&digits[i], 1);
-  }
-  // A minus sign for negative values (years before 1 AD, absurd times).
-  void AddSigned(long long v, int min_digits) {
-    unsigned long long magnitude = static_cast<unsigned long long>(v);
-    if (v < 0) {
-      Add("-", 1);
-      magnitude = 0 - magnitude;  // also right for LLONG_MIN
-    }
-    AddUnsigned(magnitude, min_digits);
-  }
-  bool Finish() {
-    if (overflow_ || size_ >= capacity_) return false;  // no room even for the terminator
-    out_[size_] = '\0';
-    return true;
-  }
-  std::size_t size() const { return size_; }
-
- private:
-  char* out_;
-  std::size_t capacity_;
-  std::size_t size_ = 0;
-  bool overflow_ = false;
-};
-
 // Where a profile name's ".pb.gz" starts (its length when it has none): what sequence numbers,
 // tags and ".peak" go before.
 std::size_t ExtensionStart(const char* path, std::size_t length) {
-  static constexpr char kExtension[] = ".pb.gz";
-  constexpr std::size_t kExtensionLength = sizeof(kExtension) - 1;
+  constexpr std::size_t kExtensionLength = sizeof(schema::kProfileSuffix) - 1;
   return length >= kExtensionLength &&
-                 std::strcmp(path + length - kExtensionLength, kExtension) == 0
+                 std::strcmp(path + length - kExtensionLength, schema::kProfileSuffix) == 0
              ? length - kExtensionLength
              : length;
 }
@@ -234,7 +191,7 @@ bool ExpandOutputTemplate(const char* pattern, int pid, const char* program, lon
   // ".NNNN" before the extension, in place: only the extension moves.
   std::size_t length = a.size();
   std::size_t insert_at = ExtensionStart(out, length);
-  char extension[sizeof(".pb.gz")];
+  char extension[sizeof(schema::kProfileSuffix)];
   std::size_t extension_length = length - insert_at;
   std::memcpy(extension, out + insert_at, extension_length + 1);
   Appender tail(out + insert_at, capacity - insert_at);
@@ -244,9 +201,9 @@ bool ExpandOutputTemplate(const char* pattern, int pid, const char* program, lon
   return tail.Finish();
 }
 
-int WriteProfileFile(const char* path, const HeapSnapshot& snapshot,
-                     const ProfileMetadata& metadata, MemoryResource& memory,
-                     const WriteOptions& options) {
+int WriteHeapProfileFile(const char* path, const HeapSnapshot& snapshot,
+                         const ProfileMetadata& metadata, MemoryResource& memory,
+                         const WriteOptions& options) {
   char temporary[PATH_MAX];
   Appender a(temporary, sizeof(temporary));
   a.Add(path);
@@ -271,7 +228,7 @@ int WriteProfileFile(const char* path, const HeapSnapshot& snapshot,
   errno = 0;
   {
     GzipFileSink sink(fd, memory);
-    if (!sink.ok() || !WriteHeapProfile(snapshot, metadata, memory, sink) || !sink.Finish()) {
+    if (!sink.ok() || !EncodeHeapProfile(snapshot, metadata, memory, sink) || !sink.Finish()) {
       error = errno != 0 ? errno : EIO;
     }
   }
@@ -279,23 +236,6 @@ int WriteProfileFile(const char* path, const HeapSnapshot& snapshot,
   if (error == 0) error = Publish(temporary, path, options);
   if (error != 0) unlink(temporary);
   return error;
-}
-
-void AppendToManifest(const char* manifest, int pid, const char* reason, const char* path) {
-  char line[PATH_MAX + 64];
-  Appender a(line, sizeof(line));
-  a.AddUnsigned(static_cast<unsigned long long>(pid), 1);
-  a.Add("\t");
-  a.Add(reason);
-  a.Add("\t");
-  a.Add(path);
-  a.Add("\n");
-  if (!a.Finish()) return;
-  int fd = OpenAboveStdio(manifest, O_WRONLY | O_APPEND | O_NOFOLLOW, 0);
-  if (fd < 0) return;
-  ssize_t ignored = write(fd, line, a.size());
-  (void)ignored;
-  close(fd);
 }
 
 bool InsertBeforeExtension(const char* path, const char* insert, char* out, std::size_t capacity) {

@@ -1,4 +1,5 @@
-// Naming and writing profile files from inside the profiled process.
+// Naming and writing profile files from inside the profiled process (the preload library and the
+// Ruby extension); the manifest that lists them is manifest_writer.h.
 //
 // The output template may contain %p (pid), %t (UTC time, 20261130T093000Z), %e (program name) and
 // %%. Dumps other than the one at exit get a sequence number before the .pb.gz extension
@@ -20,9 +21,9 @@
 
 #include <cstddef>
 
+#include "core/heap_profile_encoder.h"
 #include "core/heap_recorder.h"
 #include "core/memory_resource.h"
-#include "core/pprof_writer.h"
 
 namespace heaprec {
 
@@ -47,17 +48,14 @@ struct WriteOptions {
   std::size_t written_capacity = 0;
 };
 
-// Writes the snapshot to `path` atomically. Returns 0 or an errno value.
-int WriteProfileFile(const char* path, const HeapSnapshot& snapshot,
-                     const ProfileMetadata& metadata, MemoryResource& memory,
-                     const WriteOptions& options = WriteOptions());
+// Encodes the snapshot (heap_profile_encoder.h), gzipped, into `path` atomically. Returns 0 or an
+// errno value.
+int WriteHeapProfileFile(const char* path, const HeapSnapshot& snapshot,
+                         const ProfileMetadata& metadata, MemoryResource& memory,
+                         const WriteOptions& options = WriteOptions());
 
 // open() with O_CLOEXEC whose descriptor is never 0, 1 or 2 (which a program started with one of
 // them closed would find taken). Returns the descriptor or -1 with errno set.
 int OpenAboveStdio(const char* path, int flags, mode_t mode);
-
-// Appends "pid<TAB>reason<TAB>path\n" to the manifest file through which `heaprec run` learns what
-// every process wrote (one write with O_APPEND, so concurrent processes never interleave a line).
-void AppendToManifest(const char* manifest, int pid, const char* reason, const char* path);
 
 }  // namespace heaprec

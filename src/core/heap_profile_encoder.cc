@@ -1,4 +1,4 @@
-#include "core/pprof_writer.h"
+#include "core/heap_profile_encoder.h"
 
 #include <cmath>
 #include <cstring>
@@ -7,6 +7,7 @@
 #include "core/arena_buffer.h"
 #include "core/hash.h"
 #include "core/pprof_fields.h"
+#include "schema/profile_schema.h"
 
 namespace heaprec {
 namespace {
@@ -15,10 +16,10 @@ using Writer = protozero::basic_pbf_writer<ArenaBuffer>;
 
 // The profile's string table: index -> string, plus a hash index for interning. Native profiles
 // have a few dozen strings; a Ruby profile has one per method name and file, thousands.
-class StringTable {
+class EncoderStringTable {
  public:
-  explicit StringTable(MemoryResource& memory) : memory_(memory) {}
-  ~StringTable() {
+  explicit EncoderStringTable(MemoryResource& memory) : memory_(memory) {}
+  ~EncoderStringTable() {
     memory_.DeallocateArray(strings_, capacity_);
     memory_.DeallocateArray(slots_, slot_count_);
   }
@@ -129,10 +130,10 @@ class LocationIndex {
   std::size_t count_ = 0;
 };
 
-class ProfileEncoder {
+class HeapProfileEncoder {
  public:
-  ProfileEncoder(const HeapSnapshot& snapshot, const ProfileMetadata& metadata,
-                 MemoryResource& memory, ByteSink& sink)
+  HeapProfileEncoder(const HeapSnapshot& snapshot, const ProfileMetadata& metadata,
+                     MemoryResource& memory, ByteSink& sink)
       : snapshot_(snapshot),
         metadata_(metadata),
         sink_(sink),
@@ -153,10 +154,12 @@ class ProfileEncoder {
 
  private:
   bool InternFixedStrings() {
-    const char* fixed[] = {
-        "alloc_objects",   "count",       "alloc_space",         "bytes",
-        "inuse_objects",   "inuse_space", metadata_.period_type, metadata_.period_unit,
-        "oldest_alloc_ns", "nanoseconds"};
+    // In this order: the string table's indexes are part of the output.
+    const char* fixed[] = {schema::kAllocObjects,     schema::kCountUnit,
+                           schema::kAllocSpace,       schema::kBytesUnit,
+                           schema::kInuseObjects,     schema::kInuseSpace,
+                           metadata_.period_type,     metadata_.period_unit,
+                           schema::kOldestAllocLabel, schema::kNanosecondsUnit};
     for (const char* s : fixed) {
       if (strings_.Intern(s) < 0) return false;
     }
@@ -199,18 +202,18 @@ class ProfileEncoder {
 
   void WriteHeader() {
     if (metadata_.allocation_totals) {
-      WriteValueType(pprof::kProfileSampleType, "alloc_objects", "count");
-      WriteValueType(pprof::kProfileSampleType, "alloc_space", "bytes");
+      WriteValueType(pprof::kProfileSampleType, schema::kAllocObjects, schema::kCountUnit);
+      WriteValueType(pprof::kProfileSampleType, schema::kAllocSpace, schema::kBytesUnit);
     }
-    WriteValueType(pprof::kProfileSampleType, "inuse_objects", "count");
-    WriteValueType(pprof::kProfileSampleType, "inuse_space", "bytes");
+    WriteValueType(pprof::kProfileSampleType, schema::kInuseObjects, schema::kCountUnit);
+    WriteValueType(pprof::kProfileSampleType, schema::kInuseSpace, schema::kBytesUnit);
     WriteValueType(pprof::kProfilePeriodType, metadata_.period_type, metadata_.period_unit);
     {
       Writer top(buffer_);
       top.add_int64(pprof::kProfileTimeNanos, metadata_.time_nanos);
       top.add_int64(pprof::kProfileDurationNanos, metadata_.duration_nanos);
       top.add_int64(pprof::kProfilePeriod, static_cast<std::int64_t>(metadata_.sample_interval));
-      top.add_int64(pprof::kProfileDefaultSampleType, S("inuse_space"));
+      top.add_int64(pprof::kProfileDefaultSampleType, S(schema::kInuseSpace));
       for (std::size_t i = 0; i < metadata_.comment_count; ++i) {
         top.add_int64(pprof::kProfileComment, S(metadata_.comments[i]));
       }
@@ -345,15 +348,15 @@ class ProfileEncoder {
       sample.add_packed_int64(pprof::kSampleValue, rounded + first, rounded + 4);
       {
         Writer label(sample, pprof::kSampleLabel);
-        label.add_int64(pprof::kLabelKey, S("bytes"));
+        label.add_int64(pprof::kLabelKey, S(schema::kBytesLabel));
         label.add_int64(pprof::kLabelNum, static_cast<std::int64_t>(size));
-        label.add_int64(pprof::kLabelNumUnit, S("bytes"));
+        label.add_int64(pprof::kLabelNumUnit, S(schema::kBytesUnit));
       }
       if (oldest_alloc_ns != 0) {
         Writer label(sample, pprof::kSampleLabel);
-        label.add_int64(pprof::kLabelKey, S("oldest_alloc_ns"));
+        label.add_int64(pprof::kLabelKey, S(schema::kOldestAllocLabel));
         label.add_int64(pprof::kLabelNum, static_cast<std::int64_t>(oldest_alloc_ns));
-        label.add_int64(pprof::kLabelNumUnit, S("nanoseconds"));
+        label.add_int64(pprof::kLabelNumUnit, S(schema::kNanosecondsUnit));
       }
       if (metadata_.labeler != nullptr) WriteFrontEndLabels(sample, tag);
     }
@@ -436,7 +439,7 @@ class ProfileEncoder {
   const HeapSnapshot& snapshot_;
   const ProfileMetadata& metadata_;
   ByteSink& sink_;
-  StringTable strings_;
+  EncoderStringTable strings_;
   LocationIndex locations_;
   LocationIndex functions_;  // FrameDescriber function id -> profile function id
   ArenaBuffer buffer_;
@@ -445,9 +448,9 @@ class ProfileEncoder {
 
 }  // namespace
 
-bool WriteHeapProfile(const HeapSnapshot& snapshot, const ProfileMetadata& metadata,
-                      MemoryResource& memory, ByteSink& sink) {
-  ProfileEncoder encoder(snapshot, metadata, memory, sink);
+bool EncodeHeapProfile(const HeapSnapshot& snapshot, const ProfileMetadata& metadata,
+                       MemoryResource& memory, ByteSink& sink) {
+  HeapProfileEncoder encoder(snapshot, metadata, memory, sink);
   return encoder.Encode();
 }
 

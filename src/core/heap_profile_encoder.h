@@ -1,4 +1,7 @@
-// Writes a HeapSnapshot as a pprof profile (profile.proto) following Go's heap profile conventions:
+// Encodes a HeapSnapshot as a pprof profile (profile.proto), streamed to a ByteSink from inside the
+// profiled process. (The CLI's own pprof writer, for the profile model it reads, symbolizes and
+// rewrites, is profile/pprof_writer.h: STL and exceptions, on the other side of the file.) The
+// profile follows Go's heap profile conventions, in the names of schema/profile_schema.h:
 //
 //   sample_type  alloc_objects/count  alloc_space/bytes  inuse_objects/count  inuse_space/bytes
 //   period_type  space/bytes, period = sampling interval, default_sample_type = inuse_space
@@ -25,6 +28,7 @@
 #include "core/byte_sink.h"
 #include "core/heap_recorder.h"
 #include "core/memory_resource.h"
+#include "schema/profile_schema.h"
 
 namespace heaprec {
 
@@ -83,8 +87,8 @@ struct ProfileMetadata {
   const char* const* comments;
   std::size_t comment_count;
   // What the interval counts: bytes for the native sampler, objects for a per-object sampler.
-  const char* period_type = "space";
-  const char* period_unit = "bytes";
+  const char* period_type = schema::kPerBytePeriodType;
+  const char* period_unit = schema::kBytesUnit;
   // Writes alloc_objects/alloc_space from the allocation history; a front end that keeps no
   // history writes only the inuse_ types.
   bool allocation_totals = true;
@@ -92,9 +96,9 @@ struct ProfileMetadata {
   const SampleLabeler* labeler = nullptr;  // null: no labels beyond bytes and oldest_alloc_ns
 };
 
-// Writes `snapshot` (sorted with SortByStackAndSize) to `sink`. Returns false if the sink failed or
-// the profiler's memory ran out.
-bool WriteHeapProfile(const HeapSnapshot& snapshot, const ProfileMetadata& metadata,
-                      MemoryResource& memory, ByteSink& sink);
+// Encodes `snapshot` (sorted with SortByStackAndSize) into `sink`. Returns false if the sink failed
+// or the profiler's memory ran out.
+bool EncodeHeapProfile(const HeapSnapshot& snapshot, const ProfileMetadata& metadata,
+                       MemoryResource& memory, ByteSink& sink);
 
 }  // namespace heaprec

@@ -1,8 +1,8 @@
-// The pprof writer for a language runtime's front end: symbolic frames from a FrameDescriber
-// (locations with one line and a function, no mapping or address, one function per function id),
-// labels from a SampleLabeler per object tag (one sample per (stack, size, tag)), a per-object
-// period, and no alloc_ sample types. Also the string table's hash index under many strings, and
-// that in native mode the tag-0 group still carries the allocation history.
+// The in-process profile encoder for a language runtime's front end: symbolic frames from a
+// FrameDescriber (locations with one line and a function, no mapping or address, one function per
+// function id), labels from a SampleLabeler per object tag (one sample per (stack, size, tag)), a
+// per-object period, and no alloc_ sample types. Also the string table's hash index under many
+// strings, and that in native mode the tag-0 group still carries the allocation history.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -13,10 +13,10 @@
 #include <tuple>
 #include <vector>
 
+#include "core/heap_profile_encoder.h"
 #include "core/heap_recorder.h"
 #include "core/object_sampler.h"
 #include "core/pprof_fields.h"
-#include "core/pprof_writer.h"
 #include "profile/pprof_reader.h"
 #include "string_sink.h"
 
@@ -149,7 +149,7 @@ TEST_F(SymbolicProfileTest, WritesFunctionsLinesAndTagLabels) {
   ASSERT_NO_FATAL_FAILURE(TakeTagged(recorder_, tag_of_, &snapshot));
   StringSink sink;
   ASSERT_TRUE(
-      WriteHeapProfile(snapshot, RuntimeMetadata(kEvery, &describer_, &labeler_), memory_, sink));
+      EncodeHeapProfile(snapshot, RuntimeMetadata(kEvery, &describer_, &labeler_), memory_, sink));
   Profile p = ReadProfile(sink.bytes);
 
   // Only the inuse_ pair: this front end keeps no allocation history.
@@ -254,7 +254,7 @@ TEST_F(SymbolicProfileTest, TagZeroWithoutLabelerIsOneGroupPerStackAndSize) {
   ASSERT_NO_FATAL_FAILURE(TakeTagged(recorder_, {}, &snapshot));
   StringSink sink;
   ASSERT_TRUE(
-      WriteHeapProfile(snapshot, RuntimeMetadata(kEvery, &describer_, nullptr), memory_, sink));
+      EncodeHeapProfile(snapshot, RuntimeMetadata(kEvery, &describer_, nullptr), memory_, sink));
   Profile p = ReadProfile(sink.bytes);
   ASSERT_EQ(p.samples.size(), 4u);
   std::multiset<std::vector<std::int64_t>> values;
@@ -277,12 +277,12 @@ TEST_F(SymbolicProfileTest, UndescribableFrameDropsOnlyItsSamples) {
   ASSERT_NO_FATAL_FAILURE(TakeTagged(recorder_, {}, &snapshot));
   StringSink sink;
   ASSERT_TRUE(
-      WriteHeapProfile(snapshot, RuntimeMetadata(kEvery, &describer_, nullptr), memory_, sink));
+      EncodeHeapProfile(snapshot, RuntimeMetadata(kEvery, &describer_, nullptr), memory_, sink));
   Profile p = ReadProfile(sink.bytes);
   EXPECT_EQ(p.samples.size(), 4u);  // the four groups of SetUp's objects
 }
 
-TEST(PprofWriterStringsTest, TwentyThousandFunctionNamesRoundTrip) {
+TEST(HeapProfileEncoderStringsTest, TwentyThousandFunctionNamesRoundTrip) {
   // 200 stacks of depth 100, every frame its own function: 20000 names (many prefixes of each
   // other: fn_1, fn_10, fn_100, ...) and 97 file names through the string table's hash index,
   // which must grow many times over.
@@ -310,7 +310,7 @@ TEST(PprofWriterStringsTest, TwentyThousandFunctionNamesRoundTrip) {
   ASSERT_TRUE(snapshot.Take(recorder));
   snapshot.SortByStackAndSize();
   StringSink sink;
-  ASSERT_TRUE(WriteHeapProfile(snapshot, RuntimeMetadata(1, &describer, nullptr), memory, sink));
+  ASSERT_TRUE(EncodeHeapProfile(snapshot, RuntimeMetadata(1, &describer, nullptr), memory, sink));
   Profile p = ReadProfile(sink.bytes);
 
   ASSERT_EQ(p.functions.size(), kFrames);
@@ -348,7 +348,7 @@ TEST(PprofWriterStringsTest, TwentyThousandFunctionNamesRoundTrip) {
 // Native mode (addresses, no describer or labeler): a group whose objects keep tag 0 still gets
 // the allocation history's totals in the same sample, and a front end's non-zero tag splits its
 // objects into a sample of their own that carries no history.
-TEST(PprofWriterNativeTagsTest, TagZeroMergesHistoryAndOtherTagsSplit) {
+TEST(HeapProfileEncoderNativeTagsTest, TagZeroMergesHistoryAndOtherTagsSplit) {
   SystemMemoryResource memory;
   HeapRecorder recorder(memory, RecorderOptions{});
   std::uint64_t a[] = {0x401010, 0x402020};
@@ -367,7 +367,7 @@ TEST(PprofWriterNativeTagsTest, TagZeroMergesHistoryAndOtherTagsSplit) {
     }
     snapshot.SortByStackAndSize();
     StringSink sink;
-    EXPECT_TRUE(WriteHeapProfile(snapshot, metadata, memory, sink));
+    EXPECT_TRUE(EncodeHeapProfile(snapshot, metadata, memory, sink));
     return ReadProfile(sink.bytes);
   };
 

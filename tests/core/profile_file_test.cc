@@ -1,12 +1,14 @@
+// Profile file names (core/profile_file.h): the output template's directives, sequence numbers
+// before the extension, and what does not fit.
+#include "core/profile_file.h"
+
 #include <gtest/gtest.h>
 #include <limits.h>
 
 #include <climits>
 #include <string>
 
-#include "core/profile_output.h"
-
-namespace heaprec::preload {
+namespace heaprec {
 namespace {
 
 std::string Expand(const char* pattern, unsigned sequence, const char* program = "server") {
@@ -82,4 +84,4 @@ TEST(OutputTemplateTest, TimesFarFromNow) {
 }
 
 }  // namespace
-}  // namespace heaprec::preload
+}  // namespace heaprec

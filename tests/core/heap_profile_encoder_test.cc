@@ -1,7 +1,7 @@
-// The in-process pprof writer, checked by decoding its output with the CLI's reader: sample types
-// and conventions, one sample per (stack, size) with merged alloc/inuse values, deduplicated
+// The in-process profile encoder, checked by decoding its output with the CLI's reader: sample
+// types and conventions, one sample per (stack, size) with merged alloc/inuse values, deduplicated
 // locations pointing at the right mappings, and the gzip sink.
-#include "core/pprof_writer.h"
+#include "core/heap_profile_encoder.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -22,7 +22,7 @@ namespace {
 
 using namespace ::heaprec::profile;  // NOLINT: tests name the model unqualified
 
-class PprofWriterTest : public ::testing::Test {
+class HeapProfileEncoderTest : public ::testing::Test {
  protected:
   void SetUp() override {
     // Site A: two live objects of 100 bytes (weights 1.5 and 2.5) and one freed; site B: one live
@@ -49,12 +49,12 @@ class PprofWriterTest : public ::testing::Test {
   HeapRecorder recorder_{memory_, RecorderOptions{}};
 };
 
-TEST_F(PprofWriterTest, WritesGoHeapConventions) {
+TEST_F(HeapProfileEncoderTest, WritesGoHeapConventions) {
   HeapSnapshot snapshot;
   ASSERT_TRUE(snapshot.Take(recorder_));
   snapshot.SortByStackAndSize();
   StringSink sink;
-  ASSERT_TRUE(WriteHeapProfile(snapshot, Metadata(), memory_, sink));
+  ASSERT_TRUE(EncodeHeapProfile(snapshot, Metadata(), memory_, sink));
   Profile p = ReadProfile(sink.bytes);
 
   ASSERT_EQ(p.sample_types.size(), 4u);
@@ -99,7 +99,7 @@ TEST_F(PprofWriterTest, WritesGoHeapConventions) {
             (std::vector<std::int64_t>{1, 4000, 1, 4000}));
 }
 
-TEST_F(PprofWriterTest, OldestLiveAllocationTimeIsALabel) {
+TEST_F(HeapProfileEncoderTest, OldestLiveAllocationTimeIsALabel) {
   SystemMemoryResource memory;
   HeapRecorder recorder(memory, RecorderOptions{});
   std::uint64_t a[] = {0x401010};
@@ -113,7 +113,7 @@ TEST_F(PprofWriterTest, OldestLiveAllocationTimeIsALabel) {
   ASSERT_TRUE(snapshot.Take(recorder));
   snapshot.SortByStackAndSize();
   StringSink sink;
-  ASSERT_TRUE(WriteHeapProfile(snapshot, Metadata(), memory, sink));
+  ASSERT_TRUE(EncodeHeapProfile(snapshot, Metadata(), memory, sink));
   Profile p = ReadProfile(sink.bytes);
   ASSERT_EQ(p.samples.size(), 2u);
   for (const Sample& s : p.samples) {
@@ -130,7 +130,7 @@ TEST_F(PprofWriterTest, OldestLiveAllocationTimeIsALabel) {
   }
 }
 
-TEST_F(PprofWriterTest, GzipFileSinkWritesAReadableFile) {
+TEST_F(HeapProfileEncoderTest, GzipFileSinkWritesAReadableFile) {
   HeapSnapshot snapshot;
   ASSERT_TRUE(snapshot.Take(recorder_));
   snapshot.SortByStackAndSize();
@@ -140,7 +140,7 @@ TEST_F(PprofWriterTest, GzipFileSinkWritesAReadableFile) {
   {
     GzipFileSink sink(fd, memory_);
     ASSERT_TRUE(sink.ok());
-    ASSERT_TRUE(WriteHeapProfile(snapshot, Metadata(), memory_, sink));
+    ASSERT_TRUE(EncodeHeapProfile(snapshot, Metadata(), memory_, sink));
     ASSERT_TRUE(sink.Finish());
   }
   close(fd);
@@ -155,14 +155,14 @@ TEST_F(PprofWriterTest, GzipFileSinkWritesAReadableFile) {
   EXPECT_EQ(p.samples.size(), 3u);
 }
 
-TEST_F(PprofWriterTest, FailingSinkIsReported) {
+TEST_F(HeapProfileEncoderTest, FailingSinkIsReported) {
   class FailingSink : public ByteSink {
     bool Write(const void*, std::size_t) override { return false; }
   } sink;
   HeapSnapshot snapshot;
   ASSERT_TRUE(snapshot.Take(recorder_));
   snapshot.SortByStackAndSize();
-  EXPECT_FALSE(WriteHeapProfile(snapshot, Metadata(), memory_, sink));
+  EXPECT_FALSE(EncodeHeapProfile(snapshot, Metadata(), memory_, sink));
 }
 
 }  // namespace

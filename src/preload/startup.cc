@@ -1,0 +1,186 @@
+// Start-up and the end of the process. The library's constructor reads the settings, checks that
+// profiles can be written where the user asked (finding out at exit would lose the profile), that
+// the program's malloc is really heaprec's, then creates the arena and the recorder, registers the
+// fork handlers and the signal handlers and publishes the recorder, which switches the hooks' slow
+// paths on. Any failure leaves the program running as if heaprec were absent, with at most one
+// line on stderr. Its destructor writes the exit profile, after the program's static destructors
+// and atexit handlers: the leak view.
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <new>
+
+#include "core/arena.h"
+#include "core/profile_file.h"
+#include "preload/dump_thread.h"
+#include "preload/endings.h"
+#include "preload/fork_handlers.h"
+#include "preload/identity.h"
+#include "preload/loaded_objects.h"
+#include "preload/profiler.h"
+#include "preload/profiler_state.h"
+#include "preload/real_allocator.h"
+#include "preload/settings.h"
+#include "preload/signal_table.h"
+#include "preload/thread_state.h"
+#include "preload/unwinder.h"
+
+extern "C" char* program_invocation_short_name;  // glibc: the program's base name, no allocation
+
+namespace heaprec::preload {
+namespace {
+
+// Placement storage: these must not have dynamic initializers, which could run after the first
+// allocation hook already used them.
+alignas(MmapArena) unsigned char g_arena_storage[sizeof(MmapArena)];
+alignas(HeapRecorder) unsigned char g_recorder_storage[sizeof(HeapRecorder)];
+
+// Makes a relative output template absolute against the start-up directory, so that a program that
+// changes directory still writes its profile where the user asked.
+bool AnchorOutputTemplate() {
+  if (g_settings.output_template[0] == '/') return true;
+  char cwd[PATH_MAX];
+  if (getcwd(cwd, sizeof(cwd)) == nullptr) return false;
+  std::size_t cwd_length = strlen(cwd), template_length = strlen(g_settings.output_template);
+  if (cwd_length + 1 + template_length + 1 > sizeof(g_settings.output_template)) return false;
+  memmove(g_settings.output_template + cwd_length + 1, g_settings.output_template,
+          template_length + 1);
+  memcpy(g_settings.output_template, cwd, cwd_length);
+  g_settings.output_template[cwd_length] = '/';
+  return true;
+}
+
+// The output directory must exist and be writable now; finding out at exit would lose the profile.
+bool CheckOutputDirectory() {
+  char directory[PATH_MAX];
+  const char* slash = strrchr(g_settings.output_template, '/');
+  std::size_t length = static_cast<std::size_t>(slash - g_settings.output_template);
+  if (length == 0) length = 1;  // "/"
+  memcpy(directory, g_settings.output_template, length);
+  directory[length] = '\0';
+  if (strchr(directory, '%') != nullptr)
+    return true;  // depends on the pid or time: checked at dump
+  if (access(directory, W_OK | X_OK) == 0) return true;
+  int error = errno;
+  if (error == EACCES && UseFallbackDirectoryIfPrepared(directory)) return true;
+  const char* parts[] = {"heaprec: HEAPREC_OUTPUT='",
+                         g_settings.output_template,
+                         "' is invalid: directory '",
+                         directory,
+                         "' is not writable (",
+                         strerrordesc_np(error),
+                         "); profiling is off for this process\n"};
+  ReportMessage(parts, sizeof(parts) / sizeof(parts[0]));
+  return false;
+}
+
+// With --no-follow and no pid to pin to, programs this one starts must not load heaprec: take it
+// out of LD_PRELOAD (keeping any other preloaded libraries).
+void StopFollowingExec() {
+  const char* preload = getenv("LD_PRELOAD");
+  if (preload == nullptr) return;
+  static char kept[PATH_MAX * 2];
+  std::size_t out = 0;
+  const char* p = preload;
+  while (*p != '\0') {
+    while (*p == ' ' || *p == ':') ++p;
+    const char* start = p;
+    while (*p != '\0' && *p != ' ' && *p != ':') ++p;
+    std::size_t length = static_cast<std::size_t>(p - start);
+    if (length == 0) break;
+    bool is_heaprec = memmem(start, length, "libheaprec", 10) != nullptr;
+    if (!is_heaprec && out + length + 2 < sizeof(kept)) {
+      if (out != 0) kept[out++] = ':';
+      memcpy(kept + out, start, length);
+      out += length;
+    }
+  }
+  kept[out] = '\0';
+  if (out == 0) {
+    unsetenv("LD_PRELOAD");
+  } else {
+    setenv("LD_PRELOAD", kept, 1);
+  }
+}
+
+// When the process began (before any exec), from /proc/self/stat: profiles already on disk that
+// are newer belong to an earlier program of this process, and are never overwritten.
+std::uint64_t ProcessStartNs() {
+  std::uint64_t fallback = NowNs(CLOCK_REALTIME);
+  int fd = OpenAboveStdio("/proc/self/stat", O_RDONLY, 0);
+  if (fd < 0) return fallback;
+  char text[1024];
+  ssize_t n = read(fd, text, sizeof(text) - 1);
+  close(fd);
+  if (n <= 0) return fallback;
+  text[n] = '\0';
+  // Field 22, starttime in clock ticks since boot, counted after the ")" that ends the name.
+  const char* p = strrchr(text, ')');
+  if (p == nullptr) return fallback;
+  for (int field = 2; field < 22 && *p != '\0'; ++p) {
+    if (*p == ' ') ++field;
+  }
+  std::uint64_t ticks = 0;
+  for (; *p >= '0' && *p <= '9'; ++p) ticks = ticks * 10 + static_cast<std::uint64_t>(*p - '0');
+  long ticks_per_second = sysconf(_SC_CLK_TCK);
+  if (ticks_per_second <= 0) return fallback;
+  std::uint64_t since_boot = ticks * (1000000000ull / static_cast<std::uint64_t>(ticks_per_second));
+  std::uint64_t boot = NowNs(CLOCK_REALTIME) - NowNs(CLOCK_BOOTTIME);
+  return boot + since_boot;
+}
+
+__attribute__((constructor(101))) void StartProfiler() {
+  ResolveRealAllocator();                 // usually done already, by the first allocation
+  if (getauxval(AT_SECURE) != 0) return;  // setuid/setgid: stay out of the way entirely
+  HookGuard guard;
+  RememberStderr();
+  if (!ReadSettings(&g_settings)) return;
+  if (g_settings.only_pid != 0 && g_settings.only_pid != getpid()) return;
+  if (g_settings.no_follow && g_settings.only_pid == 0) StopFollowingExec();
+  if (!AnchorOutputTemplate() || !CheckOutputDirectory()) return;
+  bool in_executable = false;
+  if (const char* foreign = ForeignProgramMalloc(&in_executable)) {
+    const char* library[] = {
+        "heaprec: malloc comes from ", foreign,
+        ", loaded before libheaprec.so; nothing can be profiled: put libheaprec.so "
+        "first in LD_PRELOAD\n"};
+    const char* executable[] = {
+        "heaprec: the program defines its own malloc (", program_invocation_short_name,
+        " has its allocator built in), which LD_PRELOAD cannot replace; nothing can be "
+        "profiled\n"};
+    if (in_executable) {
+      WriteStderr(executable, sizeof(executable) / sizeof(executable[0]));
+    } else {
+      WriteStderr(library, sizeof(library) / sizeof(library[0]));
+    }
+    return;
+  }
+  g_start_time_ns = NowNs(CLOCK_REALTIME);
+  g_process_start_ns = ProcessStartNs();
+  RememberOwnPid();
+  RememberExecutablePath();
+  g_interval.store(g_settings.sample_interval);
+  g_arena = new (g_arena_storage) MmapArena();
+  RecorderOptions options;
+  auto* recorder = new (g_recorder_storage) HeapRecorder(*g_arena, options);
+  InitUnwinder(g_settings.unwind, *g_arena);
+  InstallForkHandlers();
+  g_recorder.store(recorder, std::memory_order_release);
+  SetSampling(true);
+  InstallSignalHandlers(g_settings.dump_signal);
+  StartDumpThreadIfConfigured();
+}
+
+__attribute__((destructor(101))) void StopProfiler() {
+  if (g_recorder.load(std::memory_order_acquire) == nullptr) return;
+  DumpFinal(DumpReason::kExit, 0);
+  // Recording goes on: frees from later destructors still find consistent tables.
+}
+
+}  // namespace
+}  // namespace heaprec::preload
