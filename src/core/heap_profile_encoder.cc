@@ -6,7 +6,7 @@
 
 #include "core/arena_buffer.h"
 #include "core/hash.h"
-#include "core/pprof_fields.h"
+#include "schema/pprof_fields.h"
 #include "schema/profile_schema.h"
 
 namespace heaprec {

@@ -18,8 +18,8 @@
 #include <protozero/pbf_reader.hpp>
 #include <unordered_set>
 
-#include "core/pprof_fields.h"
 #include "profile/gzip.h"
+#include "schema/pprof_fields.h"
 
 namespace heaprec::profile {
 namespace {

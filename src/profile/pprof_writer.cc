@@ -6,8 +6,8 @@
 #include <protozero/pbf_writer.hpp>
 #include <unordered_map>
 
-#include "core/pprof_fields.h"
 #include "profile/gzip.h"
+#include "schema/pprof_fields.h"
 
 namespace heaprec::profile {
 namespace {

@@ -16,8 +16,8 @@
 #include "core/heap_profile_encoder.h"
 #include "core/heap_recorder.h"
 #include "core/object_sampler.h"
-#include "core/pprof_fields.h"
 #include "profile/pprof_reader.h"
+#include "schema/pprof_fields.h"
 #include "string_sink.h"
 
 namespace heaprec {
