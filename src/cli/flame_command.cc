@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/flame_assets.h"
 #include "cli/flame_graph.h"
 #include "profile/atomic_file.h"
 #include "profile/pprof_reader.h"
@@ -31,6 +32,11 @@ std::string DefaultOutput(const std::string& file) {
 }
 
 int RunFlame(const FlameArgs& args) {
+  if (FlamePageTemplate().empty()) {  // built with -DHEAPREC_FLAME_PAGE=OFF (src/cli/flame.cmake)
+    std::cerr << "heaprec flame: this heaprec was built without the flame page; build heaprec "
+                 "with -DHEAPREC_FLAME_PAGE=ON (needs Node.js and npm) to get it\n";
+    return kExitFailure;
+  }
   std::string output = args.output.empty() ? DefaultOutput(args.file) : args.output;
   try {
     Profile profile = ReadProfileFile(args.file);
