@@ -3,7 +3,8 @@
 # with the tests, benchmarks, Ruby front end, flame page and browser tests off, builds it, and checks
 #  - that configuring looked for none of what only those parts need (GoogleTest, Google Benchmark,
 #    Ruby, Node.js, npm, Chromium, Go, the other allocators): none of them is in CMakeCache.txt;
-#  - that its heaprec profiles a program (the demo, exactly) and reports the profile, symbolized;
+#  - that its heaprec profiles a program (the demo, exactly) and reports the profile, symbolized,
+#    with the version in VERSION;
 #  - that its `heaprec flame` fails with one line saying how to build heaprec with the page;
 #  - that it installs, and the installed heaprec finds its library.
 # scripts/test.sh runs it; it prints one line with the time it took. Extra arguments go to cmake.
@@ -46,6 +47,11 @@ for file in "$heaprec" "$build/lib/libheaprec.so" "$build/bin/kvstore"; do
   [[ -x $file ]] || fail "the minimal build did not make $file"
 done
 
+# The version, from the VERSION file, in the command and in the profiles the library writes.
+version=$(<"$root/VERSION")
+[[ $("$heaprec" --version) == "heaprec $version" ]] ||
+  fail "heaprec --version says '$("$heaprec" --version)', VERSION says $version"
+
 # The demo under heaprec, every allocation recorded, with few requests.
 cd "$work"
 status=0
@@ -63,6 +69,8 @@ profile=${profiles[0]}
 
 "$heaprec" report "$profile" >"$work/report.out" 2>&1 ||
   { cat "$work/report.out" >&2; fail "heaprec report failed"; }
+grep -q "^Comments: heaprec $version " "$work/report.out" ||
+  { cat "$work/report.out" >&2; fail "the profile does not say heaprec $version wrote it"; }
 # The leak the demo is about, named and placed by the symbolizer.
 grep -qE 'Store::RememberKey kvstore\.cc:[0-9]+$' "$work/report.out" ||
   { cat "$work/report.out" >&2; fail "heaprec report does not show Store::RememberKey kvstore.cc"; }
