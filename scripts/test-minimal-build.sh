@@ -87,7 +87,7 @@ lines=$(wc -l <"$work/flame.err")
 # The README's install command, into a scratch prefix: the installed heaprec finds the installed
 # libheaprec.so beside it and profiles a program with it.
 quietly cmake --install "$build" --prefix "$work/prefix"
-for file in bin/heaprec lib/libheaprec.so include/heaprec/heaprec.h; do
+for file in bin/heaprec lib/libheaprec.so include/heaprec/heaprec.h share/doc/heaprec/LICENSE; do
   [[ -e $work/prefix/$file ]] || fail "cmake --install did not install $file"
 done
 quietly "$work/prefix/bin/heaprec" run -o "$work/installed.%p.pb.gz" -- /bin/true
