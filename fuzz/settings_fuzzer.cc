@@ -178,8 +178,8 @@ void CheckOutputTemplate(const uint8_t* data, size_t size) {
 
   // Exactly sized (a zero-byte block for capacity 0): ASan catches any write past it.
   auto out = std::make_unique<char[]>(capacity);
-  bool ok = heaprec::ExpandOutputTemplate(pattern.get(), pid, program.get(), unix_seconds,
-                                                   sequence, out.get(), capacity);
+  bool ok = heaprec::ExpandOutputTemplate(pattern.get(), pid, program.get(), unix_seconds, sequence,
+                                          out.get(), capacity);
   std::string expected =
       ReferenceExpansion(pattern.get(), pid, program.get(), unix_seconds, sequence);
   bool fits = expected.size() < capacity;
