@@ -27,10 +27,18 @@ if ((${#files[@]} == 0)); then
   exit 2
 fi
 
-unformatted=()
-for file in "${files[@]}"; do
-  "$clang_format" --dry-run -Werror "$file" >/dev/null 2>&1 || unformatted+=("$file")
-done
+# One clang-format per batch of files, batches in parallel; each violation is a line
+# "FILE:LINE:COLUMN: error: code should be clang-formatted [-Wclang-format-violations]".
+status=0
+report=$(printf '%s\0' "${files[@]}" |
+  xargs -0 -n 32 -P "$(nproc)" "$clang_format" --dry-run -Werror 2>&1) || status=$?
+violation='^\(.*\):[0-9]*:[0-9]*: error: code should be clang-formatted.*'
+mapfile -t unformatted < <(sed -n "s/$violation/\\1/p" <<<"$report" | sort -u)
+if ((status != 0 && ${#unformatted[@]} == 0)); then
+  printf '%s\n' "$report" >&2
+  echo "check-format: $clang_format failed" >&2
+  exit 2
+fi
 if ((${#unformatted[@]})); then
   printf 'check-format: not formatted: %s\n' "${unformatted[@]}" >&2
   echo "check-format: ${#unformatted[@]} of ${#files[@]} files; fix with: $clang_format -i FILE..." \
