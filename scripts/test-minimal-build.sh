@@ -81,8 +81,9 @@ status=0
 ((status == 1)) || fail "heaprec flame exited with status $status, not 1"
 [[ ! -s $work/flame.out && ! -e $work/flame.html ]] || fail "heaprec flame wrote a page"
 lines=$(wc -l <"$work/flame.err")
-((lines == 1)) && grep -q -- '-DHEAPREC_FLAME_PAGE=ON' "$work/flame.err" ||
+if ((lines != 1)) || ! grep -q -- '-DHEAPREC_FLAME_PAGE=ON' "$work/flame.err"; then
   fail "heaprec flame should say in one line how to build the page, not: $(cat "$work/flame.err")"
+fi
 
 # The README's install command, into a scratch prefix: the installed heaprec finds the installed
 # libheaprec.so beside it and profiles a program with it.
