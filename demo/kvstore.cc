@@ -2,9 +2,9 @@
 // generated request log. It holds memory in three ways a real service does:
 //   - an index that only grows (every key ever written stays: the "leak"),
 //   - values stored per key, replaced on overwrite (live, but bounded by the key count),
-//   - per-request scratch buffers and parsed tokens (churn: allocated and freed, never live at exit).
+//   - per-request scratch buffers and parsed tokens (churn: freed again, never live at exit).
 // It prints a one-line summary, so `heaprec run` can show the program's output is untouched.
-// Sites are kept out of line (noinline) so the demo's report reads the same at any optimization level.
+// Sites are kept out of line (noinline) so the demo's report reads the same at any -O level.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -79,7 +79,9 @@ class Store {
     std::size_t size;
   };
   // The history of every key ever written, never trimmed: grows for as long as the store runs.
-  __attribute__((noinline)) void RememberKey(const std::string& key) { history_.push_back(new std::string(key)); }
+  __attribute__((noinline)) void RememberKey(const std::string& key) {
+    history_.push_back(new std::string(key));
+  }
 
   std::unordered_map<std::string, Value> values_;
   std::vector<std::string*> history_;
@@ -89,8 +91,8 @@ class Store {
 
 int main(int argc, char** argv) {
   long requests = argc > 1 ? std::atol(argv[1]) : 400000;
-  // Like many services, the store lives for the whole process and is never torn down, so what it holds
-  // is still on the heap when heaprec writes its profile at exit.
+  // Like many services, the store lives for the whole process and is never torn down, so what it
+  // holds is still on the heap when heaprec writes its profile at exit.
   Store& store = *new Store;
   RequestLog log(20261130);
   std::size_t bytes_read = 0;
@@ -103,6 +105,7 @@ int main(int argc, char** argv) {
       bytes_read += store.Get(tokens[1]);
     }
   }
-  std::printf("kvstore: %ld requests, %zu keys, %zu bytes read\n", requests, store.size(), bytes_read);
+  std::printf("kvstore: %ld requests, %zu keys, %zu bytes read\n", requests, store.size(),
+              bytes_read);
   return 0;
 }

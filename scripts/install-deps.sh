@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config binutils python3
+  clang-format        # scripts/check-format.sh, which scripts/test.sh runs before building
   libgcc-s1           # stack unwinding in the profiled process (libgcc_s, loaded privately)
   libdw-dev libelf-dev  # symbolization (elfutils), outside the profiled process
   zlib1g-dev          # gzip of profiles

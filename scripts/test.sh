@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# The README's second command: installs, builds, and runs the whole test suite: the core and
-# CLI-side unit tests under AddressSanitizer+UBSan and ThreadSanitizer, a short fuzz run, and then
-# every ctest test (unit, end-to-end, reliability, report and benchmark smoke tests) on the normal
-# build, whose summary is the last thing printed.
+# The README's second command: installs, checks the C and C++ files' formatting, builds, and runs
+# the whole test suite: the core and CLI-side unit tests under AddressSanitizer+UBSan and
+# ThreadSanitizer, a short fuzz run, the minimal build (everything optional off), and then every
+# ctest test (unit, end-to-end, reliability, report and benchmark smoke tests) on the normal build,
+# whose summary is the last thing printed.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/install-deps.sh"
+"$root/scripts/check-format.sh"
 "$root/scripts/build.sh"
 build=${HEAPREC_BUILD_DIR:-$root/build}
 "$root/scripts/test-sanitizers.sh"
 # A short fuzz run of the pprof reader and the settings parser (fuzz/README.md has a longer one).
 "$root/fuzz/run.sh" 20
+"$root/scripts/test-minimal-build.sh"
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)" "$@"

@@ -62,11 +62,16 @@ template <int N>
 std::string Describe(const Record<N>& r) {
   std::ostringstream out;
   out << r.name << '#' << N << ':' << std::setw(6) << r.values.size();
-  std::visit([&](const auto& v) {
-    using T = std::decay_t<decltype(v)>;
-    if constexpr (std::is_same_v<T, std::vector<char>>) out << v.size();
-    else out << v;
-  }, r.tag);
+  std::visit(
+      [&](const auto& v) {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, std::vector<char>>) {
+          out << v.size();
+        } else {
+          out << v;
+        }
+      },
+      r.tag);
   for (const auto& [k, v] : r.attributes) out << ' ' << k << '=' << std::fixed << v;
   return out.str();
 }
@@ -101,7 +106,8 @@ std::size_t Work(std::size_t seed) {
     by_name.emplace(r.name, r);
     for (const auto& step : steps) ordered.emplace(step(r), Describe(r));
   }
-  auto evens = records | std::views::filter([](const auto& r) { return r.values.size() % 2 == 0; }) |
+  auto evens = records |
+               std::views::filter([](const auto& r) { return r.values.size() % 2 == 0; }) |
                std::views::transform([](const auto& r) { return r.name.size(); });
   std::size_t total = std::accumulate(evens.begin(), evens.end(), std::size_t{0});
   for (const auto& [count, text] : ordered) total += Matches(text, N) + count;

@@ -3,10 +3,11 @@
 //   malloc_stress [THREADS [OPS_PER_THREAD [WINDOW]]]     (defaults 4, 6000000, 4096)
 //
 // Each thread keeps a sliding window of WINDOW live blocks. Every operation picks a random slot,
-// releases the block in it and puts a new one of a random size there (60% 16-256 B, 30% 256 B-4 KiB,
-// 9% 4-32 KiB, 1% 32-64 KiB; all below glibc's mmap threshold, so every call is a heap call). One
-// block in 16 is not freed by its own thread but handed to the next thread through a lock-free ring,
-// and freed there (the cross-thread free path). Fixed seeds: every run does the same work.
+// releases the block in it and puts a new one of a random size there (60% 16-256 B,
+// 30% 256 B-4 KiB, 9% 4-32 KiB, 1% 32-64 KiB; all below glibc's mmap threshold, so every call is a
+// heap call). One block in 16 is not freed by its own thread but handed to the next thread through
+// a lock-free ring, and freed there (the cross-thread free path). Fixed seeds: every run does the
+// same work.
 // Prints one line with the operation count and a checksum.
 #include <atomic>
 #include <cstdint>
@@ -115,7 +116,7 @@ int main(int argc, char** argv) {
   for (auto& ring : rings) ring.Drain();
   std::uint64_t total = 0;
   for (auto s : sums) total += s;
-  std::printf("malloc_stress threads=%d ops=%ld window=%ld checksum=%llu\n", threads,
-              ops * threads, window, static_cast<unsigned long long>(total));
+  std::printf("malloc_stress threads=%d ops=%ld window=%ld checksum=%llu\n", threads, ops * threads,
+              window, static_cast<unsigned long long>(total));
   return 0;
 }

@@ -4,13 +4,13 @@
  *
  *   size_classes [MIB_PER_SITE]        (default 64)
  *
- * Site                 objects                                                  live at exit
- * site_sc_64           2N x 64 B, every other one freed again                    N x 64 B
- * site_sc_256          the same with 256 B                                       MIB_PER_SITE MiB
- * site_sc_1024         ... 1024 B                                                MIB_PER_SITE MiB
- * site_sc_4096         ... 4096 B                                                MIB_PER_SITE MiB
- * site_sc_16384        ... 16384 B                                               MIB_PER_SITE MiB
- * site_sc_mixed        alternating 64 B and 16384 B, nothing freed               about MIB_PER_SITE MiB
+ * Site                 objects                                      live at exit
+ * site_sc_64           2N x 64 B, every other one freed again       N x 64 B
+ * site_sc_256          the same with 256 B                          MIB_PER_SITE MiB
+ * site_sc_1024         ... 1024 B                                   MIB_PER_SITE MiB
+ * site_sc_4096         ... 4096 B                                   MIB_PER_SITE MiB
+ * site_sc_16384        ... 16384 B                                  MIB_PER_SITE MiB
+ * site_sc_mixed        alternating 64 B and 16384 B, nothing freed  about MIB_PER_SITE MiB
  *
  * where N = MIB_PER_SITE MiB / size. The mixed site tells whether a profiler unbiases each object
  * by its own size or the site by its average size. Prints one line with the live total. */

@@ -10,10 +10,9 @@
 #   ...
 #   Heaprec.dump("heap.pb.gz")          # live sampled objects, each counting 1000
 #   Heaprec.stop
-require "heaprec/heaprec_ext"
+require "heaprec/heaprec_ext"  # also defines Heaprec::VERSION, the version compiled into it
 
 module Heaprec
-  VERSION = "0.1.0"
   DEFAULT_SAMPLE_EVERY = 1000
   DEFAULT_MAX_DEPTH = 400
   MAX_DEPTH_LIMIT = 10_000

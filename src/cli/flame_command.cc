@@ -20,6 +20,11 @@ struct FlameArgs {
 };
 
 int RunFlame(const FlameArgs& args) {
+  if (!render::HasFlamePage()) {  // built with -DHEAPREC_FLAME_PAGE=OFF (src/render/flame.cmake)
+    std::cerr << "heaprec flame: this heaprec was built without the flame page; build heaprec "
+                 "with -DHEAPREC_FLAME_PAGE=ON (needs Node.js and npm) to get it\n";
+    return kExitFailure;
+  }
   std::string output = args.output.empty() ? DerivedFileName(args.file, ".html") : args.output;
   profile::Profile profile = profile::ReadProfileFile(args.file);
   render::FlameOptions options;

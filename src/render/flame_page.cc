@@ -84,6 +84,8 @@ void WriteFlameJson(const Profile& p, const FlameGraph& g, const FlameOptions& o
   j.EndObject();
 }
 
+bool HasFlamePage() { return !FlamePageTemplate().empty(); }
+
 std::string RenderFlamePage(const Profile& profile, const FlameOptions& options) {
   analysis::FlameGraph graph = analysis::BuildFlameGraph(profile);
   std::ostringstream json;

@@ -22,6 +22,10 @@ struct FlameOptions {
 void WriteFlameJson(const profile::Profile& profile, const analysis::FlameGraph& graph,
                     const FlameOptions& options, std::ostream& out);
 
+// Whether this heaprec was built with the page (CMake option HEAPREC_FLAME_PAGE, on by default;
+// off, nothing in the build needs Node.js and there is no page to render).
+bool HasFlamePage();
+
 // The whole page. Throws analysis::UnknownSampleIndexError.
 std::string RenderFlamePage(const profile::Profile& profile, const FlameOptions& options);
 

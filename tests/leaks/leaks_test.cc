@@ -38,7 +38,7 @@ Profile MakeProfile(int64_t pid, int64_t time_nanos, int64_t period,
                     const std::vector<Group>& groups) {
   Profile p = testing::MakeNativeHeapProfile(period);
   p.time_nanos = time_nanos;
-  p.comments = {"heaprec 0.1.0", "pid=" + std::to_string(pid), "reason=interval"};
+  p.comments = {"heaprec " HEAPREC_VERSION, "pid=" + std::to_string(pid), "reason=interval"};
   p.mappings.push_back(
       {.id = 1, .memory_start = 0x1000, .memory_limit = 0x9000, .filename = "/bin/app"});
   const char* names[] = {"",     "leak",     "flat",     "churn",

@@ -92,7 +92,7 @@ TEST(HostileInputTest, TruncatedProtobufNeverCrashes) {
   for (size_t len = 0; len < raw.size(); ++len) rejected += Rejected(raw.substr(0, len));
   EXPECT_GT(rejected, raw.size() * 9 / 10);
   // Cut in the middle of a string-table entry.
-  size_t pos = raw.find("heaprec 0.1.0");
+  size_t pos = raw.find("heaprec " HEAPREC_VERSION);
   ASSERT_NE(pos, std::string::npos);
   EXPECT_NE(ErrorOf(raw.substr(0, pos + 3)).find("not a gzip or pprof file"), std::string::npos);
 }

@@ -73,7 +73,7 @@ TEST(ReportTest, TextRowsInOrderWithUnits) {
       // 74898 B and 256 KiB (margins checked against the formula in IntervalProfile's tests).
       "Total: 5.0 MiB in 4 samples (±2.0 MiB at 95%)\n",
       "Sampling interval: 512.0 KiB of space\n",
-      "Comments: heaprec 0.1.0 sample_interval=524288\n",
+      "Comments: heaprec " HEAPREC_VERSION " sample_interval=524288\n",
       "Showing top 5 of 5 functions (±: 95% interval)\n",
       "       flat           ±   flat%    sum%        cum           ±    cum%  function\n",
       "    3.0 MiB    ±1.3 MiB   60.0%   60.0%    3.0 MiB    ±1.3 MiB   60.0%  Alloc alloc.cc:40\n",
@@ -125,7 +125,8 @@ TEST(ReportTest, JsonRows) {
            "\"total_high\": 7350127",
            "\"samples\": 4",
            "\"period\": 524288",
-           "\"comments\": [\n    \"heaprec 0.1.0\",\n    \"sample_interval=524288\"\n  ]",
+           "\"comments\": [\n    \"heaprec " HEAPREC_VERSION
+           "\",\n    \"sample_interval=524288\"\n  ]",
            "\"function_count\": 5",
        }) {
     EXPECT_NE(json.find(expected), std::string::npos) << expected << "\n" << json;

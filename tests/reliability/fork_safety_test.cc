@@ -153,8 +153,7 @@ TEST_P(GetattrTest, ThreadsReadTheirOwnStackUnderEveryUnwinder) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Unwinders, GetattrTest,
-                         ::testing::Combine(::testing::Values("fp", "dwarf"),
-                                            ::testing::Bool()),
+                         ::testing::Combine(::testing::Values("fp", "dwarf"), ::testing::Bool()),
                          [](const ::testing::TestParamInfo<GetattrParam>& info) {
                            return std::get<0>(info.param) +
                                   (std::get<1>(info.param) ? "_exact" : "_default");

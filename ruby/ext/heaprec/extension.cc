@@ -206,6 +206,9 @@ void RetireStoppedProfiler(HeapProfiler* profiler) {
 extern "C" __attribute__((visibility("default"))) void Init_heaprec_ext() {
   using namespace heaprec::ruby;
   VALUE module = rb_define_module("Heaprec");
+  // The version compiled in (from the VERSION file, by CMake or extconf.rb), the one every profile
+  // names: the Ruby files and the extension cannot disagree about it.
+  rb_define_const(module, "VERSION", rb_obj_freeze(rb_str_new_cstr(HEAPREC_VERSION)));
   // The data pointer must not be null: the GC calls a T_DATA object's mark function only when it
   // has one. (It is not used; the mark function reads the globals.)
   rb_gc_register_mark_object(TypedData_Wrap_Struct(0, &kRootType, &g_profiler));

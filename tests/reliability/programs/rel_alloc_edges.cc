@@ -44,12 +44,12 @@ void Show(const char* what, void* p, int error, size_t alignment = 0) {
 }
 
 // errno is set to a marker first: a successful call must leave it alone, a failing one sets it.
-#define CALL(expression, what, alignment)      \
-  do {                                         \
-    errno = 0;                                 \
-    void* result_ = Opaque((expression));      \
-    Show(what, result_, errno, alignment);     \
-    free(result_);                             \
+#define CALL(expression, what, alignment)  \
+  do {                                     \
+    errno = 0;                             \
+    void* result_ = Opaque((expression));  \
+    Show(what, result_, errno, alignment); \
+    free(result_);                         \
   } while (0)
 
 void PosixMemalign(size_t alignment, size_t size, const char* what) {
@@ -92,13 +92,12 @@ int main() {
   {
     void* p = Opaque(malloc(Size(300)));
     memset(p, 7, 300);
-    // Read back through a pointer the compiler cannot tie to p: the block outlives a failed realloc.
+    // Read back through a pointer the compiler cannot tie to p: a failed realloc keeps the block.
     auto* old = static_cast<unsigned char*>(Opaque(p));
     errno = 0;
     void* q = Opaque(realloc(p, huge));
     Show("realloc(p, huge)", q, errno);
-    printf("%-40s %s\n", "  old block after failed realloc",
-           old[299] == 7 ? "intact" : "changed");
+    printf("%-40s %s\n", "  old block after failed realloc", old[299] == 7 ? "intact" : "changed");
     free(q != nullptr ? q : old);
   }
   CALL(reallocarray(nullptr, half, Size(3)), "reallocarray(NULL, SIZE_MAX/2, 3)", 0);

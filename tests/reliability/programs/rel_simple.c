@@ -42,11 +42,17 @@ int main(int argc, char** argv) {
   const char* ready = NULL;
   const char* go = NULL;
   for (int i = 3; i + 1 < argc; i += 2) {
-    if (strcmp(argv[i], "--spread") == 0) spread = atol(argv[i + 1]);
-    else if (strcmp(argv[i], "--fsize") == 0) fsize = atol(argv[i + 1]);
-    else if (strcmp(argv[i], "--ready") == 0) ready = argv[i + 1];
-    else if (strcmp(argv[i], "--go") == 0) go = argv[i + 1];
-    else return 64;
+    if (strcmp(argv[i], "--spread") == 0) {
+      spread = atol(argv[i + 1]);
+    } else if (strcmp(argv[i], "--fsize") == 0) {
+      fsize = atol(argv[i + 1]);
+    } else if (strcmp(argv[i], "--ready") == 0) {
+      ready = argv[i + 1];
+    } else if (strcmp(argv[i], "--go") == 0) {
+      go = argv[i + 1];
+    } else {
+      return 64;
+    }
   }
   if (spread < 1) return 64;
   long total = site_simple_keep(count, size, spread);
