@@ -32,7 +32,9 @@ namespace {
 
 Mutex g_dump_mutex;
 unsigned g_dump_sequence = 0;    // guarded by g_dump_mutex
-bool g_final_dump_done = false;  // guarded by g_dump_mutex
+// Written under g_dump_mutex; read without it by the peak writer, which must not start a write the
+// process's exit could cut short (a killed write leaves its temporary file behind).
+std::atomic<bool> g_final_dump_done{false};
 
 const char* ReasonName(DumpReason reason) {
   switch (reason) {
@@ -296,10 +298,10 @@ int DumpAs(DumpReason reason, const char* path, int signal_number) {
   if (recorder == nullptr) return ENOSYS;
   HookGuard guard;
   MutexLock lock(g_dump_mutex);
-  if (g_final_dump_done && reason != DumpReason::kApi) return 0;
+  if (g_final_dump_done.load() && reason != DumpReason::kApi) return 0;
   char target[PATH_MAX];
   if (!ChooseTarget(reason, path, target, sizeof(target))) return ENAMETOOLONG;
-  if (IsFinal(reason)) g_final_dump_done = true;
+  if (IsFinal(reason)) g_final_dump_done.store(true);
   HeapSnapshot snapshot;
   // Only the API's explicit path may replace a file; named by the template, nothing is lost.
   WriteOptions options = path != nullptr ? WriteOptions() : KeepingNewerFiles(nullptr, 0);
@@ -333,6 +335,11 @@ void WritePeakProfile() {
   if (g_recorder.load(std::memory_order_acquire) == nullptr) return;
   HookGuard guard;
   MutexLock lock(g_peak_lock);
+  // Once the final profile is written the process is ending, and the final dump has brought the
+  // peak file up to date under this lock: a write begun now (threads still allocating while exit
+  // runs) would be cut short by the exit and leave its temporary file behind. A write begun before
+  // holds the lock, so the final dump waits for it to finish.
+  if (g_final_dump_done.load()) return;
   WritePeakLocked(nullptr);
 }
 
@@ -376,7 +383,7 @@ void ResetDumpsAfterForkInChild() {
   g_dump_mutex.ResetAfterFork();
   g_peak_lock.ResetAfterFork();
   g_dump_sequence = 0;
-  g_final_dump_done = false;
+  g_final_dump_done.store(false);
   if (g_peak != nullptr) g_peak->Release();
   g_peak_bytes = 0;
   g_peak_written_bytes = 0;
