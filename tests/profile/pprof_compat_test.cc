@@ -3,14 +3,12 @@
 #include <gtest/gtest.h>
 
 #include "profile/pprof_writer.h"
-#include "render/output_file.h"
 #include "test_profiles.h"
 
 namespace heaprec {
 namespace {
 
 using namespace ::heaprec::profile;  // NOLINT: tests name the model unqualified
-using namespace ::heaprec::render;  // NOLINT
 
 class PprofCompatTest : public ::testing::Test {
  protected:
@@ -29,7 +27,7 @@ class PprofCompatTest : public ::testing::Test {
 
 TEST_F(PprofCompatTest, RawShowsSampleTypesAndComments) {
   std::string path = dir_ + "/full.pb.gz";
-  WriteProfileFile(testing::MakeFullProfile(), path);
+  testing::WriteEncodedProfile(testing::MakeFullProfile(), path);
   std::string out;
   ASSERT_EQ(Pprof("-raw " + testing::ShellQuote(path), &out), 0) << out;
   EXPECT_NE(out.find("alloc_objects/count alloc_space/bytes inuse_objects/count "
@@ -42,7 +40,7 @@ TEST_F(PprofCompatTest, RawShowsSampleTypesAndComments) {
 
 TEST_F(PprofCompatTest, TopListsFunctionsAndTotals) {
   std::string path = dir_ + "/report.pb.gz";
-  WriteProfileFile(testing::MakeReportProfile(), path);
+  testing::WriteEncodedProfile(testing::MakeReportProfile(), path);
   std::string out;
   ASSERT_EQ(Pprof("-top -sample_index=inuse_space " + testing::ShellQuote(path), &out), 0) << out;
   EXPECT_NE(out.find("of 5120kB total"), std::string::npos) << out;
