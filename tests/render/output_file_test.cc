@@ -1,15 +1,17 @@
 // The atomic file writer (render/output_file.h) on profiles: permissions, replacement, and no
 // leftovers on failure.
+#include "render/output_file.h"
+
 #include <dirent.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "profile/pprof_reader.h"
 #include "profile/pprof_writer.h"
-#include "render/output_file.h"
 #include "test_profiles.h"
 
 namespace heaprec::render {
