@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Builds the core, profile, symbolizer and report tests with AddressSanitizer+UndefinedBehaviorSanitizer
-# and with ThreadSanitizer, and runs them. The preload library itself is not built here: it runs inside
-# other programs, which cannot host a sanitizer runtime they were not built with.
+# Builds the core, profile, symbolizer, analysis, render and CLI unit tests with
+# AddressSanitizer+UndefinedBehaviorSanitizer and with ThreadSanitizer, and runs them. The preload
+# library itself is not built here: it runs inside other programs, which cannot host a sanitizer
+# runtime they were not built with.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 base=${HEAPREC_BUILD_DIR:-$root/build}
-targets=(heaprec_core_tests heaprec_profile_tests heaprec_report_tests heaprec_symbolize_tests)
+targets=(heaprec_core_tests heaprec_profile_tests heaprec_analysis_tests heaprec_render_tests
+         heaprec_cli_tests heaprec_symbolize_tests)
 # RTTI is off in the core (it is linked into the preload library), so UBSan's vptr check, which needs
 # type information, is left out.
 declare -A flags=(
@@ -20,8 +22,8 @@ for kind in asan tsan; do
     -DCMAKE_CXX_FLAGS="${flags[$kind]}" -DCMAKE_C_FLAGS="${flags[$kind]}" \
     -DCMAKE_EXE_LINKER_FLAGS="${flags[$kind]}" >/dev/null
   cmake --build "$build" -j "$(nproc)" --target "${targets[@]}" >/dev/null
-  for test in core/heaprec_core_tests profile/heaprec_profile_tests profile/heaprec_report_tests \
-              symbolize/heaprec_symbolize_tests; do
+  for test in core/heaprec_core_tests profile/heaprec_profile_tests analysis/heaprec_analysis_tests \
+              render/heaprec_render_tests cli/heaprec_cli_tests symbolize/heaprec_symbolize_tests; do
     echo "== $kind: $test"
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 TSAN_OPTIONS=halt_on_error=1 \
       "$build/tests/$test" --gtest_brief=1

@@ -4,7 +4,7 @@
 # The front-end packages come from the npm registry, pinned by web/package-lock.json: `npm ci` installs
 # them into the build tree (never into the source tree), and only again when package.json or the lock
 # changes. web/embed_assets.mjs then writes flame_assets.cc. The same node_modules holds
-# playwright-core, which the browser test of the page (tests/flame) uses.
+# playwright-core, which the browser test of the page (tests/cli) uses.
 #
 # With HEAPREC_FLAME_PAGE off, nothing here needs Node.js: FlamePageTemplate() (flame_assets.h)
 # returns an empty view instead (render::HasFlamePage() is false), which src/cli/flame_command.cc
@@ -63,7 +63,7 @@ add_custom_command(
           ${HEAPREC_WEB_SOURCE_DIR}/flame_template.html
   COMMENT "Embedding the flame-graph page (web/flame_template.html, d3, d3-flame-graph)"
   VERBATIM)
-# The tests that need node_modules (tests/flame) depend on this target.
+# The tests that need node_modules (tests/cli) depend on this target.
 add_custom_target(heaprec_web_assets DEPENDS ${HEAPREC_FLAME_ASSETS_CC})
 
 target_sources(heaprec_render PRIVATE ${HEAPREC_FLAME_ASSETS_CC})

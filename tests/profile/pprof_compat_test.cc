@@ -3,14 +3,12 @@
 #include <gtest/gtest.h>
 
 #include "profile/pprof_writer.h"
-#include "render/output_file.h"
 #include "test_profiles.h"
 
 namespace heaprec {
 namespace {
 
 using namespace ::heaprec::profile;  // NOLINT: tests name the model unqualified
-using namespace ::heaprec::render;  // NOLINT
 
 class PprofCompatTest : public ::testing::Test {
  protected:
@@ -29,7 +27,7 @@ class PprofCompatTest : public ::testing::Test {
 
 TEST_F(PprofCompatTest, RawShowsSampleTypesAndComments) {
   std::string path = dir_ + "/full.pb.gz";
-  WriteProfileFile(testing::MakeFullProfile(), path);
+  testing::WriteEncodedProfile(testing::MakeFullProfile(), path);
   std::string out;
   ASSERT_EQ(Pprof("-raw " + testing::ShellQuote(path), &out), 0) << out;
   EXPECT_NE(out.find("alloc_objects/count alloc_space/bytes inuse_objects/count "
@@ -42,11 +40,11 @@ TEST_F(PprofCompatTest, RawShowsSampleTypesAndComments) {
 
 TEST_F(PprofCompatTest, TopListsFunctionsAndTotals) {
   std::string path = dir_ + "/report.pb.gz";
-  WriteProfileFile(testing::MakeReportProfile(), path);
+  testing::WriteEncodedProfile(testing::MakeReportProfile(), path);
   std::string out;
   ASSERT_EQ(Pprof("-top -sample_index=inuse_space " + testing::ShellQuote(path), &out), 0) << out;
   EXPECT_NE(out.find("of 5120kB total"), std::string::npos) << out;
-  // The same flat/cum figures as `heaprec report` (see report_test.cc).
+  // The same flat/cum figures as `heaprec report` (see tests/analysis/top_table_test.cc).
   for (const char* expected : {"3072kB 60.00% 60.00%     3072kB 60.00%  Alloc\n",
                                "1024kB 20.00% 80.00%     4096kB 80.00%  ns::Inner() (inline)\n",
                                "512kB 10.00%   100%     5120kB   100%  main\n",

@@ -1,6 +1,6 @@
 // The sampling models of profile/sampling_error.h: which model a profile has, the weights, the
 // variances (against hand-computed values and against a simulation of the sampler), exact mode,
-// and the per-byte functions that the older callers use.
+// the per-byte functions that the older callers use, and the 95% interval of a value.
 #include "profile/sampling_error.h"
 
 #include <gtest/gtest.h>
@@ -9,12 +9,14 @@
 #include <random>
 #include <vector>
 
+#include "interval_profile.h"
 #include "test_profiles.h"
 
 namespace heaprec {
 namespace {
 
 using namespace ::heaprec::profile;  // NOLINT: tests name the model unqualified
+using testing::interval::kInterval;
 
 TEST(SamplingModelTest, TheProfilesPeriodTypeSaysWhichModel) {
   SamplingModel ruby(testing::MakeRubyProfile(250));
@@ -121,6 +123,17 @@ TEST(SamplingModelTest, PerObjectVarianceMatchesASimulatedSampler) {
     EXPECT_NEAR(spread, true_variance, 0.15 * true_variance);
     EXPECT_NEAR(reported / kTrials, true_variance, 0.15 * true_variance);
   }
+}
+
+TEST(ReportIntervalTest, ConfidenceIsValuePlusMinus196Sigma) {
+  Interval ci = Confidence95(1000, 100);
+  EXPECT_NEAR(ci.low, 1000 - 19.6, 0.01);
+  EXPECT_NEAR(ci.high, 1000 + 19.6, 0.01);
+  EXPECT_EQ(Confidence95(10, 10000).low, 0) << "clamped at zero";
+  // A negated value (a diff profile's base samples) has the variance of its magnitude.
+  EXPECT_DOUBLE_EQ(ValueVariance("inuse_space", -650000, 1000, kInterval),
+                   ValueVariance("inuse_space", 650000, 1000, kInterval));
+  EXPECT_GT(ValueVariance("inuse_space", -650000, 1000, kInterval), 0);
 }
 
 }  // namespace

@@ -7,6 +7,8 @@
 
 #include <cstdio>
 
+#include "profile/pprof_writer.h"
+
 namespace heaprec::testing {
 
 Profile MakeNativeHeapProfile(int64_t period) {
@@ -153,6 +155,17 @@ Profile MakeRubyProfile(int64_t sample_every) {
                sample({6}, 1 * sample_every, 1000, "Hash", 1),
                sample({1, 2, 3, 4}, 1 * sample_every, 40, "Symbol", 9)};
   return p;
+}
+
+void WriteEncodedProfile(const Profile& profile, const std::string& path, bool gzip) {
+  std::string bytes = EncodeProfile(profile, gzip);
+  FILE* f = fopen(path.c_str(), "wb");
+  if (f == nullptr) {
+    ADD_FAILURE() << "cannot write " << path;
+    return;
+  }
+  if (fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size()) ADD_FAILURE() << "short write";
+  if (fclose(f) != 0) ADD_FAILURE() << "cannot close " << path;
 }
 
 std::string MakeTempDir() {

@@ -1,14 +1,8 @@
-# Tests of `heaprec flame` (added with HEAPREC_FLAME_PAGE): the call tree and the page it is written
-# into (GoogleTest), and, with HEAPREC_BROWSER_TESTS, the page itself in headless Chromium, driven by
-# playwright-core (flame_page_test.mjs) on a profile of flame_workload taken with `heaprec run`.
+# The flame page of `heaprec flame` in headless Chromium, driven by playwright-core
+# (flame_page_test.mjs) on a profile of flame_workload taken with `heaprec run`. Included from
+# tests/cli/CMakeLists.txt.
 
-add_executable(heaprec_flame_tests flame_graph_test.cc)
-target_link_libraries(heaprec_flame_tests PRIVATE heaprec_cli_lib heaprec_test_profiles
-                      GTest::gtest_main)
-target_compile_definitions(heaprec_flame_tests PRIVATE HEAPREC_BINARY="$<TARGET_FILE:heaprec>")
-add_dependencies(heaprec_flame_tests heaprec)
-gtest_discover_tests(heaprec_flame_tests)
-
+# Only with HEAPREC_BROWSER_TESTS (which needs the flame page and the tests).
 if(NOT HEAPREC_BROWSER_TESTS)
   return()
 endif()

@@ -1,4 +1,5 @@
-// Profiles and helpers shared by the profile, report and CLI tests.
+// Profiles and helpers shared by the tests of the CLI side (profile, symbolize, analysis, render,
+// cli).
 #pragma once
 
 #include <string>
@@ -37,6 +38,11 @@ Profile MakeReportProfile();
 // Integer#times 0. inuse_objects: 700. These are the counts at sample_every = 100 (3, 2, 1 and 1
 // sampled objects); at another period they scale with it (3·N, 2·N, ...).
 Profile MakeRubyProfile(int64_t sample_every = 100);
+
+// Writes `profile`, encoded as profile/pprof_writer.h encodes it (gzipped unless `gzip` is false),
+// to `path` with plain stdio: for the tests of the layers below render/, whose output_file.h is
+// the commands' atomic file writer.
+void WriteEncodedProfile(const Profile& profile, const std::string& path, bool gzip = true);
 
 // A fresh private directory under the test temp dir.
 std::string MakeTempDir();

@@ -1,21 +1,23 @@
-// Atomic profile writing: permissions, replacement, and no leftovers on failure.
+// The atomic file writer (render/output_file.h) on profiles: permissions, replacement, and no
+// leftovers on failure.
+#include "render/output_file.h"
+
 #include <dirent.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "profile/pprof_reader.h"
 #include "profile/pprof_writer.h"
-#include "render/output_file.h"
 #include "test_profiles.h"
 
-namespace heaprec {
+namespace heaprec::render {
 namespace {
 
 using namespace ::heaprec::profile;  // NOLINT: tests name the model unqualified
-using namespace ::heaprec::render;  // NOLINT
 
 std::vector<std::string> ListDir(const std::string& dir) {
   std::vector<std::string> names;
@@ -83,4 +85,4 @@ TEST(WriteFileTest, TargetIsADirectoryLeavesNoTemporaryFile) {
 }
 
 }  // namespace
-}  // namespace heaprec
+}  // namespace heaprec::render

@@ -5,10 +5,8 @@
 
 #include <sstream>
 
-namespace heaprec::cli {
+namespace heaprec::render {
 namespace {
-
-using namespace ::heaprec::render;  // NOLINT
 
 TEST(JsonWriterTest, QuoteEscapes) {
   EXPECT_EQ(JsonWriter::Quote("plain"), "\"plain\"");
@@ -38,4 +36,4 @@ TEST(JsonWriterTest, NestedStructure) {
 }
 
 }  // namespace
-}  // namespace heaprec::cli
+}  // namespace heaprec::render

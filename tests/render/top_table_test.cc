@@ -1,65 +1,32 @@
-// The top report: aggregation (flat/cum, inlined frames, recursion, unsymbolized addresses),
-// units, ordering, the 95% intervals of sampled values, and the text and JSON renderings.
-#include "analysis/top_table.h"
-#include "render/format.h"
-#include "render/utf8.h"
+// The top report's text and JSON renderings (render/top_table.h): rows, units and ordering, the
+// 95% intervals of sampled values and their aligned columns, exact mode, and errors before any
+// output.
 #include "render/top_table.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <sstream>
 
+#include "analysis/top_table.h"
+#include "interval_profile.h"
+#include "print_to_string.h"
 #include "profile/sampling_error.h"
+#include "render/format.h"
+#include "render/utf8.h"
 #include "report_test_util.h"
 #include "test_profiles.h"
 
-namespace heaprec::cli {
+namespace heaprec::render {
 namespace {
 
-using namespace ::heaprec::profile;  // NOLINT: tests name the model unqualified
-using namespace ::heaprec::analysis;  // NOLINT
-using namespace ::heaprec::render;  // NOLINT
-
-std::string Print(const Profile& p, ReportOptions options) {
-  std::ostringstream out;
-  PrintReport(p, options, out);
-  return out.str();
-}
-
-TEST(ReportTest, FlatAndCumPerFunction) {
-  Report r = ComputeReport(testing::MakeReportProfile(), "inuse_space");
-  constexpr int64_t kKiB = 1024, kMiB = 1024 * 1024;
-  EXPECT_EQ(r.total, 5 * kMiB);
-  EXPECT_EQ(r.samples, 4u);
-  ASSERT_EQ(r.rows.size(), 5u);
-  // Flat goes to the innermost frame of the leaf location only; cum counts each function once
-  // per sample, even when it recurses.
-  EXPECT_EQ(r.rows[0].function, "Alloc");
-  EXPECT_EQ(r.rows[0].flat, 3 * kMiB);
-  EXPECT_EQ(r.rows[0].cum, 3 * kMiB);
-  EXPECT_EQ(r.rows[1].function, "ns::Inner()");
-  EXPECT_EQ(r.rows[1].flat, 1 * kMiB);
-  EXPECT_EQ(r.rows[1].cum, 4 * kMiB);
-  EXPECT_EQ(r.rows[2].function, "main");
-  EXPECT_EQ(r.rows[2].flat, 512 * kKiB);
-  EXPECT_EQ(r.rows[2].cum, 5 * kMiB);
-  EXPECT_EQ(r.rows[3].function, "0x1234");
-  EXPECT_EQ(r.rows[3].mapping, "libfoo.so");
-  EXPECT_EQ(r.rows[3].flat, 512 * kKiB);
-  EXPECT_EQ(r.rows[4].function, "ns::Build(int)");
-  EXPECT_EQ(r.rows[4].flat, 0);
-  EXPECT_EQ(r.rows[4].cum, 4 * kMiB);
-}
-
-TEST(ReportTest, DefaultSampleIndexIsTheProfiles) {
-  Profile p = testing::MakeReportProfile();
-  EXPECT_EQ(ComputeReport(p, "").sample_type.type, "inuse_space");
-  p.default_sample_type = "";
-  p.sample_types.push_back({"custom", "count"});
-  for (Sample& s : p.samples) s.values.push_back(1);
-  EXPECT_EQ(ComputeReport(p, "").sample_type.type, "custom");  // pprof's rule: the last one
-}
+using namespace ::heaprec::profile;            // NOLINT: tests name the model unqualified
+using namespace ::heaprec::analysis;           // NOLINT
+using namespace ::heaprec::testing::interval;  // NOLINT: the sampled profile with known variances
+using testing::ExpectVariance;
+using testing::Print;
+using testing::Row;
 
 TEST(ReportTest, TextRowsInOrderWithUnits) {
   ReportOptions options;
@@ -193,87 +160,6 @@ TEST(ReportTest, EmptyProfile) {
   EXPECT_NE(text.find("Showing top 0 of 0 functions"), std::string::npos) << text;
 }
 
-// A hand-made sampled profile with known variances. Functions main (1), Build (2), Alloc (3), one
-// location each; every sample has a `bytes` label. At T = 64 KiB:
-//   A  Alloc <- Build <- main        650 objects of 1000 B
-//   B  Build <- main                  80 objects of 4000 B
-//   C  Alloc <- main <- main        2000 objects of 100 B (recursive: main counted once)
-//   D  main                            2 objects of 1 MiB (p ~ 1: variance ~ 0)
-constexpr int64_t kInterval = 64 * 1024;
-
-struct Group {
-  std::vector<uint64_t> stack;
-  int64_t objects;
-  int64_t size;
-};
-const Group kGroups[] = {
-    {{3, 2, 1}, 650, 1000}, {{2, 1}, 80, 4000}, {{3, 1, 1}, 2000, 100}, {{1}, 2, 1 << 20}};
-
-Profile IntervalProfile(int64_t period) {
-  Profile p;
-  p.sample_types = {{"inuse_objects", "count"}, {"inuse_space", "bytes"}};
-  p.period_type = {"space", "bytes"};
-  p.period = period;
-  p.default_sample_type = "inuse_space";
-  p.functions = {{.id = 1, .name = "main", .filename = "/src/main.cc", .start_line = 5},
-                 {.id = 2, .name = "Build", .filename = "/src/build.cc", .start_line = 7},
-                 {.id = 3, .name = "Alloc", .filename = "/src/alloc.cc", .start_line = 9}};
-  p.locations = {{.id = 1, .address = 0x10, .lines = {{1, 6}}},
-                 {.id = 2, .address = 0x20, .lines = {{2, 8}}},
-                 {.id = 3, .address = 0x30, .lines = {{3, 10}}}};
-  for (const Group& g : kGroups) {
-    p.samples.push_back({.location_ids = g.stack,
-                         .values = {g.objects, g.objects * g.size},
-                         .labels = {{.key = "bytes", .num = g.size, .num_unit = "bytes"}}});
-  }
-  return p;
-}
-
-// Var of N objects of s bytes estimated at interval T, computed here from the model's first
-// principles: each object is sampled with p = 1 - exp(-(s+1)/T) and counts s/p bytes, so
-// Var = N·s²·(1-p)/p (true variance; the report's estimate n·s²(1-p)/p² equals it at n = N·p).
-double BytesVariance(const Group& g, int64_t period) {
-  double p = 1 - std::exp(-(static_cast<double>(g.size) + 1) / static_cast<double>(period));
-  double s = static_cast<double>(g.size);
-  return static_cast<double>(g.objects) * s * s * (1 - p) / p;
-}
-
-TEST(ReportIntervalTest, VariancesAddPerRowAndSampleCountsOnceInCum) {
-  Report r = ComputeReport(IntervalProfile(kInterval), "inuse_space");
-  ASSERT_TRUE(r.sampled);
-  double a = BytesVariance(kGroups[0], kInterval), b = BytesVariance(kGroups[1], kInterval),
-         c = BytesVariance(kGroups[2], kInterval), d = BytesVariance(kGroups[3], kInterval);
-  // 1 MiB objects at 64 KiB are sampled with near certainty (1 - p = exp(-16)): sigma ~ 500 B.
-  EXPECT_LT(std::sqrt(d), 1e-3 * (2 << 20));
-  // Flat: the samples whose leaf is the function. Cum: the samples with it anywhere, each once.
-  ExpectVariance(Row(r, "Alloc").flat_variance, a + c);
-  ExpectVariance(Row(r, "Alloc").cum_variance, a + c);
-  ExpectVariance(Row(r, "Build").flat_variance, b);
-  ExpectVariance(Row(r, "Build").cum_variance, a + b);
-  ExpectVariance(Row(r, "main").flat_variance, d);
-  ExpectVariance(Row(r, "main").cum_variance, a + b + c + d);  // C not twice
-  ExpectVariance(r.total_variance, a + b + c + d);
-  EXPECT_EQ(Row(r, "main").cum, r.total);
-
-  // inuse_objects: Var = N·(1-p)/p, no s².
-  Report objects = ComputeReport(IntervalProfile(kInterval), "inuse_objects");
-  double p = 1 - std::exp(-1001.0 / kInterval);
-  ExpectVariance(
-      Row(objects, "Build").cum_variance,
-      650 * (1 - p) / p + 80 * std::exp(-4001.0 / kInterval) / (1 - std::exp(-4001.0 / kInterval)));
-}
-
-TEST(ReportIntervalTest, ConfidenceIsValuePlusMinus196Sigma) {
-  Interval ci = Confidence95(1000, 100);
-  EXPECT_NEAR(ci.low, 1000 - 19.6, 0.01);
-  EXPECT_NEAR(ci.high, 1000 + 19.6, 0.01);
-  EXPECT_EQ(Confidence95(10, 10000).low, 0) << "clamped at zero";
-  // A negated value (a diff profile's base samples) has the variance of its magnitude.
-  EXPECT_DOUBLE_EQ(ValueVariance("inuse_space", -650000, 1000, kInterval),
-                   ValueVariance("inuse_space", 650000, 1000, kInterval));
-  EXPECT_GT(ValueVariance("inuse_space", -650000, 1000, kInterval), 0);
-}
-
 TEST(ReportIntervalTest, ObjectSizeFallsBackToSpaceOverObjects) {
   Profile labelled = IntervalProfile(kInterval);
   Profile unlabelled = labelled;
@@ -376,38 +262,5 @@ TEST(ReportIntervalTest, ExactModeShowsNoIntervals) {
   EXPECT_FALSE(ComputeReport(custom, "custom").sampled);
 }
 
-TEST(ReportIntervalTest, StacksByValue) {
-  Report r = ComputeReport(IntervalProfile(kInterval), "inuse_space", /*with_stacks=*/true);
-  ASSERT_EQ(r.stacks.size(), 4u);
-  auto names = [&](const ReportStack& s) {
-    std::string out;
-    for (size_t f : s.frames) out += r.rows[f].function + ";";
-    return out;
-  };
-  EXPECT_EQ(names(r.stacks[0]), "main;");  // 2 MiB
-  EXPECT_EQ(r.stacks[0].value, 2 << 20);
-  EXPECT_EQ(names(r.stacks[1]), "Alloc;Build;main;");
-  EXPECT_EQ(r.stacks[1].value, 650000);
-  ExpectVariance(r.stacks[1].variance, BytesVariance(kGroups[0], kInterval));
-  EXPECT_EQ(names(r.stacks[2]), "Build;main;");
-  EXPECT_EQ(names(r.stacks[3]), "Alloc;main;main;");
-  EXPECT_TRUE(ComputeReport(IntervalProfile(kInterval), "inuse_space").stacks.empty());
-}
-
-TEST(FormatValueTest, BytesAndCounts) {
-  EXPECT_EQ(FormatValue(0, "bytes"), "0 B");
-  EXPECT_EQ(FormatValue(1023, "bytes"), "1023 B");
-  EXPECT_EQ(FormatValue(1024, "bytes"), "1.0 KiB");
-  EXPECT_EQ(FormatValue(1536, "bytes"), "1.5 KiB");
-  EXPECT_EQ(FormatValue(5LL << 20, "bytes"), "5.0 MiB");
-  EXPECT_EQ(FormatValue(3LL << 30, "bytes"), "3.0 GiB");
-  EXPECT_EQ(FormatValue(-2048, "bytes"), "-2.0 KiB");
-  EXPECT_EQ(FormatValue(42, "count"), "42");
-  EXPECT_EQ(FormatValue(42, "nanoseconds"), "42 nanoseconds");
-  EXPECT_EQ(FormatMargin(100, "bytes"), "±20 B");
-  EXPECT_EQ(FormatMargin(std::nan(""), "bytes"), "±?");
-  EXPECT_EQ(PadLeft("±1 B", 6), "  ±1 B");
-}
-
 }  // namespace
-}  // namespace heaprec::cli
+}  // namespace heaprec::render

@@ -1,0 +1,209 @@
+// The leak series (analysis/leak_series.h) on synthetic series whose answer is known: the
+// regression and its significance (FitLine), grouping and ranking (AnalyzeLeaks), and ages.
+#include "analysis/leak_series.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "leak_profiles.h"
+#include "test_profiles.h"
+
+namespace heaprec::analysis {
+namespace {
+
+using namespace ::heaprec::profile;         // NOLINT: tests name the model unqualified
+using namespace ::heaprec::testing::leaks;  // NOLINT: the synthetic series
+
+TEST(FitLineTest, ExactLine) {
+  std::vector<double> t, y;
+  for (int i = 0; i < 10; ++i) {
+    t.push_back(0.5 * i);
+    y.push_back(1000 + 400 * t.back());
+  }
+  LinearFit fit = FitLine(t, y, {});
+  EXPECT_NEAR(fit.slope, 400, 1e-6);
+  EXPECT_NEAR(fit.intercept, 1000, 1e-6);
+  EXPECT_NEAR(fit.r2, 1.0, 1e-12);
+  EXPECT_NEAR(fit.var_fit, 0, 1e-9);
+  EXPECT_GT(fit.t, 1e3);  // no error at all: as significant as can be
+}
+
+TEST(FitLineTest, KnownSlopeThroughNoise) {
+  std::mt19937_64 rng(42);
+  std::normal_distribution<double> noise(0, 50'000);
+  std::vector<double> t, y;
+  for (int i = 0; i <= 15; ++i) {
+    t.push_back(0.1 * i);
+    y.push_back(2e6 + 1e6 * t.back() + noise(rng));
+  }
+  LinearFit fit = FitLine(t, y, {});
+  // The slope's standard error is 50 KB / sqrt(Sxx), Sxx = 0.01 · Σ(i - 7.5)² = 3.4 s².
+  EXPECT_NEAR(fit.stderr_slope, 50'000 / std::sqrt(3.4), 10'000);
+  EXPECT_NEAR(fit.slope, 1e6, 4 * fit.stderr_slope);
+  EXPECT_GT(fit.r2, 0.9);
+  EXPECT_GT(fit.t, 8);
+}
+
+TEST(FitLineTest, FlatNoisySeriesAreRarelySignificant) {
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> noise(0, 200'000);
+  int significant = 0, suspects = 0;
+  const int kSeries = 1000;
+  for (int k = 0; k < kSeries; ++k) {
+    std::vector<double> t, y;
+    for (int i = 0; i < 15; ++i) {
+      t.push_back(0.1 * i);
+      y.push_back(4e6 + noise(rng));
+    }
+    LinearFit fit = FitLine(t, y, {});
+    if (fit.t >= 3) ++significant;
+    if (fit.t >= 3 && fit.r2 >= 0.5) ++suspects;
+  }
+  // Student's t with 13 degrees of freedom: P(t >= 3) ≈ 0.5%, and R² >= 0.5 needs t >= 3.6
+  // (P ≈ 0.2%). Generous bounds, the draws are fixed by the seed anyway.
+  EXPECT_LE(significant, 15) << "of " << kSeries;
+  EXPECT_LE(suspects, 6) << "of " << kSeries;
+}
+
+TEST(FitLineTest, SamplingVarianceBound) {
+  // t = 0, 1, 2: c = (-0.5, 0, 0.5). Σ|c_i||c_j| min(v_i, v_j) = 0.25·1 + 0.25·9 + 2·0.25·1 = 3.
+  LinearFit fit = FitLine({0, 1, 2}, {10, 20, 30}, {1, 4, 9});
+  EXPECT_NEAR(fit.slope, 10, 1e-9);
+  EXPECT_NEAR(fit.var_sampling, 3.0, 1e-9);
+  EXPECT_NEAR(fit.stderr_slope, std::sqrt(3.0), 1e-9);
+  EXPECT_NEAR(fit.t, 10 / std::sqrt(3.0), 1e-9);
+  // The order of the points does not matter.
+  LinearFit shuffled = FitLine({2, 0, 1}, {30, 10, 20}, {9, 1, 4});
+  EXPECT_NEAR(shuffled.var_sampling, 3.0, 1e-9);
+}
+
+TEST(FitLineTest, DegenerateSeries) {
+  EXPECT_EQ(FitLine({}, {}, {}).slope, 0);
+  LinearFit one = FitLine({1}, {5}, {});
+  EXPECT_EQ(one.slope, 0);
+  EXPECT_EQ(one.t, 0);
+  LinearFit same_time = FitLine({1, 1, 1}, {1, 2, 3}, {});
+  EXPECT_EQ(same_time.slope, 0);
+  EXPECT_EQ(same_time.t, 0);
+  LinearFit constant = FitLine({0, 1, 2, 3}, {7, 7, 7, 7}, {});
+  EXPECT_EQ(constant.slope, 0);
+  EXPECT_EQ(constant.r2, 0);
+  EXPECT_EQ(constant.t, 0);
+}
+
+TEST(AnalyzeLeaksTest, RanksTheSteadyLeakFirst) {
+  std::vector<LeakSeries> series = AnalyzeLeaks(ThreeSites(42, 1), {});
+  ASSERT_EQ(series.size(), 1u);
+  const LeakSeries& s = series[0];
+  EXPECT_EQ(s.pid, 42);
+  EXPECT_EQ(s.files.size(), 12u);
+  EXPECT_NEAR(s.duration_seconds, 1.1, 1e-9);
+  ASSERT_EQ(s.sites.size(), 3u);
+  const LeakSite& leak = s.sites[0];
+  EXPECT_EQ(leak.name, "leak");
+  EXPECT_TRUE(leak.suspect);
+  EXPECT_NEAR(leak.fit.slope, 100 * 1024 * 10, 1e-3);  // 100 KiB per 100 ms
+  EXPECT_NEAR(leak.fit.r2, 1, 1e-9);
+  EXPECT_EQ(leak.first_bytes, 100 * 1024);
+  EXPECT_EQ(leak.last_bytes, 1200 * 1024);
+  EXPECT_EQ(leak.growth(), 1100 * 1024);
+  EXPECT_FALSE(leak.age_seconds.has_value());
+  EXPECT_EQ(leak.points.size(), 12u);
+  EXPECT_EQ(leak.Label(), "leak app.c:10");
+  EXPECT_EQ(s.suspects, 1u);
+  const LeakSite* flat = Find(s, "flat");
+  ASSERT_NE(flat, nullptr);
+  EXPECT_FALSE(flat->suspect);
+  EXPECT_EQ(flat->fit.slope, 0);
+  const LeakSite* churn = Find(s, "churn");
+  ASSERT_NE(churn, nullptr);
+  EXPECT_FALSE(churn->suspect);
+}
+
+TEST(AnalyzeLeaksTest, SamplingErrorCanHideASmallGrowth) {
+  // 10 objects of 1 KiB per step: 110 KiB of growth, a perfect line. Exact, a suspect; sampled
+  // every 512 KiB, each sampled 1 KiB object stands for ~500 and the interval of the last point
+  // (±500 KiB) dwarfs the growth: not a suspect.
+  std::vector<LeakSeries> exact_series = AnalyzeLeaks(ThreeSites(1, 1, 10), {});
+  const LeakSite& exact = exact_series[0].sites[0];
+  EXPECT_EQ(exact.name, "leak");
+  EXPECT_TRUE(exact.suspect);
+  std::vector<LeakSeries> sampled = AnalyzeLeaks(ThreeSites(1, 512 * 1024, 10), {});
+  const LeakSite* leak = Find(sampled[0], "leak");
+  ASSERT_NE(leak, nullptr);
+  EXPECT_NEAR(leak->fit.slope, exact.fit.slope, 1e-6);
+  EXPECT_GT(leak->fit.var_sampling, 0);
+  EXPECT_LT(leak->fit.t, 3);
+  EXPECT_FALSE(leak->suspect);
+  EXPECT_GT(leak->points.back().high, 400.0 * 1024);
+  // A growth well above the sampling error stays a suspect in sampled mode: 2000 objects per step.
+  std::vector<LeakSeries> big_series = AnalyzeLeaks(ThreeSites(1, 512 * 1024, 2000), {});
+  const LeakSite& big = big_series[0].sites[0];
+  EXPECT_EQ(big.name, "leak");
+  EXPECT_TRUE(big.suspect) << big.fit.t;
+}
+
+TEST(AnalyzeLeaksTest, GroupsByPidAndOrdersByTime) {
+  std::vector<LeakInput> inputs = ThreeSites(7, 1);
+  std::vector<LeakInput> other = ThreeSites(3, 1, 0);  // pid 3 leaks nothing
+  for (LeakInput& in : other) inputs.push_back(std::move(in));
+  std::mt19937 rng(1);
+  std::shuffle(inputs.begin(), inputs.end(), rng);
+  std::vector<LeakSeries> series = AnalyzeLeaks(inputs, {});
+  ASSERT_EQ(series.size(), 2u);
+  EXPECT_EQ(series[0].pid, 3);
+  EXPECT_EQ(series[1].pid, 7);
+  EXPECT_EQ(series[0].suspects, 0u);
+  EXPECT_EQ(series[1].suspects, 1u);
+  EXPECT_TRUE(std::is_sorted(series[1].time_nanos.begin(), series[1].time_nanos.end()));
+  EXPECT_EQ(series[1].files.front(), "p.7.0.pb.gz");
+  // As one series: 24 profiles, two per instant.
+  LeakOptions single;
+  single.single_series = true;
+  std::vector<LeakSeries> one = AnalyzeLeaks(inputs, single);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_FALSE(one[0].pid.has_value());
+  EXPECT_EQ(one[0].files.size(), 24u);
+}
+
+TEST(AnalyzeLeaksTest, AgesFromOldestAllocLabel) {
+  std::vector<LeakSeries> series = AnalyzeLeaks(ThreeSites(5, 1, 100, /*ages=*/true), {});
+  const LeakSite* leak = Find(series[0], "leak");
+  const LeakSite* flat = Find(series[0], "flat");
+  const LeakSite* churn = Find(series[0], "churn");
+  ASSERT_TRUE(leak && flat && churn);
+  ASSERT_TRUE(leak->age_seconds.has_value());
+  EXPECT_NEAR(*leak->age_seconds, 2.1, 1e-9);  // allocated 1 s before the first of 1.1 s
+  ASSERT_TRUE(flat->age_seconds.has_value());
+  EXPECT_NEAR(*flat->age_seconds, 1.0, 1e-9);  // replaced continuously: always 1 s old
+  EXPECT_FALSE(churn->age_seconds.has_value());
+}
+
+TEST(AnalyzeLeaksTest, ByStackSeparatesCallers) {
+  std::vector<LeakInput> inputs;
+  for (int i = 0; i < 8; ++i) {
+    inputs.push_back(
+        {"f" + std::to_string(i),
+         MakeProfile(1, kT0 + i * kSecond, 1,
+                     {{.leaf = kLeak, .objects = 10 * (i + 1), .size = 100, .caller = kCallerA},
+                      {.leaf = kLeak, .objects = 50, .size = 100, .caller = kCallerB}})});
+  }
+  LeakSeries by_function = AnalyzeLeaks(inputs, {})[0];  // copies: the vector is a temporary
+  ASSERT_EQ(by_function.sites.size(), 1u);
+  EXPECT_TRUE(by_function.sites[0].suspect);
+  LeakOptions options;
+  options.by = LeakSiteKind::kStack;
+  LeakSeries by_stack = AnalyzeLeaks(inputs, options)[0];
+  ASSERT_EQ(by_stack.sites.size(), 2u);
+  EXPECT_EQ(by_stack.sites[0].stack, (std::vector<std::string>{"leak", "caller_a", "main"}));
+  EXPECT_TRUE(by_stack.sites[0].suspect);
+  EXPECT_EQ(by_stack.sites[0].Label(), "leak < caller_a < main");
+  EXPECT_EQ(by_stack.sites[1].stack, (std::vector<std::string>{"leak", "caller_b", "main"}));
+  EXPECT_FALSE(by_stack.sites[1].suspect);
+}
+
+}  // namespace
+}  // namespace heaprec::analysis

@@ -1,0 +1,108 @@
+// The top table and the diff on profiles of the Ruby front end (testing::MakeRubyProfile): frames
+// without mappings or addresses named like symbolized native frames, only inuse_* sample types,
+// per-object sampling (weight = period), and the `class` label as a breakdown.
+#include <gtest/gtest.h>
+
+#include "analysis/diff.h"
+#include "analysis/top_table.h"
+#include "profile/pprof_reader.h"
+#include "report_test_util.h"
+#include "ruby_variances.h"
+#include "test_profiles.h"
+
+namespace heaprec::analysis {
+namespace {
+
+using namespace ::heaprec::profile;        // NOLINT: tests name the model unqualified
+using namespace ::heaprec::testing::ruby;  // NOLINT: the Ruby profile's variances
+using testing::ExpectVariance;
+using testing::Row;
+
+TEST(RubyReportTest, FunctionsFilesLinesAndValues) {
+  // Through the file format too: the writer and reader must keep mapping-less locations as they
+  // are.
+  std::string path = testing::MakeTempDir() + "/ruby.pb.gz";
+  testing::WriteEncodedProfile(testing::MakeRubyProfile(kEvery), path);
+  Profile profile = ReadProfileFile(path);
+  ASSERT_EQ(profile, testing::MakeRubyProfile(kEvery));
+
+  Report r = ComputeReport(profile, "");
+  EXPECT_EQ(r.sample_type.type, "inuse_space");
+  EXPECT_TRUE(r.sampled);
+  EXPECT_EQ(r.total, 128000);
+  EXPECT_EQ(r.samples, 4u);
+  ASSERT_EQ(r.rows.size(), 4u);
+  struct Expected {
+    const char* function;
+    const char* file;
+    int64_t line;  // no start lines: the smallest line of the function in the profile
+    int64_t flat, cum;
+  };
+  const Expected expected[] = {
+      {"<main>", "/app/app.rb", 5, 100000, 128000},
+      {"block in Cache#fill", "/app/lib/cache.rb", 12, 16000, 16000},
+      {"Cache#fill", "/app/lib/cache.rb", 11, 12000, 28000},
+      {"Integer#times", "", 0, 0, 16000},
+  };
+  for (size_t i = 0; i < std::size(expected); ++i) {
+    SCOPED_TRACE(expected[i].function);
+    const ReportRow& row = r.rows[i];
+    EXPECT_EQ(row.function, expected[i].function);
+    EXPECT_EQ(row.file, expected[i].file);
+    EXPECT_EQ(row.line, expected[i].line);
+    EXPECT_EQ(row.address, "");
+    EXPECT_EQ(row.mapping, "");
+    EXPECT_EQ(row.flat, expected[i].flat);
+    EXPECT_EQ(row.cum, expected[i].cum);
+  }
+  // Per-object variances: w = 100 whatever the size (the byte model would make the 1000 B Hash
+  // objects weigh about 1 at a period of 100 and give <main> almost no variance).
+  ExpectVariance(Row(r, "<main>").flat_variance, kVarC);
+  ExpectVariance(Row(r, "<main>").cum_variance, kVarA + kVarB + kVarC + kVarD);
+  ExpectVariance(Row(r, "block in Cache#fill").flat_variance, kVarA + kVarD);
+  ExpectVariance(Row(r, "Cache#fill").cum_variance, kVarA + kVarB + kVarD);
+  ExpectVariance(r.total_variance, kVarA + kVarB + kVarC + kVarD);
+
+  Report objects = ComputeReport(profile, "inuse_objects");
+  EXPECT_EQ(objects.total, 700);
+  ExpectVariance(objects.total_variance, 700.0 * (kEvery - 1));
+  ExpectVariance(Row(objects, "Integer#times").cum_variance, 400.0 * (kEvery - 1));
+  // Without `bytes` labels, a count's variance is still known (it does not depend on the size).
+  for (Sample& s : profile.samples) s.labels.erase(s.labels.begin());
+  ExpectVariance(ComputeReport(profile, "inuse_objects").total_variance, 700.0 * (kEvery - 1));
+}
+
+TEST(RubyReportTest, MissingAllocTypesAreAnUnknownIndexNotACrash) {
+  try {
+    ComputeReport(testing::MakeRubyProfile(kEvery), "alloc_space");
+    FAIL() << "no error";
+  } catch (const UnknownSampleIndexError& e) {
+    EXPECT_STREQ(e.what(),
+                 "unknown sample index 'alloc_space'; this profile has: inuse_objects, "
+                 "inuse_space");
+  }
+}
+
+TEST(RubyDiffTest, DiffProfileAndIncompatibleNativeProfile) {
+  Profile diff = MakeDiffProfile(testing::MakeRubyProfile(kEvery), GrownProfile());
+  EXPECT_EQ(diff.period_type, (ValueType{"objects", "count"}));
+  EXPECT_TRUE(diff.mappings.empty());
+  for (const Location& location : diff.locations) {
+    EXPECT_EQ(location.mapping_id, 0u);
+    EXPECT_EQ(location.address, 0u);
+    EXPECT_EQ(location.lines.size(), 1u);
+  }
+  Report r = ComputeReport(diff, "inuse_space");
+  EXPECT_EQ(r.total, 108000);
+  EXPECT_EQ(Row(r, "Cache#fill").flat, 108000);
+  // The negated base samples keep their labels, so their classes cancel out.
+  ASSERT_EQ(r.classes.size(), 1u);
+  EXPECT_EQ(r.classes[0].name, "Array");
+  EXPECT_EQ(r.classes[0].value, 108000);
+
+  EXPECT_THROW(ComputeDiff(testing::MakeReportProfile(), testing::MakeRubyProfile(kEvery), ""),
+               IncompatibleProfilesError);
+}
+
+}  // namespace
+}  // namespace heaprec::analysis

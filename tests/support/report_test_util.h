@@ -1,0 +1,25 @@
+// Helpers of the tests of the top table (analysis/top_table.h) and of its outputs, on native and
+// Ruby profiles.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "analysis/top_table.h"
+
+namespace heaprec::testing {
+
+inline const analysis::ReportRow& Row(const analysis::Report& r, const std::string& function) {
+  for (const analysis::ReportRow& row : r.rows) {
+    if (row.function == function) return row;
+  }
+  throw std::runtime_error("no row " + function);
+}
+
+inline void ExpectVariance(double got, double expected) {
+  EXPECT_NEAR(got, expected, 1e-9 * expected + 1e-6);
+}
+
+}  // namespace heaprec::testing
