@@ -31,7 +31,7 @@ namespace heaprec::preload {
 namespace {
 
 Mutex g_dump_mutex;
-unsigned g_dump_sequence = 0;    // guarded by g_dump_mutex
+unsigned g_dump_sequence = 0;  // guarded by g_dump_mutex
 // Written under g_dump_mutex; read without it by the peak writer, which must not start a write the
 // process's exit could cut short (a killed write leaves its temporary file behind).
 std::atomic<bool> g_final_dump_done{false};

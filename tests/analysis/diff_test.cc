@@ -16,7 +16,7 @@
 namespace heaprec::analysis {
 namespace {
 
-using namespace ::heaprec::profile;        // NOLINT: tests name the model unqualified
+using namespace ::heaprec::profile;
 using namespace ::heaprec::testing::diff;  // NOLINT: the profiles with a known difference
 
 std::vector<std::pair<std::string, int64_t>> Changes(const std::vector<DiffFunction>& entries,

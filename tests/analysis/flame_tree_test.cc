@@ -16,7 +16,7 @@
 namespace heaprec::analysis {
 namespace {
 
-using namespace ::heaprec::profile;         // NOLINT: tests name the model unqualified
+using namespace ::heaprec::profile;
 using namespace ::heaprec::testing::flame;  // NOLINT: the profile with a known call tree
 
 std::vector<int64_t> Values(const FlameNode& n) { return n.values; }

@@ -14,7 +14,7 @@
 namespace heaprec::analysis {
 namespace {
 
-using namespace ::heaprec::profile;         // NOLINT: tests name the model unqualified
+using namespace ::heaprec::profile;
 using namespace ::heaprec::testing::leaks;  // NOLINT: the synthetic series
 
 TEST(FitLineTest, ExactLine) {

@@ -13,7 +13,7 @@
 namespace heaprec::analysis {
 namespace {
 
-using namespace ::heaprec::profile;  // NOLINT: tests name the model unqualified
+using namespace ::heaprec::profile;
 
 enum Type { kAllocObjects, kAllocSpace, kInuseObjects, kInuseSpace };  // MakeReportProfile's
 

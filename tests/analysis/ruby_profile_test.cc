@@ -13,7 +13,7 @@
 namespace heaprec::analysis {
 namespace {
 
-using namespace ::heaprec::profile;        // NOLINT: tests name the model unqualified
+using namespace ::heaprec::profile;
 using namespace ::heaprec::testing::ruby;  // NOLINT: the Ruby profile's variances
 using testing::ExpectVariance;
 using testing::Row;

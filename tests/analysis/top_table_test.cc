@@ -14,7 +14,7 @@
 namespace heaprec::analysis {
 namespace {
 
-using namespace ::heaprec::profile;            // NOLINT: tests name the model unqualified
+using namespace ::heaprec::profile;
 using namespace ::heaprec::testing::interval;  // NOLINT: the sampled profile with known variances
 using testing::ExpectVariance;
 using testing::Row;

@@ -16,8 +16,8 @@
 namespace heaprec {
 namespace {
 
-using namespace ::heaprec::profile;  // NOLINT: tests name the model unqualified
-using namespace ::heaprec::render;  // NOLINT
+using namespace ::heaprec::profile;
+using namespace ::heaprec::render;
 
 using testing::ShellQuote;
 

@@ -12,7 +12,7 @@
 namespace heaprec::cli {
 namespace {
 
-using namespace ::heaprec::profile;        // NOLINT: tests name the model unqualified
+using namespace ::heaprec::profile;
 using namespace ::heaprec::testing::diff;  // NOLINT: the profiles with a known difference
 using analysis::MakeDiffProfile;
 using render::WriteProfileFile;

@@ -15,9 +15,9 @@
 namespace heaprec::cli {
 namespace {
 
-using namespace ::heaprec::profile;         // NOLINT: tests name the model unqualified
-using namespace ::heaprec::analysis;        // NOLINT
-using namespace ::heaprec::render;          // NOLINT
+using namespace ::heaprec::profile;
+using namespace ::heaprec::analysis;
+using namespace ::heaprec::render;
 using namespace ::heaprec::testing::flame;  // NOLINT: the profile with a known call tree
 
 class FlameCommandTest : public ::testing::Test {

@@ -14,7 +14,7 @@
 namespace heaprec::cli {
 namespace {
 
-using namespace ::heaprec::profile;  // NOLINT: tests name the model unqualified
+using namespace ::heaprec::profile;
 
 using Variables = std::map<std::string, std::string>;
 

@@ -23,7 +23,7 @@
 namespace heaprec {
 namespace {
 
-using namespace ::heaprec::profile;  // NOLINT: tests name the model unqualified
+using namespace ::heaprec::profile;
 
 // The string table as written. The decoded Profile resolves every index, so it cannot show
 // whether a string was interned twice; the wire can.

@@ -20,7 +20,7 @@
 namespace heaprec {
 namespace {
 
-using namespace ::heaprec::profile;  // NOLINT: tests name the model unqualified
+using namespace ::heaprec::profile;
 
 class HeapProfileEncoderTest : public ::testing::Test {
  protected:

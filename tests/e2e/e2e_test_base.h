@@ -14,7 +14,7 @@
 
 namespace heaprec::e2e {
 
-using namespace ::heaprec::profile;  // NOLINT: tests name the model unqualified
+using namespace ::heaprec::profile;
 
 class E2eTest : public ::testing::Test {
  protected:

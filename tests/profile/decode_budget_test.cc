@@ -49,7 +49,7 @@ void operator delete[](void* p, size_t) noexcept { Free(p); }
 namespace heaprec {
 namespace {
 
-using namespace ::heaprec::profile;  // NOLINT: tests name the model unqualified
+using namespace ::heaprec::profile;
 
 // Peak heap (operator new) that decoding `raw` takes beyond what was live before.
 size_t MeasuredPeak(const std::string& raw) {

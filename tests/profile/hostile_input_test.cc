@@ -18,7 +18,7 @@
 namespace heaprec {
 namespace {
 
-using namespace ::heaprec::profile;  // NOLINT: tests name the model unqualified
+using namespace ::heaprec::profile;
 
 // Decodes and reports whether the input was rejected; any exception other than ProfileError
 // fails the test.

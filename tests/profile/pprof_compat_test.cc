@@ -8,7 +8,7 @@
 namespace heaprec {
 namespace {
 
-using namespace ::heaprec::profile;  // NOLINT: tests name the model unqualified
+using namespace ::heaprec::profile;
 
 class PprofCompatTest : public ::testing::Test {
  protected:

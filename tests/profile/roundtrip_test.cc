@@ -9,7 +9,7 @@
 namespace heaprec {
 namespace {
 
-using namespace ::heaprec::profile;  // NOLINT: tests name the model unqualified
+using namespace ::heaprec::profile;
 
 size_t CountOccurrences(const std::string& haystack, const std::string& needle) {
   size_t count = 0;

@@ -15,7 +15,7 @@
 namespace heaprec {
 namespace {
 
-using namespace ::heaprec::profile;  // NOLINT: tests name the model unqualified
+using namespace ::heaprec::profile;
 using testing::interval::kInterval;
 
 TEST(SamplingModelTest, TheProfilesPeriodTypeSaysWhichModel) {

@@ -8,7 +8,7 @@
 
 namespace heaprec::reliability {
 
-using namespace ::heaprec::profile;  // NOLINT: tests name the model unqualified
+using namespace ::heaprec::profile;
 
 RunResult RunGuarded(const std::vector<std::string>& argv, const std::string& cwd,
                      const EnvChanges& env, int timeout_s) {

@@ -15,7 +15,7 @@
 
 namespace heaprec::reliability {
 
-using namespace ::heaprec::profile;  // NOLINT: tests name the model unqualified
+using namespace ::heaprec::profile;
 
 using e2e::EnvChanges;
 using e2e::RunResult;

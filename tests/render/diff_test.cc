@@ -17,8 +17,8 @@
 namespace heaprec::render {
 namespace {
 
-using namespace ::heaprec::profile;        // NOLINT: tests name the model unqualified
-using namespace ::heaprec::analysis;       // NOLINT
+using namespace ::heaprec::profile;
+using namespace ::heaprec::analysis;
 using namespace ::heaprec::testing::diff;  // NOLINT: the profiles with a known difference
 
 using testing::Print;

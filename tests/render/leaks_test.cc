@@ -15,8 +15,8 @@
 namespace heaprec::render {
 namespace {
 
-using namespace ::heaprec::profile;         // NOLINT: tests name the model unqualified
-using namespace ::heaprec::analysis;        // NOLINT
+using namespace ::heaprec::profile;
+using namespace ::heaprec::analysis;
 using namespace ::heaprec::testing::leaks;  // NOLINT: the synthetic series
 
 TEST(AnalyzeLeaksTest, LeavesPeakProfilesOut) {

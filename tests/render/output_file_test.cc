@@ -17,7 +17,7 @@
 namespace heaprec::render {
 namespace {
 
-using namespace ::heaprec::profile;  // NOLINT: tests name the model unqualified
+using namespace ::heaprec::profile;
 
 std::vector<std::string> ListDir(const std::string& dir) {
   std::vector<std::string> names;

@@ -21,8 +21,8 @@
 namespace heaprec::render {
 namespace {
 
-using namespace ::heaprec::profile;        // NOLINT: tests name the model unqualified
-using namespace ::heaprec::analysis;       // NOLINT
+using namespace ::heaprec::profile;
+using namespace ::heaprec::analysis;
 using namespace ::heaprec::testing::ruby;  // NOLINT: the Ruby profile's variances
 using testing::ExpectVariance;
 using testing::Print;

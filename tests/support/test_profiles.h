@@ -8,7 +8,7 @@
 
 namespace heaprec::testing {
 
-using namespace ::heaprec::profile;  // NOLINT: tests name the model unqualified
+using namespace ::heaprec::profile;
 
 // An empty heap profile with the native profiler's header: the four Go heap sample types,
 // period_type space/bytes with `period`, default sample type inuse_space.

@@ -17,9 +17,9 @@
 namespace heaprec {
 namespace {
 
-using namespace ::heaprec::profile;  // NOLINT: tests name the model unqualified
-using namespace ::heaprec::render;  // NOLINT
-using namespace ::heaprec::symbolize;  // NOLINT
+using namespace ::heaprec::profile;
+using namespace ::heaprec::render;
+using namespace ::heaprec::symbolize;
 
 // What the target program printed about itself.
 struct TargetRun {
