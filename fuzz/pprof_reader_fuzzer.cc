@@ -1,8 +1,9 @@
-// Fuzzes heaprec::ReadProfile, the decoder behind `heaprec report` and `heaprec symbolize`, which
-// read files that may come from anywhere.
+// Fuzzes heaprec::profile::ReadProfile, the decoder behind `heaprec report` and `heaprec
+// symbolize`, which read files that may come from anywhere.
 //
 // Contract checked:
-//  - bad input ends in heaprec::ProfileError; any other exception escapes and libFuzzer reports it
+//  - bad input ends in heaprec::profile::ProfileError; any other exception escapes and libFuzzer
+//  reports it
 //    (uncaught exception -> abort), and crashes, leaks and UB are caught by ASan/UBSan;
 //  - a profile that decodes survives a round trip: EncodeProfile (raw and gzipped) then ReadProfile
 //    gives back an equal Profile, and encoding that again gives the same bytes.
@@ -35,7 +36,8 @@ constexpr size_t kFuzzMaxDecodedBytes = size_t{256} << 20;
 }
 
 // Names the first member that differs, so that a round-trip report says where to look.
-std::string FirstDifference(const heaprec::Profile& a, const heaprec::Profile& b) {
+std::string FirstDifference(const heaprec::profile::Profile& a,
+                            const heaprec::profile::Profile& b) {
   auto count = [](const char* what, size_t x, size_t y) {
     return std::string(what) + " (" + std::to_string(x) + " vs " + std::to_string(y) + " entries)";
   };
@@ -57,11 +59,11 @@ std::string FirstDifference(const heaprec::Profile& a, const heaprec::Profile& b
   return "no member differs";
 }
 
-heaprec::Profile ReadBack(const std::string& encoded, const char* source,
-                          const heaprec::ReadOptions& options) {
+heaprec::profile::Profile ReadBack(const std::string& encoded, const char* source,
+                                   const heaprec::profile::ReadOptions& options) {
   try {
-    return heaprec::ReadProfile(encoded, source, options);
-  } catch (const heaprec::ProfileError& e) {
+    return heaprec::profile::ReadProfile(encoded, source, options);
+  } catch (const heaprec::profile::ProfileError& e) {
     Bug("a profile written by EncodeProfile does not read back", e.what());
   }
 }
@@ -69,29 +71,29 @@ heaprec::Profile ReadBack(const std::string& encoded, const char* source,
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  heaprec::ReadOptions options;
+  heaprec::profile::ReadOptions options;
   options.max_decompressed_bytes = kFuzzMaxDecompressedBytes;
   options.max_decoded_bytes = kFuzzMaxDecodedBytes;
   std::string_view bytes(reinterpret_cast<const char*>(data), size);
 
-  heaprec::Profile profile;
+  heaprec::profile::Profile profile;
   try {
-    profile = heaprec::ReadProfile(bytes, "fuzz-input", options);
-  } catch (const heaprec::ProfileError&) {
+    profile = heaprec::profile::ReadProfile(bytes, "fuzz-input", options);
+  } catch (const heaprec::profile::ProfileError&) {
     return 0;  // the expected outcome for malformed (or too large) input
   }
 
-  std::string raw = heaprec::EncodeProfile(profile, /*gzip=*/false);
-  heaprec::Profile from_raw = ReadBack(raw, "round-trip (raw)", options);
+  std::string raw = heaprec::profile::EncodeProfile(profile, /*gzip=*/false);
+  heaprec::profile::Profile from_raw = ReadBack(raw, "round-trip (raw)", options);
   if (!(from_raw == profile)) {
     Bug("raw round trip changed the profile", FirstDifference(profile, from_raw));
   }
-  if (heaprec::EncodeProfile(from_raw, /*gzip=*/false) != raw) {
+  if (heaprec::profile::EncodeProfile(from_raw, /*gzip=*/false) != raw) {
     Bug("encoding the round-tripped profile gives different bytes");
   }
 
-  std::string gzipped = heaprec::EncodeProfile(profile, /*gzip=*/true);
-  heaprec::Profile from_gzip = ReadBack(gzipped, "round-trip (gzip)", options);
+  std::string gzipped = heaprec::profile::EncodeProfile(profile, /*gzip=*/true);
+  heaprec::profile::Profile from_gzip = ReadBack(gzipped, "round-trip (gzip)", options);
   if (!(from_gzip == profile)) {
     Bug("gzip round trip changed the profile", FirstDifference(profile, from_gzip));
   }
