@@ -88,6 +88,25 @@ bool IsPeakProfile(const Profile& p) {
   return CommentField(p, schema::kReasonField) == schema::kReasonPeak;
 }
 
+int PairedSampleType(const std::vector<ValueType>& types, size_t index) {
+  if (index >= types.size()) return -1;
+  const std::string& type = types[index].type;
+  auto swap_suffix = [&](const std::string& from, const std::string& to) -> int {
+    if (type.size() <= from.size() || type.compare(type.size() - from.size(), from.size(), from)) {
+      return -1;
+    }
+    std::string paired = type.substr(0, type.size() - from.size()) + to;
+    for (size_t i = 0; i < types.size(); ++i) {
+      if (types[i].type == paired) return static_cast<int>(i);
+    }
+    return -1;
+  };
+  const std::string space = std::string("_") + schema::kSpaceSuffix;
+  const std::string objects = std::string("_") + schema::kObjectsSuffix;
+  int pair = swap_suffix(space, objects);
+  return pair >= 0 ? pair : swap_suffix(objects, space);
+}
+
 int64_t NumericLabel(const Sample& s, const std::string& key) {
   for (const Label& label : s.labels) {
     if (label.key == key && label.str.empty()) return label.num;
@@ -164,25 +183,6 @@ std::span<const LocationFrame> ProfileView::Frames(uint64_t location_id) const {
   auto it = frames_.find(location_id);
   if (it == frames_.end()) return {};
   return it->second;
-}
-
-int ProfileView::PairedType(size_t index) const {
-  if (index >= profile_.sample_types.size()) return -1;
-  const std::string& type = profile_.sample_types[index].type;
-  auto swap_suffix = [&](const std::string& from, const std::string& to) -> int {
-    if (type.size() <= from.size() || type.compare(type.size() - from.size(), from.size(), from)) {
-      return -1;
-    }
-    std::string paired = type.substr(0, type.size() - from.size()) + to;
-    for (size_t i = 0; i < profile_.sample_types.size(); ++i) {
-      if (profile_.sample_types[i].type == paired) return static_cast<int>(i);
-    }
-    return -1;
-  };
-  const std::string space = std::string("_") + schema::kSpaceSuffix;
-  const std::string objects = std::string("_") + schema::kObjectsSuffix;
-  int pair = swap_suffix(space, objects);
-  return pair >= 0 ? pair : swap_suffix(objects, space);
 }
 
 int64_t ProfileView::ObjectSize(const Sample& s, size_t index) const {

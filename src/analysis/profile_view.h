@@ -80,6 +80,10 @@ std::optional<int64_t> ProfilePid(const profile::Profile& profile);
 // Whether the profile was written at a peak of the live heap (comment reason=peak).
 bool IsPeakProfile(const profile::Profile& profile);
 
+// The sample type paired with `types[index]` (inuse_space <-> inuse_objects, alloc_space <->
+// alloc_objects), or -1.
+int PairedSampleType(const std::vector<profile::ValueType>& types, size_t index);
+
 // The numeric label `key` of a sample, or -1 if it has none.
 int64_t NumericLabel(const profile::Sample& sample, const std::string& key);
 
@@ -102,9 +106,8 @@ class ProfileView {
   // empty for an unknown id.
   std::span<const LocationFrame> Frames(uint64_t location_id) const;
 
-  // The sample type paired with `index` (inuse_space <-> inuse_objects, alloc_space <->
-  // alloc_objects), or -1.
-  int PairedType(size_t index) const;
+  // PairedSampleType of the profile's sample types.
+  int PairedType(size_t index) const { return PairedSampleType(profile_.sample_types, index); }
 
   // The object size of a sample: its `bytes` label, else space / objects of the pair of type
   // `index`'s family, else of the other family; -1 if unknown.

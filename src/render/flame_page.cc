@@ -58,14 +58,14 @@ void WriteNode(const FlameGraph& g, const FlameNode& node, JsonWriter& j) {
 void WriteFlameJson(const Profile& p, const FlameGraph& g, const FlameOptions& options,
                     std::ostream& out) {
   size_t initial = analysis::SelectSampleIndex(p, options.sample_index);
-  const analysis::ProfileView view(p);
   JsonWriter j(out, {.style = JsonWriter::Style::kCompact, .script_safe = true});
   j.BeginObject();
   j.Key("source").String(options.source);
   j.Key("sampled").Bool(g.sampled);
   j.Key("period").Int(p.period);
   // What the page's "sampled every PERIOD UNIT" counts: a per-object profile's unit is "count".
-  j.Key("period_unit").String(view.sampling().per_object ? "objects" : p.period_type.unit);
+  j.Key("period_unit")
+      .String(profile::SamplingModel(p).per_object ? "objects" : p.period_type.unit);
   j.Key("comments").BeginArray();
   for (const std::string& comment : p.comments) j.String(comment);
   j.EndArray();
@@ -75,7 +75,7 @@ void WriteFlameJson(const Profile& p, const FlameGraph& g, const FlameOptions& o
     j.BeginObject();
     j.Key("type").String(g.sample_types[i].type);
     j.Key("unit").String(g.sample_types[i].unit);
-    j.Key("pair").Int(view.PairedType(i));
+    j.Key("pair").Int(analysis::PairedSampleType(g.sample_types, i));
     j.EndObject();
   }
   j.EndArray();
