@@ -2,7 +2,6 @@
 #include "analysis/flame_tree.h"
 
 #include <algorithm>
-#include <cmath>
 #include <map>
 #include <utility>
 
@@ -62,8 +61,7 @@ FlameGraph BuildFlameGraph(const Profile& p) {
   for (const Sample& s : p.samples) {
     for (size_t t = 0; t < types; ++t) {
       values[t] = t < s.values.size() ? s.values[t] : 0;
-      double variance = view.Variance(s, t);
-      variances[t] = std::isfinite(variance) ? variance : 0.0;
+      variances[t] = view.KnownVariance(s, t);
     }
     auto add = [&](size_t n) {
       for (size_t t = 0; t < types; ++t) {

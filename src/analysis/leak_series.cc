@@ -141,9 +141,7 @@ LeakSeries AnalyzeSeries(std::vector<LeakInput*> inputs, std::optional<int64_t> 
       }
       int64_t value = s.values[index];
       acc.bytes[i] += static_cast<double>(value);
-      // A sample whose object size is unknown adds no sampling error it cannot know.
-      double variance = view.Variance(s, index);
-      acc.variances[i] += std::isfinite(variance) ? variance : 0.0;
+      acc.variances[i] += view.KnownVariance(s, index);
       int64_t oldest = NumericLabel(s, schema::kOldestAllocLabel);
       if (value > 0 && oldest > 0) {
         // Profiles are visited in time order: a later profile replaces the age's source.

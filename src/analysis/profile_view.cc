@@ -220,4 +220,9 @@ double ProfileView::Variance(const Sample& s, size_t index) const {
   return profile::ValueVariance(type, value, size, sampling_);
 }
 
+double ProfileView::KnownVariance(const Sample& s, size_t index) const {
+  double variance = Variance(s, index);
+  return std::isfinite(variance) ? variance : 0.0;
+}
+
 }  // namespace heaprec::analysis

@@ -117,6 +117,9 @@ class ProfileView {
   // exact values and for types heaprec does not sample, NaN when it depends on an object size
   // that is unknown.
   double Variance(const profile::Sample& sample, size_t index) const;
+  // The same, 0 where it is unknown: for the models that cannot carry an unknown interval (a leak
+  // series' fit, the flame page), where a sample of unknown size adds no sampling error.
+  double KnownVariance(const profile::Sample& sample, size_t index) const;
 
  private:
   size_t Intern(FrameId id);
