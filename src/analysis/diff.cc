@@ -45,10 +45,22 @@ void SortByChange(std::vector<T>& entries, GetValue value, GetLabel label) {
   });
 }
 
+// The rows of a stack's frames, each with the line it is at in that stack.
+std::vector<ReportRow> StackFrames(const Report& report, const ReportStack& stack) {
+  std::vector<ReportRow> frames;
+  for (size_t i = 0; i < stack.frames.size(); ++i) {
+    frames.push_back(report.rows[stack.frames[i]]);
+    if (stack.lines[i] > 0) frames.back().line = stack.lines[i];
+  }
+  return frames;
+}
+
 std::string StackKey(const std::vector<ReportRow>& frames) {
   std::string key;
   for (const ReportRow& row : frames) {
     key += row.key;
+    key += '\x1f';
+    key += std::to_string(row.line);
     key += '\x1f';
   }
   return key;
@@ -158,10 +170,11 @@ void CheckCompatible(const Profile& base, const Profile& next) {
   }
 }
 
-Diff ComputeDiff(const Profile& base, const Profile& next, const std::string& sample_index) {
+Diff ComputeDiff(const Profile& base, const Profile& next, const std::string& sample_index,
+                 const ViewOptions& view_options) {
   CheckCompatible(base, next);
-  Report rn = ComputeReport(next, sample_index, /*with_stacks=*/true);
-  Report rb = ComputeReport(base, rn.sample_type.type, /*with_stacks=*/true);
+  Report rn = ComputeReport(next, sample_index, /*with_stacks=*/true, view_options);
+  Report rb = ComputeReport(base, rn.sample_type.type, /*with_stacks=*/true, view_options);
   Diff d;
   d.sample_type = rn.sample_type;
   d.sampled = rn.sampled || rb.sampled;
@@ -182,6 +195,7 @@ Diff ComputeDiff(const Profile& base, const Profile& next, const std::string& sa
     auto [it, inserted] = functions.try_emplace(row.key);
     DiffFunction& f = it->second;
     if (inserted) f.row = row;
+    f.row.context = f.row.context && row.context;
     f.flat.base = row.flat;
     f.flat.base_variance = row.flat_variance;
     f.cum.base = row.cum;
@@ -189,6 +203,7 @@ Diff ComputeDiff(const Profile& base, const Profile& next, const std::string& sa
   }
   d.functions = functions.size();
   for (auto& [key, f] : functions) {
+    if (f.row.context) continue;
     if (f.cum.change() != 0) d.by_cum.push_back(f);
     if (f.flat.change() != 0) d.by_flat.push_back(f);
   }
@@ -200,16 +215,14 @@ Diff ComputeDiff(const Profile& base, const Profile& next, const std::string& sa
 
   std::map<std::string, DiffStack> stacks;
   for (const ReportStack& s : rn.stacks) {
-    std::vector<ReportRow> frames;
-    for (size_t n : s.frames) frames.push_back(rn.rows[n]);
+    std::vector<ReportRow> frames = StackFrames(rn, s);
     DiffStack& entry = stacks[StackKey(frames)];
     entry.frames = std::move(frames);
     entry.value.next = s.value;
     entry.value.next_variance = s.variance;
   }
   for (const ReportStack& s : rb.stacks) {
-    std::vector<ReportRow> frames;
-    for (size_t n : s.frames) frames.push_back(rb.rows[n]);
+    std::vector<ReportRow> frames = StackFrames(rb, s);
     auto [it, inserted] = stacks.try_emplace(StackKey(frames));
     if (inserted) it->second.frames = std::move(frames);
     it->second.value.base = s.value;

@@ -80,9 +80,10 @@ struct Diff {
 // Throws IncompatibleProfilesError when the profiles have different sample or period types.
 void CheckCompatible(const profile::Profile& base, const profile::Profile& next);
 
-// Throws IncompatibleProfilesError or UnknownSampleIndexError.
+// Throws IncompatibleProfilesError or UnknownSampleIndexError. The rankings by function leave out
+// the rows that are context on both sides (ReportRow::context).
 Diff ComputeDiff(const profile::Profile& base, const profile::Profile& next,
-                 const std::string& sample_index);
+                 const std::string& sample_index, const ViewOptions& view_options = {});
 
 // NEW - BASE as one profile, as `pprof -diff_base=BASE NEW` builds it: NEW's samples as they are,
 // then BASE's with every value negated and the string label pprof::base=true (pprof then shows

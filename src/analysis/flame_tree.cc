@@ -43,7 +43,7 @@ int FlameGraph::TypeIndex(const std::string& type) const {
   return -1;
 }
 
-FlameGraph BuildFlameGraph(const Profile& p) {
+FlameGraph BuildFlameGraph(const Profile& p, const ViewOptions& view_options) {
   FlameGraph g;
   g.sample_types = p.sample_types;
   g.sampled = profile::IsSampled(p);
@@ -54,7 +54,8 @@ FlameGraph BuildFlameGraph(const Profile& p) {
   g.nodes[0].values.assign(types, 0);
   g.nodes[0].variances.assign(types, 0.0);
 
-  const ProfileView view(p);
+  const ProfileView view(p, view_options);
+  std::vector<LocationFrame> stack;
   std::map<std::pair<size_t, size_t>, size_t> child_index;  // (parent, function) -> node
   std::vector<int64_t> values(types);
   std::vector<double> variances(types);
@@ -71,32 +72,29 @@ FlameGraph BuildFlameGraph(const Profile& p) {
     };
     size_t current = 0;
     add(current);
-    // Callees are children: from the outermost location to the leaf, and within a location from
-    // the function the code belongs to (its last frame) to the innermost inlined one.
-    for (auto loc = s.location_ids.rbegin(); loc != s.location_ids.rend(); ++loc) {
-      std::span<const LocationFrame> frames = view.Frames(*loc);
-      for (auto frame = frames.rbegin(); frame != frames.rend(); ++frame) {
-        auto [pos, inserted] = child_index.try_emplace({current, frame->function}, g.nodes.size());
-        if (inserted) {
-          const FrameId& id = view.functions()[frame->function];
-          FlameNode node;
-          node.name = id.DisplayName();
-          node.file = id.file;
-          node.symbolized = id.symbolized();
-          node.values.assign(types, 0);
-          node.variances.assign(types, 0.0);
-          g.nodes[current].children.push_back(g.nodes.size());
-          g.nodes.push_back(std::move(node));
-        }
-        current = pos->second;
-        FlameNode& node = g.nodes[current];
-        node.inlined = node.inlined || frame->inlined;
-        if (frame->line > 0) {
-          auto at = std::lower_bound(node.lines.begin(), node.lines.end(), frame->line);
-          if (at == node.lines.end() || *at != frame->line) node.lines.insert(at, frame->line);
-        }
-        add(current);
+    // Callees are children: from the outermost frame to the site.
+    view.SiteStack(s, stack);
+    for (auto frame = stack.rbegin(); frame != stack.rend(); ++frame) {
+      auto [pos, inserted] = child_index.try_emplace({current, frame->function}, g.nodes.size());
+      if (inserted) {
+        const FrameId& id = view.functions()[frame->function];
+        FlameNode node;
+        node.name = id.DisplayName();
+        node.file = id.file;
+        node.symbolized = id.symbolized();
+        node.values.assign(types, 0);
+        node.variances.assign(types, 0.0);
+        g.nodes[current].children.push_back(g.nodes.size());
+        g.nodes.push_back(std::move(node));
       }
+      current = pos->second;
+      FlameNode& node = g.nodes[current];
+      node.inlined = node.inlined || frame->inlined;
+      if (frame->line > 0) {
+        auto at = std::lower_bound(node.lines.begin(), node.lines.end(), frame->line);
+        if (at == node.lines.end() || *at != frame->line) node.lines.insert(at, frame->line);
+      }
+      add(current);
     }
   }
   SortChildren(g.nodes);

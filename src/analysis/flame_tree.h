@@ -45,7 +45,9 @@ struct FlameGraph {
 // Merges the profile's samples into a tree. Children are callees: a sample's locations are walked
 // from the last (outermost) to the first (the leaf), and each location's lines from the last (the
 // function the code belongs to) to the first (the innermost inlined frame). Frames of the same
-// function (name and file) under the same parent are one node.
-FlameGraph BuildFlameGraph(const profile::Profile& profile);
+// function (name and file) under the same parent are one node. A sample's stack starts at its
+// allocation site (ProfileView::SiteStack): the frames it calls into, allocator and library
+// internals, are not shown.
+FlameGraph BuildFlameGraph(const profile::Profile& profile, const ViewOptions& view_options = {});
 
 }  // namespace heaprec::analysis

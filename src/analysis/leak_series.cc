@@ -76,14 +76,43 @@ namespace {
 
 struct SiteAccumulator {
   LeakSite site;
+  LineTally lines;                // of the site's leaf frame
   std::vector<double> bytes;      // per profile
   std::vector<double> variances;  // per profile
   int64_t oldest_time_nanos = 0;  // time of the profile the age comes from (0: none)
   int64_t oldest_alloc_ns = 0;
+  int64_t final_bytes = 0;  // in the series' final profile
 };
 
-LeakSeries AnalyzeSeries(std::vector<LeakInput*> inputs, std::optional<int64_t> pid,
-                         const LeakOptions& options) {
+// Calls visit(key, view, frames, sample, index) for every sample of the profile with its site's
+// key (options.by), its frames from the site outwards (only the site's, by function) and the
+// index of its inuse_space values. Throws std::runtime_error if the profile has none.
+template <typename Visit>
+void ForEachSiteSample(const LeakInput& input, const LeakOptions& options, Visit visit) {
+  const Profile& p = input.profile;
+  size_t index = SIZE_MAX;
+  for (size_t k = 0; k < p.sample_types.size(); ++k) {
+    if (p.sample_types[k].type == schema::kInuseSpace) index = k;
+  }
+  if (index == SIZE_MAX) {
+    throw std::runtime_error(input.file + ": no " + schema::kInuseSpace + " values");
+  }
+  const ProfileView view(p, options.view);
+  std::vector<LocationFrame> frames;
+  std::string key;
+  for (const Sample& s : p.samples) {
+    if (index >= s.values.size()) continue;
+    view.SiteStack(s, frames);
+    if (frames.empty()) continue;
+    if (options.by == LeakSiteKind::kFunction) frames.resize(1);
+    key.clear();
+    for (const LocationFrame& frame : frames) key += view.functions()[frame.function].key + '\n';
+    visit(key, view, frames, s, index);
+  }
+}
+
+LeakSeries AnalyzeSeries(std::vector<LeakInput*> inputs, const LeakInput* final_input,
+                         std::optional<int64_t> pid, const LeakOptions& options) {
   std::stable_sort(inputs.begin(), inputs.end(), [](const LeakInput* a, const LeakInput* b) {
     if (a->profile.time_nanos != b->profile.time_nanos) {
       return a->profile.time_nanos < b->profile.time_nanos;
@@ -107,56 +136,53 @@ LeakSeries AnalyzeSeries(std::vector<LeakInput*> inputs, std::optional<int64_t> 
   std::map<std::string, SiteAccumulator> sites;  // by key: output order does not depend on hashing
   for (size_t i = 0; i < n; ++i) {
     const Profile& p = inputs[i]->profile;
-    size_t index = SIZE_MAX;
-    for (size_t k = 0; k < p.sample_types.size(); ++k) {
-      if (p.sample_types[k].type == schema::kInuseSpace) index = k;
-    }
-    if (index == SIZE_MAX) {
-      throw std::runtime_error(inputs[i]->file + ": no " + schema::kInuseSpace + " values");
-    }
-    const ProfileView view(p);
-    for (const Sample& s : p.samples) {
-      if (index >= s.values.size()) continue;
-      std::vector<const FrameId*> stack;
-      for (uint64_t location_id : s.location_ids) {
-        for (const LocationFrame& frame : view.Frames(location_id)) {
-          stack.push_back(&view.functions()[frame.function]);
-          if (options.by == LeakSiteKind::kFunction) break;
-        }
-        if (options.by == LeakSiteKind::kFunction && !stack.empty()) break;
-      }
-      if (stack.empty()) continue;
-      std::string key;
-      for (const FrameId* f : stack) key += f->key + '\n';
-      auto [it, inserted] = sites.try_emplace(key);
-      SiteAccumulator& acc = it->second;
-      if (inserted) {
-        acc.site.name = stack.front()->DisplayName();
-        acc.site.file = stack.front()->file;
-        acc.site.line = stack.front()->line;
-        acc.site.leaf_label = stack.front()->Label();
-        for (const FrameId* f : stack) acc.site.stack.push_back(f->DisplayName());
-        acc.bytes.assign(n, 0.0);
-        acc.variances.assign(n, 0.0);
-      }
-      int64_t value = s.values[index];
-      acc.bytes[i] += static_cast<double>(value);
-      acc.variances[i] += view.KnownVariance(s, index);
-      int64_t oldest = NumericLabel(s, schema::kOldestAllocLabel);
-      if (value > 0 && oldest > 0) {
-        // Profiles are visited in time order: a later profile replaces the age's source.
-        if (acc.oldest_time_nanos != p.time_nanos) {
-          acc.oldest_time_nanos = p.time_nanos;
-          acc.oldest_alloc_ns = oldest;
-        } else {
-          acc.oldest_alloc_ns = std::min(acc.oldest_alloc_ns, oldest);
-        }
-      }
-    }
+    ForEachSiteSample(
+        *inputs[i], options,
+        [&](const std::string& key, const ProfileView& view,
+            const std::vector<LocationFrame>& frames, const Sample& s, size_t index) {
+          auto [it, inserted] = sites.try_emplace(key);
+          SiteAccumulator& acc = it->second;
+          if (inserted) {
+            const FrameId& leaf = view.functions()[frames.front().function];
+            acc.site.name = leaf.DisplayName();
+            acc.site.file = leaf.file;
+            acc.site.line = leaf.line;
+            for (const LocationFrame& frame : frames) {
+              acc.site.stack.push_back(view.functions()[frame.function].DisplayName());
+            }
+            acc.bytes.assign(n, 0.0);
+            acc.variances.assign(n, 0.0);
+          }
+          int64_t value = s.values[index];
+          acc.lines.Add(frames.front().line, value);
+          acc.bytes[i] += static_cast<double>(value);
+          acc.variances[i] += view.KnownVariance(s, index);
+          int64_t oldest = NumericLabel(s, schema::kOldestAllocLabel);
+          if (value > 0 && oldest > 0) {
+            // Profiles are visited in time order: a later profile replaces the age's source.
+            if (acc.oldest_time_nanos != p.time_nanos) {
+              acc.oldest_time_nanos = p.time_nanos;
+              acc.oldest_alloc_ns = oldest;
+            } else {
+              acc.oldest_alloc_ns = std::min(acc.oldest_alloc_ns, oldest);
+            }
+          }
+        });
+  }
+  if (final_input != nullptr) {
+    series.final_file = final_input->file;
+    ForEachSiteSample(*final_input, options,
+                      [&](const std::string& key, const ProfileView&,
+                          const std::vector<LocationFrame>&, const Sample& s, size_t index) {
+                        auto it = sites.find(key);
+                        if (it != sites.end()) it->second.final_bytes += s.values[index];
+                      });
   }
 
   for (auto& [key, acc] : sites) {
     LeakSite& site = acc.site;
+    if (final_input != nullptr) site.final_bytes = acc.final_bytes;
+    if (!options.view.lines) site.line = acc.lines.Heaviest(site.line);
     for (size_t i = 0; i < n; ++i) {
       LeakPoint point;
       point.seconds = seconds[i];
@@ -200,7 +226,8 @@ std::string LeakSite::Label() const {
     for (const std::string& frame : stack) label += (label.empty() ? "" : " < ") + frame;
     return label;
   }
-  return leaf_label;
+  if (file.empty()) return name;
+  return name + " " + BaseName(file) + (line > 0 ? ":" + std::to_string(line) : "");
 }
 
 std::vector<LeakSeries> AnalyzeLeaks(std::vector<LeakInput> inputs, const LeakOptions& options) {
@@ -216,7 +243,20 @@ std::vector<LeakSeries> AnalyzeLeaks(std::vector<LeakInput> inputs, const LeakOp
   }
   std::vector<LeakSeries> result;
   for (auto& [pid, group] : groups) {
-    result.push_back(AnalyzeSeries(group, pid, options));
+    // The final profile (the latest, if several) is set aside when there is a series without it.
+    LeakInput* final_input = nullptr;
+    for (LeakInput* in : group) {
+      if (IsFinalProfile(in->profile) &&
+          (final_input == nullptr || in->profile.time_nanos > final_input->profile.time_nanos)) {
+        final_input = in;
+      }
+    }
+    if (final_input != nullptr && group.size() > 1) {
+      std::erase(group, final_input);
+    } else {
+      final_input = nullptr;
+    }
+    result.push_back(AnalyzeSeries(group, final_input, pid, options));
     result.back().peak_profiles_left_out = peaks[pid];
   }
   return result;

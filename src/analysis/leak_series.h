@@ -69,6 +69,7 @@ enum class LeakSiteKind { kFunction, kStack };
 struct LeakOptions {
   LeakSiteKind by = LeakSiteKind::kFunction;
   bool single_series = false;  // all profiles in one series, whatever their pid
+  ViewOptions view;            // how frames are named and where a sample's site is
   double min_t = 3.0;
   double min_r2 = 0.5;
 };
@@ -90,15 +91,16 @@ struct LeakPoint {
 struct LeakSite {
   std::string name;                // the leaf function's FrameId::DisplayName()
   std::string file;                // its source file, "" if unknown
-  int64_t line = 0;                // its start line, 0 if unknown (FrameId::line)
+  int64_t line = 0;                // the line that held the most in the series, 0 if unknown
   std::vector<std::string> stack;  // --by stack: function names, leaf first; else {name}
-  std::string leaf_label;          // the leaf's FrameId::Label()
   std::vector<LeakPoint> points;   // one per profile of the series
   LinearFit fit;
   int64_t first_bytes = 0;
   int64_t last_bytes = 0;
   int64_t max_bytes = 0;
   std::optional<double> age_seconds;  // see above
+  // Its inuse_space in the series' final profile (LeakSeries::final_file), if there is one.
+  std::optional<int64_t> final_bytes;
   bool suspect = false;
   double score = 0;
 
@@ -116,12 +118,18 @@ struct LeakSeries {
   std::vector<LeakSite> sites;  // ranked: suspects first, then by score
   size_t suspects = 0;
   size_t peak_profiles_left_out = 0;  // profiles with reason=peak (see AnalyzeLeaks)
+  std::string final_file;             // the final profile set aside (see AnalyzeLeaks); "" if none
 };
 
 // Groups the profiles by pid (unless options.single_series), orders each series by time_nanos
 // (then file name) and ranks its sites. Profiles written with reason=peak (NAME.peak.pb.gz) are
-// left out: taken when the heap was largest, they would bias every trend upwards. Series are
-// returned by pid. Throws std::runtime_error if a profile has no inuse_space values.
+// left out: taken when the heap was largest, they would bias every trend upwards. A process's
+// final profile (reason exit, _exit, crash or terminated: IsFinalProfile) is not a point of the
+// series either: a program that frees what it holds before it exits (destructors, RAII) would
+// drop every site to 0 there and hide every trend. It is set aside, and each site's bytes in it are
+// LeakSite::final_bytes: what was still live at the end. (A series of only a final profile keeps
+// it as its one point.) Series are returned by pid. Throws std::runtime_error if a profile has no
+// inuse_space values.
 std::vector<LeakSeries> AnalyzeLeaks(std::vector<LeakInput> inputs, const LeakOptions& options);
 
 }  // namespace heaprec::analysis

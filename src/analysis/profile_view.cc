@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <limits>
 
+#include "analysis/short_name.h"
 #include "schema/profile_schema.h"
 
 namespace heaprec::analysis {
@@ -88,6 +89,12 @@ bool IsPeakProfile(const Profile& p) {
   return CommentField(p, schema::kReasonField) == schema::kReasonPeak;
 }
 
+bool IsFinalProfile(const Profile& p) {
+  std::optional<std::string> reason = CommentField(p, schema::kReasonField);
+  return reason == schema::kReasonExit || reason == schema::kReasonUnderscoreExit ||
+         reason == schema::kReasonCrash || reason == schema::kReasonTerminated;
+}
+
 int PairedSampleType(const std::vector<ValueType>& types, size_t index) {
   if (index >= types.size()) return -1;
   const std::string& type = types[index].type;
@@ -121,7 +128,31 @@ const std::string* StringLabel(const Sample& s, const std::string& key) {
   return nullptr;
 }
 
-ProfileView::ProfileView(const Profile& p) : profile_(p), sampling_(p) {
+void LineTally::Add(int64_t line, int64_t weight) {
+  if (line <= 0) return;
+  int64_t magnitude = weight < 0 ? -weight : weight;
+  for (auto& [known, total] : lines_) {
+    if (known == line) {
+      total += magnitude;
+      return;
+    }
+  }
+  lines_.emplace_back(line, magnitude);
+}
+
+int64_t LineTally::Heaviest(int64_t fallback) const {
+  int64_t best = fallback;
+  int64_t best_total = -1;
+  for (const auto& [line, total] : lines_) {
+    if (total > best_total || (total == best_total && line < best)) {
+      best = line;
+      best_total = total;
+    }
+  }
+  return best;
+}
+
+ProfileView::ProfileView(const Profile& p, const ViewOptions& options) : profile_(p), sampling_(p) {
   std::unordered_map<uint64_t, const Function*> functions;
   for (const Function& f : p.functions) functions[f.id] = &f;
   std::unordered_map<uint64_t, const Mapping*> mappings;
@@ -130,6 +161,8 @@ ProfileView::ProfileView(const Profile& p) : profile_(p), sampling_(p) {
   std::vector<bool> line_from_locations;
   for (const Location& loc : p.locations) {
     std::vector<LocationFrame>& frames = frames_[loc.id];
+    auto mit = mappings.find(loc.mapping_id);
+    const std::string library = mit == mappings.end() ? "" : BaseName(mit->second->filename);
     for (size_t i = 0; i < loc.lines.size(); ++i) {
       const Line& line = loc.lines[i];
       auto it = functions.find(line.function_id);
@@ -139,12 +172,17 @@ ProfileView::ProfileView(const Profile& p) : profile_(p), sampling_(p) {
       id.function = !f.name.empty()          ? f.name
                     : !f.system_name.empty() ? f.system_name
                                              : HexAddress(loc.address);
+      if (!options.full_names && IsMangledName(f.system_name)) id.function = ShortName(id.function);
       id.file = f.filename;
-      id.line = f.start_line;
+      id.line = options.lines ? line.line : f.start_line;
       id.key = "f:" + id.function + '\0' + id.file;
+      if (options.lines) id.key += '\0' + std::to_string(line.line);
+      // Ruby's methods written in C are the frames without a source file of a per-object profile.
+      bool ruby_c_method = sampling_.per_object && f.filename.empty();
+      id.runtime = options.sites.Skips(id.function, library, ruby_c_method);
       size_t before = functions_.size();
       size_t n = Intern(std::move(id));
-      if (n == before) line_from_locations.push_back(functions_[n].line <= 0);
+      if (n == before) line_from_locations.push_back(!options.lines && functions_[n].line <= 0);
       // A Ruby function has no start line, only the lines its frames were at: the smallest one
       // points the reader at the function as a start line would.
       if (line_from_locations[n] && line.line > 0) {
@@ -155,11 +193,11 @@ ProfileView::ProfileView(const Profile& p) : profile_(p), sampling_(p) {
     }
     if (frames.empty()) {
       // Unsymbolized: one function per address, as pprof shows them.
-      auto mit = mappings.find(loc.mapping_id);
       FrameId id;
       id.function = id.address = HexAddress(loc.address);
-      id.mapping = mit == mappings.end() ? "" : BaseName(mit->second->filename);
+      id.mapping = library;
       id.key = "a:" + id.mapping + '\0' + id.address;
+      id.runtime = options.sites.Skips("", library, false);
       size_t before = functions_.size();
       size_t n = Intern(std::move(id));
       if (n == before) line_from_locations.push_back(false);
@@ -183,6 +221,18 @@ std::span<const LocationFrame> ProfileView::Frames(uint64_t location_id) const {
   auto it = frames_.find(location_id);
   if (it == frames_.end()) return {};
   return it->second;
+}
+
+void ProfileView::SiteStack(const Sample& s, std::vector<LocationFrame>& stack) const {
+  stack.clear();
+  for (uint64_t location_id : s.location_ids) {
+    std::span<const LocationFrame> frames = Frames(location_id);
+    stack.insert(stack.end(), frames.begin(), frames.end());
+  }
+  auto site = std::find_if(stack.begin(), stack.end(), [&](const LocationFrame& frame) {
+    return !functions_[frame.function].runtime;
+  });
+  if (site != stack.end()) stack.erase(stack.begin(), site);
 }
 
 int64_t ProfileView::ObjectSize(const Sample& s, size_t index) const {

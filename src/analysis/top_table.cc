@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <map>
+#include <tuple>
+#include <utility>
 
 #include "schema/profile_schema.h"
 
@@ -13,9 +15,14 @@ namespace heaprec::analysis {
 using profile::Profile;
 using profile::Sample;
 
-Report ComputeReport(const Profile& p, const std::string& sample_index, bool with_stacks) {
+bool IsEntryPoint(const std::string& function) {
+  return function == "main" || function.ends_with("::main") || function == "<main>";
+}
+
+Report ComputeReport(const Profile& p, const std::string& sample_index, bool with_stacks,
+                     const ViewOptions& view_options) {
   size_t index = SelectSampleIndex(p, sample_index);
-  const ProfileView view(p);
+  const ProfileView view(p, view_options);
   Report r;
   r.sample_type = p.sample_types[index];
   r.sampled = view.IsEstimate(index);
@@ -28,10 +35,14 @@ Report ComputeReport(const Profile& p, const std::string& sample_index, bool wit
   }
   // seen[n] == sample number + 1 when node n was already counted in cum for that sample.
   std::vector<size_t> seen(rows.size(), 0);
-  std::map<std::vector<size_t>, ReportStack> stacks;
+  // Per row, the lines its flat and its cum were counted at.
+  std::vector<LineTally> flat_lines(rows.size()), cum_lines(rows.size());
+  // By (row, line) of each frame, leaf first.
+  std::map<std::vector<std::pair<size_t, int64_t>>, ReportStack> stacks;
   std::map<std::string, ReportClass> classes;
   bool has_classes = false;
-  std::vector<size_t> frames;
+  std::vector<std::pair<size_t, int64_t>> frames;
+  std::vector<LocationFrame> stack;
   for (const Sample& s : p.samples) {
     if (index >= s.values.size()) continue;
     int64_t v = s.values[index];
@@ -44,22 +55,21 @@ Report ComputeReport(const Profile& p, const std::string& sample_index, bool wit
     ReportClass& by_class = classes[class_name != nullptr ? *class_name : "(unknown)"];
     by_class.value += v;
     by_class.variance += var;
-    bool leaf = true;
     frames.clear();
-    for (uint64_t location_id : s.location_ids) {
-      for (const LocationFrame& frame : view.Frames(location_id)) {
-        size_t n = frame.function;
-        frames.push_back(n);
-        if (leaf) {
-          rows[n].flat += v;
-          rows[n].flat_variance += var;
-        }
-        leaf = false;
-        if (seen[n] != r.samples) {
-          seen[n] = r.samples;
-          rows[n].cum += v;
-          rows[n].cum_variance += var;
-        }
+    view.SiteStack(s, stack);
+    for (const LocationFrame& frame : stack) {
+      size_t n = frame.function;
+      if (frames.empty()) {
+        rows[n].flat += v;
+        rows[n].flat_variance += var;
+        flat_lines[n].Add(frame.line, v);
+      }
+      frames.emplace_back(n, frame.line);
+      if (seen[n] != r.samples) {
+        seen[n] = r.samples;
+        rows[n].cum += v;
+        rows[n].cum_variance += var;
+        cum_lines[n].Add(frame.line, v);
       }
     }
     if (with_stacks) {
@@ -71,10 +81,17 @@ Report ComputeReport(const Profile& p, const std::string& sample_index, bool wit
   // Rows that hold nothing are dropped, unless a stack that holds something goes through them
   // (possible only when positive and negative values cancel, as in a diff profile).
   std::vector<bool> keep(rows.size(), false);
-  for (size_t n = 0; n < rows.size(); ++n) keep[n] = rows[n].flat != 0 || rows[n].cum != 0;
+  for (size_t n = 0; n < rows.size(); ++n) {
+    ReportRow& row = rows[n];
+    keep[n] = row.flat != 0 || row.cum != 0;
+    if (!view_options.lines)
+      row.line = (row.flat != 0 ? flat_lines : cum_lines)[n].Heaviest(row.line);
+    row.context = row.flat == 0 &&
+                  (row.runtime || (view_options.sites.defaults() && IsEntryPoint(row.function)));
+  }
   for (auto& [key, stack] : stacks) {
     if (stack.value == 0) continue;
-    for (size_t n : key) keep[n] = true;
+    for (const auto& [n, line] : key) keep[n] = true;
   }
   std::vector<size_t> order;
   for (size_t n = 0; n < rows.size(); ++n) {
@@ -96,13 +113,16 @@ Report ComputeReport(const Profile& p, const std::string& sample_index, bool wit
   }
   for (auto& [key, stack] : stacks) {
     if (stack.value == 0) continue;
-    for (size_t n : key) stack.frames.push_back(new_index[n]);
+    for (const auto& [n, line] : key) {
+      stack.frames.push_back(new_index[n]);
+      stack.lines.push_back(line);
+    }
     r.stacks.push_back(std::move(stack));
   }
   std::sort(r.stacks.begin(), r.stacks.end(), [](const ReportStack& a, const ReportStack& b) {
     if (std::llabs(a.value) != std::llabs(b.value))
       return std::llabs(a.value) > std::llabs(b.value);
-    return a.frames < b.frames;
+    return std::tie(a.frames, a.lines) < std::tie(b.frames, b.lines);
   });
   if (has_classes) {
     for (auto& [name, c] : classes) {

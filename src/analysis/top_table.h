@@ -21,20 +21,28 @@
 
 namespace heaprec::analysis {
 
-// One function (analysis/profile_view.h's FrameId: its names) and its values.
+// One function (analysis/profile_view.h's FrameId: its names) and its values. Its `line` is the
+// line that holds most of its value (flat when it has some, else cum), unless it is one row per
+// line (ViewOptions::lines).
 struct ReportRow : FrameId {
   int64_t flat = 0;
   int64_t cum = 0;
+  // A frame that only leads to the sites, not one itself (no flat): the runtime's
+  // (FrameId::runtime: _start, __libc_start_main, start_thread, std::thread's invoker...) and
+  // `main`. Tables leave these out so they do not crowd the cumulative ranking; stacks keep them.
+  bool context = false;
   // Estimated variances of flat and cum: 0 in exact mode, NaN when a counted sample's object size
   // is unknown (ProfileView::ObjectSize).
   double flat_variance = 0;
   double cum_variance = 0;
 };
 
-// One distinct call stack (as a sequence of rows, so inlined frames are expanded and samples that
-// differ only in addresses or object sizes are merged).
+// One distinct call stack from its allocation site outwards (as a sequence of rows and the line
+// each is at, so inlined frames are expanded and samples that differ only in addresses or object
+// sizes are merged).
 struct ReportStack {
   std::vector<size_t> frames;  // indexes into Report::rows, leaf first
+  std::vector<int64_t> lines;  // the line of each frame in this stack (0 if unknown)
   int64_t value = 0;
   double variance = 0;
 };
@@ -62,8 +70,13 @@ struct Report {
   std::vector<ReportClass> classes;
 };
 
-// Throws UnknownSampleIndexError. `with_stacks` also fills Report::stacks.
+// Whether `function` is the program's entry point ("main", Rust's "crate::main", Ruby's "<main>"),
+// which holds everything and says nothing unless it allocates itself.
+bool IsEntryPoint(const std::string& function);
+
+// Throws UnknownSampleIndexError. `with_stacks` also fills Report::stacks. Each sample counts from
+// its allocation site (ProfileView::SiteStack).
 Report ComputeReport(const profile::Profile& profile, const std::string& sample_index,
-                     bool with_stacks = false);
+                     bool with_stacks = false, const ViewOptions& view_options = {});
 
 }  // namespace heaprec::analysis

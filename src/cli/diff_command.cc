@@ -7,6 +7,7 @@
 
 #include "analysis/diff.h"
 #include "cli/commands.h"
+#include "cli/frame_options.h"
 #include "profile/pprof_reader.h"
 #include "render/diff.h"
 #include "render/output_file.h"
@@ -21,6 +22,7 @@ struct DiffArgs {
   size_t top = 10;
   std::string format = "text";
   std::string output;
+  FrameArgs frames;
 };
 
 int RunDiff(const DiffArgs& args) {
@@ -30,6 +32,7 @@ int RunDiff(const DiffArgs& args) {
   options.sample_index = args.sample_index;
   options.top = args.top;
   options.format = args.format == "json" ? render::Format::kJson : render::Format::kText;
+  options.view = MakeViewOptions(args.frames);
   profile::Profile base = profile::ReadProfileFile(args.base);
   profile::Profile next = profile::ReadProfileFile(args.next);
   // Everything that can be wrong with the inputs is found before any output is written.
@@ -64,6 +67,7 @@ void RegisterDiffCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("-o,--output", args->output,
                   "Also write NEW - BASE as a pprof profile (BASE's samples negated and labelled "
                   "pprof::base=true, as pprof -diff_base builds it)");
+  AddFrameOptions(*cmd, args->frames, LinesOption::kOffered);
   cmd->callback([args, exit_code] {
     *exit_code = RunReportingErrors("diff", [&] { return RunDiff(*args); });
   });

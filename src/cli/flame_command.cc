@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/frame_options.h"
 #include "cli/profile_files.h"
 #include "profile/pprof_reader.h"
 #include "render/flame_page.h"
@@ -17,6 +18,7 @@ struct FlameArgs {
   std::string file;
   std::string output;
   std::string sample_index;
+  FrameArgs frames;
 };
 
 int RunFlame(const FlameArgs& args) {
@@ -30,6 +32,7 @@ int RunFlame(const FlameArgs& args) {
   render::FlameOptions options;
   options.source = args.file;
   options.sample_index = args.sample_index;
+  options.view = MakeViewOptions(args.frames);
   std::string page = render::RenderFlamePage(profile, options);
   if (output == "-") {
     std::cout << page;
@@ -62,6 +65,7 @@ void RegisterFlameCommand(CLI::App& app, int* exit_code) {
                   "Value shown first: inuse_space, inuse_objects, alloc_space or alloc_objects "
                   "(default: the profile's default, normally inuse_space); the page switches "
                   "between all of them");
+  AddFrameOptions(*cmd, args->frames, LinesOption::kNotOffered);
   cmd->callback([args, exit_code] {
     *exit_code = RunReportingErrors("flame", [&] { return RunFlame(*args); });
   });

@@ -7,6 +7,7 @@
 
 #include "analysis/leak_series.h"
 #include "cli/commands.h"
+#include "cli/frame_options.h"
 #include "cli/profile_files.h"
 #include "profile/pprof_reader.h"
 #include "render/leaks.h"
@@ -27,6 +28,7 @@ struct LeaksArgs {
   size_t chart_sites = 5;
   double min_t = 3.0;
   double min_r2 = 0.5;
+  FrameArgs frames;
 };
 
 int RunLeaks(const LeaksArgs& args) {
@@ -37,6 +39,7 @@ int RunLeaks(const LeaksArgs& args) {
   options.analysis.single_series = args.single_series;
   options.analysis.min_t = args.min_t;
   options.analysis.min_r2 = args.min_r2;
+  options.analysis.view = MakeViewOptions(args.frames);
   std::vector<analysis::LeakInput> inputs;
   for (const std::string& file : CollectProfileFiles(args.paths)) {
     inputs.push_back({file, profile::ReadProfileFile(file)});
@@ -112,6 +115,7 @@ void RegisterLeaksCommand(CLI::App& app, int* exit_code) {
                   "its variation (R squared)")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
+  AddFrameOptions(*cmd, args->frames, LinesOption::kOffered);
   cmd->callback([args, exit_code] {
     *exit_code = RunReportingErrors("leaks", [&] { return RunLeaks(*args); });
   });

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/frame_options.h"
 #include "profile/pprof_reader.h"
 #include "render/top_table.h"
 
@@ -15,6 +16,7 @@ struct ReportArgs {
   std::string sample_index;
   size_t top = 20;
   std::string format = "text";
+  FrameArgs frames;
 };
 
 int RunReport(const ReportArgs& args) {
@@ -23,6 +25,7 @@ int RunReport(const ReportArgs& args) {
   options.sample_index = args.sample_index;
   options.top = args.top;
   options.format = args.format == "json" ? render::Format::kJson : render::Format::kText;
+  options.view = MakeViewOptions(args.frames);
   profile::Profile profile = profile::ReadProfileFile(args.file);
   render::PrintReport(profile, options, std::cout);
   std::cout.flush();
@@ -45,6 +48,7 @@ void RegisterReportCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--format", args->format, "Output format")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
+  AddFrameOptions(*cmd, args->frames, LinesOption::kOffered);
   cmd->callback([args, exit_code] {
     *exit_code = RunReportingErrors("report", [&] { return RunReport(*args); });
   });

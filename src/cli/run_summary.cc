@@ -128,34 +128,37 @@ std::int64_t InuseSpace(const Profile& profile) {
   return -1;
 }
 
-// A process that freed (nearly) everything before it ended leaves a final profile with little to
-// show; what it held at its peak is in its peak profile, so say where to look.
-void PointAtPeakProfile(const std::vector<ManifestEntry>& profiles,
-                        const ManifestEntry& final_profile) {
+// A process that freed (nearly) everything before it ended (all RAII code does) leaves a final
+// profile with little to show; what it held at its peak is in its peak profile, so say where to
+// look. Returns that peak profile when the final one holds less than a tenth of it, else nullptr.
+const ManifestEntry* PointAtPeakProfile(const std::vector<ManifestEntry>& profiles,
+                                        const ManifestEntry& final_profile) {
   const ManifestEntry* peak =
       LastProfileOf(profiles, final_profile.pid,
                     [](const std::string& reason) { return reason == schema::kReasonPeak; });
-  if (peak == nullptr) return;
+  if (peak == nullptr) return nullptr;
   try {
     std::int64_t final_bytes = InuseSpace(profile::ReadProfileFile(final_profile.path));
     std::int64_t peak_bytes = InuseSpace(profile::ReadProfileFile(peak->path));
-    if (final_bytes < 0 || peak_bytes <= 0 || final_bytes * 10 >= peak_bytes) return;
+    if (final_bytes < 0 || peak_bytes <= 0 || final_bytes * 10 >= peak_bytes) return nullptr;
     std::cerr << "heaprec: the final profile of pid " << final_profile.pid << " holds "
               << render::FormatValue(final_bytes, schema::kBytesUnit) << "; its peak profile "
               << peak->path << " holds " << render::FormatValue(peak_bytes, schema::kBytesUnit)
               << "\n";
+    return peak;
   } catch (const std::exception& error) {
     std::cerr << "heaprec: " << error.what() << "\n";
+    return nullptr;
   }
 }
 
-// The top sites of the program's own final profile.
-void PrintTopSites(const RunOptions& o, const ManifestEntry& final_profile) {
+// The top sites of one of the program's profiles.
+void PrintTopSites(const RunOptions& o, const ManifestEntry& summarized) {
   if (o.top == 0) return;
   try {
-    Profile profile = profile::ReadProfileFile(final_profile.path);
+    Profile profile = profile::ReadProfileFile(summarized.path);
     render::ReportOptions report;
-    report.source = final_profile.path;
+    report.source = summarized.path;
     report.sample_index = schema::kInuseSpace;
     report.top = o.top;
     std::cerr << "\n";
@@ -201,10 +204,20 @@ void PrintSummary(const RunOptions& o, pid_t root, const Manifest& manifest, boo
   // profiles, only the program's own get the pointer.
   for (const ManifestEntry& e : profiles) {
     bool listed = profiles.size() <= kListedProfiles || e.pid == root;
-    if (listed && EndingOf(e.reason) != nullptr) PointAtPeakProfile(profiles, e);
+    if (listed && e.pid != root && EndingOf(e.reason) != nullptr) PointAtPeakProfile(profiles, e);
   }
-  if (const ManifestEntry* final_profile = FinalProfileOf(profiles, root))
-    PrintTopSites(o, *final_profile);
+  // The program's own summary: its final profile, or its peak one when that is where the memory
+  // was, or when the program was killed before it could write a final one (SIGKILL, the OOM
+  // killer).
+  const ManifestEntry* final_profile = FinalProfileOf(profiles, root);
+  const ManifestEntry* summarized = final_profile;
+  if (final_profile == nullptr) {
+    summarized = LastProfileOf(
+        profiles, root, [](const std::string& reason) { return reason == schema::kReasonPeak; });
+  } else if (const ManifestEntry* peak = PointAtPeakProfile(profiles, *final_profile)) {
+    summarized = peak;
+  }
+  if (summarized != nullptr) PrintTopSites(o, *summarized);
 }
 
 }  // namespace heaprec::cli

@@ -216,7 +216,7 @@ void PrintJson(const Profile& base, const Profile& next, const Diff& d, const Di
 
 void PrintDiff(const Profile& base, const Profile& next, const DiffOptions& options,
                std::ostream& out) {
-  Diff d = analysis::ComputeDiff(base, next, options.sample_index);
+  Diff d = analysis::ComputeDiff(base, next, options.sample_index, options.view);
   if (options.format == Format::kJson) {
     PrintJson(base, next, d, options, out);
   } else {

@@ -17,6 +17,7 @@ struct DiffOptions {
   std::string sample_index;  // "" = NEW's default sample type
   size_t top = 10;           // entries per ranking; 0 = all
   Format format = Format::kText;
+  analysis::ViewOptions view{};  // names, lines and the site rule
 };
 
 // Prints the rankings. Throws (as analysis::ComputeDiff) before printing anything.

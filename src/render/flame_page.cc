@@ -87,7 +87,7 @@ void WriteFlameJson(const Profile& p, const FlameGraph& g, const FlameOptions& o
 bool HasFlamePage() { return !FlamePageTemplate().empty(); }
 
 std::string RenderFlamePage(const Profile& profile, const FlameOptions& options) {
-  analysis::FlameGraph graph = analysis::BuildFlameGraph(profile);
+  analysis::FlameGraph graph = analysis::BuildFlameGraph(profile, options.view);
   std::ostringstream json;
   WriteFlameJson(profile, graph, options, json);
   std::string_view page = FlamePageTemplate();

@@ -12,8 +12,9 @@
 namespace heaprec::render {
 
 struct FlameOptions {
-  std::string source{};        // the profile's file name, shown in the page's title
-  std::string sample_index{};  // shown first; "" = the profile's default_sample_type
+  std::string source{};          // the profile's file name, shown in the page's title
+  std::string sample_index{};    // shown first; "" = the profile's default_sample_type
+  analysis::ViewOptions view{};  // names and the site rule
 };
 
 // The JSON document the page reads: sample types, the initial one, and per node its values with

@@ -30,6 +30,8 @@ std::string SeriesTitle(const LeakSeries& s) {
     title += " (" + std::to_string(s.peak_profiles_left_out) + " peak profile" +
              (s.peak_profiles_left_out == 1 ? "" : "s") + " left out)";
   }
+  if (!s.final_file.empty())
+    title += "\n  at exit: live bytes in the final profile " + s.final_file;
   return title;
 }
 
@@ -61,16 +63,19 @@ void PrintLeaksText(const std::vector<LeakSeries>& all, const LeakReportOptions&
     }
     size_t shown = RowsShown(s.sites.size(), options.top);
     if (shown == 0) continue;
-    out << "   #  suspect       slope/s    R2        t       growth         last   oldest  "
-           "site\n";
+    const bool at_exit = !s.final_file.empty();
+    out << "   #  suspect       slope/s    R2        t       growth         last"
+        << (at_exit ? "      at exit" : "") << "   oldest  site\n";
     for (size_t i = 0; i < shown; ++i) {
       const LeakSite& site = s.sites[i];
       out << PadLeft(std::to_string(i + 1), 4) << "  " << PadRight(site.suspect ? "yes" : "-", 7)
           << PadLeft(FormatBytes(site.fit.slope) + "/s", 14)
           << PadLeft(FormatFixed(site.fit.r2, 2), 6) << PadLeft(FormatT(site.fit.t), 9)
           << PadLeft(FormatChange(site.growth(), schema::kBytesUnit), 13)
-          << PadLeft(FormatValue(site.last_bytes, schema::kBytesUnit), 13)
-          << PadLeft(site.age_seconds ? FormatSeconds(*site.age_seconds) : "-", 9) << "  "
+          << PadLeft(FormatValue(site.last_bytes, schema::kBytesUnit), 13);
+      if (at_exit)
+        out << PadLeft(FormatValue(site.final_bytes.value_or(0), schema::kBytesUnit), 13);
+      out << PadLeft(site.age_seconds ? FormatSeconds(*site.age_seconds) : "-", 9) << "  "
           << site.Label() << "\n";
     }
   }
@@ -103,6 +108,8 @@ void PrintLeaksJson(const std::vector<LeakSeries>& all, const LeakReportOptions&
     j.Key("period_type")
         .String(s.per_object ? schema::kPerObjectPeriodType : schema::kPerBytePeriodType);
     j.Key("peak_profiles_left_out").Int(static_cast<int64_t>(s.peak_profiles_left_out));
+    j.Key("final_file");
+    s.final_file.empty() ? j.Null() : j.String(s.final_file);
     j.Key("files").BeginArray();
     for (const std::string& f : s.files) j.String(f);
     j.EndArray();
@@ -133,6 +140,8 @@ void PrintLeaksJson(const std::vector<LeakSeries>& all, const LeakReportOptions&
       j.Key("last_bytes").Int(site.last_bytes);
       j.Key("growth_bytes").Int(site.growth());
       j.Key("max_bytes").Int(site.max_bytes);
+      j.Key("final_bytes");
+      site.final_bytes ? j.Int(*site.final_bytes) : j.Null();
       j.Key("age_seconds");
       site.age_seconds ? j.Double(*site.age_seconds, 3) : j.Null();
       j.Key("points").BeginArray();

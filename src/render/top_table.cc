@@ -137,7 +137,9 @@ void PrintJson(const Profile& p, const Report& r, const ReportOptions& o, size_t
 }  // namespace
 
 void PrintReport(const Profile& profile, const ReportOptions& options, std::ostream& out) {
-  Report report = analysis::ComputeReport(profile, options.sample_index);
+  Report report = analysis::ComputeReport(profile, options.sample_index, false, options.view);
+  // The table leaves out the frames that only lead to the sites; there are no stacks to keep.
+  std::erase_if(report.rows, [](const ReportRow& row) { return row.context; });
   size_t shown = RowsShown(report.rows.size(), options.top);
   if (options.format == Format::kJson) {
     PrintJson(profile, report, options, shown, out);

@@ -7,6 +7,7 @@
 #include <ostream>
 #include <string>
 
+#include "analysis/profile_view.h"
 #include "profile/profile.h"
 
 namespace heaprec::render {
@@ -18,6 +19,7 @@ struct ReportOptions {
   std::string sample_index;  // "" = the profile's default_sample_type, else its last type
   size_t top = 20;           // rows to print; 0 = all
   Format format = Format::kText;
+  analysis::ViewOptions view{};  // names, lines and the site rule
 };
 
 // Prints the header and the top rows. Throws analysis::UnknownSampleIndexError before printing

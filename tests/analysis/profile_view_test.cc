@@ -27,19 +27,23 @@ TEST(ProfileViewTest, FramesOfALocationInnermostFirst) {
   // Location 2: ns::Inner() (inner.h:31) inlined into ns::Build(int) (build.cc:22).
   std::span<const LocationFrame> frames = view.Frames(2);
   ASSERT_EQ(frames.size(), 2u);
-  EXPECT_EQ(FrameFunction(view, frames[0]).function, "ns::Inner()");
+  EXPECT_EQ(FrameFunction(view, frames[0]).function, "ns::Inner") << "short names by default";
   EXPECT_EQ(frames[0].line, 31);
   EXPECT_TRUE(frames[0].inlined);
-  EXPECT_EQ(FrameFunction(view, frames[1]).function, "ns::Build(int)");
+  EXPECT_EQ(FrameFunction(view, frames[1]).function, "ns::Build");
   EXPECT_EQ(frames[1].line, 22);
   EXPECT_FALSE(frames[1].inlined);
   const FrameId& inner = FrameFunction(view, frames[0]);
   EXPECT_TRUE(inner.symbolized());
   EXPECT_EQ(inner.file, "/src/inner.h");
   EXPECT_EQ(inner.line, 30) << "the function's start line";
-  EXPECT_EQ(inner.DisplayName(), "ns::Inner()");
-  EXPECT_EQ(inner.Label(), "ns::Inner() inner.h:30");
+  EXPECT_EQ(inner.DisplayName(), "ns::Inner");
+  EXPECT_EQ(inner.Label(), "ns::Inner inner.h:30");
   EXPECT_TRUE(view.Frames(99).empty()) << "unknown location";
+
+  ProfileView full(p, {.full_names = true});
+  EXPECT_EQ(FrameFunction(full, full.Frames(2)[0]).function, "ns::Inner()");
+  EXPECT_EQ(FrameFunction(full, full.Frames(2)[1]).function, "ns::Build(int)");
 }
 
 TEST(ProfileViewTest, OneFunctionPerNameAndFile) {

@@ -30,7 +30,7 @@ TEST(ReportTest, FlatAndCumPerFunction) {
   EXPECT_EQ(r.rows[0].function, "Alloc");
   EXPECT_EQ(r.rows[0].flat, 3 * kMiB);
   EXPECT_EQ(r.rows[0].cum, 3 * kMiB);
-  EXPECT_EQ(r.rows[1].function, "ns::Inner()");
+  EXPECT_EQ(r.rows[1].function, "ns::Inner");
   EXPECT_EQ(r.rows[1].flat, 1 * kMiB);
   EXPECT_EQ(r.rows[1].cum, 4 * kMiB);
   EXPECT_EQ(r.rows[2].function, "main");
@@ -39,7 +39,7 @@ TEST(ReportTest, FlatAndCumPerFunction) {
   EXPECT_EQ(r.rows[3].function, "0x1234");
   EXPECT_EQ(r.rows[3].mapping, "libfoo.so");
   EXPECT_EQ(r.rows[3].flat, 512 * kKiB);
-  EXPECT_EQ(r.rows[4].function, "ns::Build(int)");
+  EXPECT_EQ(r.rows[4].function, "ns::Build");
   EXPECT_EQ(r.rows[4].flat, 0);
   EXPECT_EQ(r.rows[4].cum, 4 * kMiB);
 }

@@ -5,8 +5,8 @@
 JSON must parse (json), SVG must be well-formed XML (xml.etree), HTML must parse (html.parser) and
 embed an <svg> and a <table>. Exits 1 with a message on the first failure. Prints:
 
-    series pid=P profiles=N suspects=K sites=S
-    site rank=R name=NAME suspect=0|1 slope=B r2=X t=T growth=G last=L age=A points=N
+    series pid=P profiles=N suspects=K sites=S final=0|1
+    site rank=R name=NAME suspect=0|1 slope=B r2=X t=T growth=G last=L age=A points=N final=F
     svg polylines=N errorbars=N fits=N legend=N title=TEXT
     html svg=N table=N
 """
@@ -22,14 +22,16 @@ def main():
     with open(sys.argv[1], encoding="utf-8") as f:
         data = json.load(f)
     for series in data["series"]:
-        print("series pid=%s profiles=%d suspects=%d sites=%d" % (
-            series["pid"], series["profiles"], series["suspect_count"], series["site_count"]))
+        print("series pid=%s profiles=%d suspects=%d sites=%d final=%d" % (
+            series["pid"], series["profiles"], series["suspect_count"], series["site_count"],
+            0 if series["final_file"] is None else 1))
         for site in series["sites"]:
             print("site rank=%d name=%s suspect=%d slope=%.0f r2=%.4f t=%.2f growth=%d last=%d "
-                  "age=%s points=%d" % (
+                  "age=%s points=%d final=%s" % (
                       site["rank"], site["site"], 1 if site["suspect"] is True else 0,
                       site["slope_bytes_per_second"], site["r2"], site["t"], site["growth_bytes"],
-                      site["last_bytes"], site["age_seconds"], len(site["points"])))
+                      site["last_bytes"], site["age_seconds"], len(site["points"]),
+                      site["final_bytes"]))
     if len(sys.argv) > 2:
         root = ET.parse(sys.argv[2]).getroot()
         if root.tag != SVG_NS + "svg":

@@ -119,12 +119,12 @@ try {
   check(await page.evaluate(() => document.querySelector('#types button[aria-pressed="true"]').dataset.type) === "inuse_space",
     "inuse_space is shown first");
   const names = new Set(list.map((f) => f.function));
-  for (const fn of ["main", "workload::BuildCache(int)", "workload::CacheInsert(int)",
-    "workload::AllocateBuffer(unsigned long)", "workload::Recurse(int)"]) {
+  for (const fn of ["main", "workload::BuildCache", "workload::CacheInsert",
+    "workload::AllocateBuffer", "workload::Recurse"]) {
     check(names.has(fn), `frame ${fn} is drawn`, [...names]);
   }
-  check(!names.has("workload::HandleRequests(int)"), "freed allocations are not in use");
-  const buildCache = list.find((f) => f.function === "workload::BuildCache(int)");
+  check(!names.has("workload::HandleRequests"), "freed allocations are not in use");
+  const buildCache = list.find((f) => f.function === "workload::BuildCache");
   check(buildCache && buildCache.depth > 1 && buildCache.width < chartWidth - 1,
     "callers are above callees (BuildCache below main, not full width)", buildCache);
   const inlined = await page.evaluate(() => [...document.querySelectorAll("#chart g.frame")]
@@ -147,7 +147,7 @@ try {
     "the root frame's title names the sample type and its total", [before.name, after.name]);
   check(/^alloc_space: /.test(await page.textContent("#summary")), "the summary follows the switch",
     await page.textContent("#summary"));
-  check(list.some((f) => f.function === "workload::HandleRequests(int)" && f.width > 0),
+  check(list.some((f) => f.function === "workload::HandleRequests" && f.width > 0),
     "freed allocations appear under alloc_space");
   check(await page.evaluate(() => window.__heaprecNotReloaded === true) && page.url() === url,
     "the switch did not reload the page");
@@ -162,10 +162,10 @@ try {
   await page.waitForTimeout(700);
 
   // Hover: function, file:line, bytes and objects; an exact profile has no intervals.
-  await page.hover('#chart g.frame[name="workload::CacheInsert(int)"]');
+  await page.hover('#chart g.frame[name="workload::CacheInsert"]');
   await page.waitForSelector(".d3-flame-graph-tip", { state: "visible" });
   let tip = await page.textContent(".d3-flame-graph-tip");
-  check(tip.includes("workload::CacheInsert(int)") && /flame_workload\.cc:\d+/.test(tip),
+  check(tip.includes("workload::CacheInsert") && /flame_workload\.cc:\d+/.test(tip),
     "hover shows the function and its file:line", tip);
   check(/inuse_space\s*[\d.]+ (KiB|MiB)/.test(tip) && /inuse_objects\s*[\d,]+/.test(tip),
     "hover shows bytes and objects", tip);
@@ -173,19 +173,19 @@ try {
   await page.mouse.move(5, 5);
 
   // Click to zoom: the clicked frame takes the full width, its siblings vanish.
-  await page.click('#chart g.frame[name="workload::BuildCache(int)"]');
+  await page.click('#chart g.frame[name="workload::BuildCache"]');
   await page.waitForTimeout(800);
   list = await frames(page);
-  const zoomed = list.find((f) => f.function === "workload::BuildCache(int)");
+  const zoomed = list.find((f) => f.function === "workload::BuildCache");
   check(Math.abs(zoomed.width - chartWidth) < 1, "a clicked frame zooms to the full width", [zoomed.width, chartWidth]);
-  const recurse = list.find((f) => f.function === "workload::Recurse(int)" && f.width > 0);
+  const recurse = list.find((f) => f.function === "workload::Recurse" && f.width > 0);
   check(!recurse, "frames outside the zoomed one are hidden", recurse);
-  const child = list.find((f) => f.function === "workload::CacheInsert(int)");
+  const child = list.find((f) => f.function === "workload::CacheInsert");
   check(child && Math.abs(child.width - chartWidth) < 1, "the zoomed frame's only callee is full width too", child);
   await page.click("#reset-zoom");
   await page.waitForTimeout(800);
   list = await frames(page);
-  check(Math.abs(list.find((f) => f.function === "workload::BuildCache(int)").width - buildCache.width) < 1,
+  check(Math.abs(list.find((f) => f.function === "workload::BuildCache").width - buildCache.width) < 1,
     "reset zoom restores the widths");
 
   // Search highlights the matching frames only.
@@ -210,7 +210,7 @@ try {
   check(drawn(await frames(sampled.page)).length > 8, "frames are drawn (sampled)");
   check(/±/.test(await sampled.page.textContent("#summary")), "the summary shows the total's interval",
     await sampled.page.textContent("#summary"));
-  await sampled.page.hover('#chart g.frame[name="workload::BuildCache(int)"]');
+  await sampled.page.hover('#chart g.frame[name="workload::BuildCache"]');
   await sampled.page.waitForSelector(".d3-flame-graph-tip", { state: "visible" });
   tip = await sampled.page.textContent(".d3-flame-graph-tip");
   check(/inuse_space\s*[\d.]+ (KiB|MiB) ± [\d.]+ (B|KiB|MiB)/.test(tip) &&
@@ -226,7 +226,7 @@ try {
     const height = await shot.evaluate(() => document.body.scrollHeight);
     await shot.setViewportSize({ width: 1280, height: Math.min(1000, height + 8) });
     await shot.waitForTimeout(700);
-    await shot.hover('#chart g.frame[name="workload::NewIndexNode(int)"]', { position: { x: 60, y: 9 } });
+    await shot.hover('#chart g.frame[name="workload::NewIndexNode"]', { position: { x: 60, y: 9 } });
     await shot.waitForTimeout(400);
     fs.mkdirSync(path.dirname(args.screenshot), { recursive: true });
     await shot.screenshot({ path: args.screenshot });

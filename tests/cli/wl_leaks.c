@@ -1,6 +1,6 @@
 /* A program with one leak, for `heaprec leaks`: three sites, each in a noinline function.
  *
- *   wl_leaks [ROUNDS [ROUND_MS]]     (defaults: 30 rounds of 50 ms, about 1.5 s)
+ *   wl_leaks [ROUNDS [ROUND_MS [FREE_AT_EXIT]]]   (defaults: 30 rounds of 50 ms, about 1.5 s; 0)
  *
  *   site_leak   allocates 4 x 256 KiB every round and keeps them: +1 MiB per round, steadily.
  *   site_pool   allocates a pool of 64 x 64 KiB (4 MiB) at start, then every round frees 16 of its
@@ -8,8 +8,10 @@
  *   site_churn  allocates 64 x 32 KiB every round and frees them at once: nothing kept.
  *
  * The rounds are counted (not timed), so with a fixed sampler seed the same objects are sampled on
- * every run; only where the dumps fall between rounds varies. Nothing is freed at exit: the exit
- * profile still holds the leak and the pool. */
+ * every run; only where the dumps fall between rounds varies. Nothing is freed at exit, so the exit
+ * profile still holds the leak and the pool, unless FREE_AT_EXIT is 1: then everything is freed
+ * before main returns, as destructors would (an RAII program), and the exit profile holds none of
+ * it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +56,7 @@ __attribute__((noinline)) void site_churn(void) {
 int main(int argc, char** argv) {
   long rounds = wl_arg(argc, argv, 1, 30);
   long round_ms = wl_arg(argc, argv, 2, 50);
+  long free_at_exit = wl_arg(argc, argv, 3, 0);
   void** leaked = wl_slots(kLeakObjects * rounds);
   void** pool = wl_slots(kPoolObjects);
   for (int i = 0; i < kPoolObjects; ++i) pool[i] = site_pool();
@@ -69,5 +72,9 @@ int main(int argc, char** argv) {
     SleepMs(round_ms);
   }
   printf("leaked %ld bytes in %ld rounds\n", (long)kLeakObjects * kLeakSize * rounds, rounds);
+  if (free_at_exit) {
+    for (long i = 0; i < kLeakObjects * rounds; ++i) free(wl_opaque(leaked[i]));
+    for (int i = 0; i < kPoolObjects; ++i) free(wl_opaque(pool[i]));
+  }
   return 0;
 }

@@ -36,20 +36,21 @@ TEST(DiffTest, TextOutput) {
            "Sample index: inuse_space (bytes)\n",
            "Total: 146.5 KiB -> 322.3 KiB, change +175.8 KiB\n",
            "Both profiles are exact (sampling interval 1): every change is real\n",
-           "\nFunctions by change in cum (top 3 of 5 changed)\n",
+           // main only calls: context, not a row (ReportRow::context).
+           "\nFunctions by change in cum (top 3 of 4 changed)\n",
            "      change        base         new  function\n",
-           "  +198.2 KiB    97.7 KiB   295.9 KiB  Alloc Alloc.cc:3\n",
-           "  +175.8 KiB   136.7 KiB   312.5 KiB  Build Build.cc:2\n",
-           "  +175.8 KiB   146.5 KiB   322.3 KiB  main main.cc:1\n",
+           "  +198.2 KiB    97.7 KiB   295.9 KiB  Alloc Alloc.cc:1\n"
+           "  +175.8 KiB   136.7 KiB   312.5 KiB  Build Build.cc:1\n"
+           "    -9.8 KiB     9.8 KiB         0 B  Old Old.cc:1\n",
            "\nFunctions by change in flat (top 3 of 4 changed)\n",
-           "   -19.5 KiB    39.1 KiB    19.5 KiB  Build Build.cc:2\n",
-           "    -9.8 KiB     9.8 KiB         0 B  Old Old.cc:4\n",
+           "   -19.5 KiB    39.1 KiB    19.5 KiB  Build Build.cc:1\n",
+           "    -9.8 KiB     9.8 KiB         0 B  Old Old.cc:1\n",
            "\nStacks by change (top 3 of 5 changed; leaf first)\n",
            "      change        base         new  stack\n",
-           "  +195.3 KiB    97.7 KiB   293.0 KiB  Alloc Alloc.cc:3\n"
-           "                                      Build Build.cc:2\n"
+           "  +195.3 KiB    97.7 KiB   293.0 KiB  Alloc Alloc.cc:1\n"
+           "                                      Build Build.cc:1\n"
            "                                      main main.cc:1\n"
-           "   -19.5 KiB    39.1 KiB    19.5 KiB  Build Build.cc:2\n",
+           "   -19.5 KiB    39.1 KiB    19.5 KiB  Build Build.cc:1\n",
        }) {
     EXPECT_NE(text.find(expected), std::string::npos) << expected << "\n" << text;
   }
@@ -65,8 +66,8 @@ TEST(DiffTest, TextOutput) {
            "      change       noise        base         new  function\n",
            "Base: (unnamed) (sampling interval 64.0 KiB)\n",
            "Total: 947.3 KiB -> 3.7 MiB, change +2.8 MiB ±1.0 MiB (significant)\n",
-           "*   +2.7 MiB  ±905.2 KiB   312.5 KiB     3.1 MiB  Build Build.cc:2\n",
-           "    +9.8 KiB  ±558.4 KiB   634.8 KiB   644.5 KiB  Alloc Alloc.cc:3\n",
+           "*   +2.7 MiB  ±905.2 KiB   312.5 KiB     3.1 MiB  Build Build.cc:1\n",
+           "    +9.8 KiB  ±558.4 KiB   634.8 KiB   644.5 KiB  Alloc Alloc.cc:1\n",
        }) {
     EXPECT_NE(sampled.find(expected), std::string::npos) << expected << "\n" << sampled;
   }

@@ -37,13 +37,13 @@ TEST(RubyReportTest, TextNamesFramesAndShowsClasses) {
       "Sample index: inuse_space (bytes)\n",
       "Sampling: 1 in 100 objects\n",
       "Comments: heaprec " HEAPREC_VERSION " ruby front end: live objects, sample_every=100\n",
-      "Showing top 4 of 4 functions (±: 95% interval)\n",
-      "  <main> app.rb:5\n",
+      // Integer#times, a C method that only calls, is context: not a row.
+      "Showing top 3 of 3 functions (±: 95% interval)\n",
+      "  <main> app.rb:7\n",
       "   15.6 KiB" + PadLeft("±" + FormatValue(std::llround(margin_block), "bytes"), 12) +
           "   12.5%",
       "  block in Cache#fill cache.rb:12\n",
-      "  Cache#fill cache.rb:11\n",
-      "  Integer#times\n",
+      "  Cache#fill cache.rb:15\n",
       "\nShowing top 4 of 4 classes\n",
       "      value           ±       %  class\n",
       "   97.7 KiB",
@@ -83,7 +83,7 @@ TEST(RubyReportTest, JsonRowsAndClasses) {
            "\"period\": 100,\n  \"period_type\": {\n    \"type\": \"objects\",\n"
            "    \"unit\": \"count\"\n  }",
            "{\n      \"function\": \"<main>\",\n      \"file\": \"/app/app.rb\",\n"
-           "      \"line\": 5,\n      \"address\": null,\n      \"mapping\": null,\n"
+           "      \"line\": 7,\n      \"address\": null,\n      \"mapping\": null,\n"
            "      \"flat\": 100000,",
            "\"function\": \"block in Cache#fill\",\n      \"file\": \"/app/lib/cache.rb\",\n"
            "      \"line\": 12,",
@@ -111,7 +111,7 @@ TEST(RubyDiffTest, PerObjectNoiseAndRubyNames) {
   const DiffFunction& fill = d.by_flat[0];
   EXPECT_EQ(fill.row.function, "Cache#fill");
   EXPECT_EQ(fill.row.file, "/app/lib/cache.rb");
-  EXPECT_EQ(fill.row.line, 11);
+  EXPECT_EQ(fill.row.line, 15) << "the line of its flat";
   EXPECT_EQ(fill.flat.change(), 108000);
   ExpectVariance(fill.flat.base_variance, kVarB);
   ExpectVariance(fill.flat.next_variance, BytesVariance(2000, 60));
@@ -120,7 +120,8 @@ TEST(RubyDiffTest, PerObjectNoiseAndRubyNames) {
   EXPECT_EQ(fill.flat.significance(), Significance::kSignificant);
   ASSERT_EQ(d.stacks.size(), 1u);
   ASSERT_EQ(d.stacks[0].frames.size(), 2u);
-  EXPECT_EQ(d.stacks[0].frames[0].Label(), "Cache#fill cache.rb:11");
+  // Each frame with the line it is at in this stack.
+  EXPECT_EQ(d.stacks[0].frames[0].Label(), "Cache#fill cache.rb:15");
   EXPECT_EQ(d.stacks[0].frames[1].Label(), "<main> app.rb:5");
 
   // A change inside the noise: one more sampled Hash (100 objects of 1000 B) against a variance
@@ -141,7 +142,7 @@ TEST(RubyDiffTest, PerObjectNoiseAndRubyNames) {
   EXPECT_NE(text.find("Base: base.pb.gz (sampled 1 in 100 objects)\n"), std::string::npos) << text;
   EXPECT_NE(text.find("New:  new.pb.gz (sampled 1 in 100 objects)\n"), std::string::npos) << text;
   EXPECT_NE(text.find("* +105.5 KiB"), std::string::npos) << text;
-  EXPECT_NE(text.find("Cache#fill cache.rb:11\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("Cache#fill cache.rb:15\n"), std::string::npos) << text;
 }
 
 }  // namespace

@@ -1,0 +1,111 @@
+// One left-to-right pass over the demangled name that copies the name's own parts and skips the
+// bracketed groups that are not names: template arguments ("<...>"), parameter lists ("(...)")
+// and ABI tags ("[abi:cxx11]"). A space outside brackets ends a return type, which is dropped;
+// the first parameter list ends the name, so what follows it (const, &, [clone .cold]) goes too.
+#include "analysis/short_name.h"
+
+#include <cstring>
+
+namespace heaprec::analysis {
+namespace {
+
+// The index just past the group that opens at `open` (a '<', '(', '[' or '{'), counting nested
+// brackets of every kind; name.size() if it never closes.
+size_t SkipGroup(std::string_view name, size_t open) {
+  int depth = 0;
+  for (size_t i = open; i < name.size(); ++i) {
+    char c = name[i];
+    if (c == '<' || c == '(' || c == '[' || c == '{') ++depth;
+    if (c == '>' || c == ')' || c == ']' || c == '}') --depth;
+    if (depth == 0) return i + 1;
+  }
+  return name.size();
+}
+
+// Whether a name part starts here: at the beginning, after "::", or at either half of a Rust
+// qualified path ("<(anonymous namespace)::T as Trait>").
+bool StartsSegment(const std::string& out, int qualified_depth) {
+  return out.empty() || out.ends_with("::") ||
+         (qualified_depth > 0 && (out.ends_with("<") || out.ends_with(" as ")));
+}
+
+bool IsOperatorChar(char c) { return c != '\0' && std::strchr("<>=!+-*/%^&|~,[]", c) != nullptr; }
+
+// Appends the operator's symbol that starts at `i` (just after "operator") and returns the index
+// after it: "()" and "[]" whole, a run of operator characters ("<<=", "->*"), or a word operator
+// with its space (" new", " delete[]", " bool").
+size_t CopyOperator(std::string_view name, size_t i, std::string& out) {
+  if (name.substr(i, 2) == "()") {
+    out += "()";
+    return i + 2;
+  }
+  size_t start = i;
+  if (i < name.size() && name[i] == ' ') {
+    ++i;
+    while (i < name.size() && name[i] != '(' && name[i] != '<') ++i;
+  } else {
+    while (i < name.size() && IsOperatorChar(name[i])) ++i;
+  }
+  out.append(name.substr(start, i - start));
+  // A template operator's arguments follow after a space: "operator<< <char>".
+  if (name.substr(i, 2) == " <") ++i;
+  return i;
+}
+
+}  // namespace
+
+std::string ShortName(std::string_view name) {
+  std::string out;
+  // Inside a Rust qualified path "<Type as Trait>", which only starts a name: its '>' closes it,
+  // its spaces are the name's.
+  int qualified_depth = 0;
+  size_t i = 0;
+  while (i < name.size()) {
+    char c = name[i];
+    if (name.substr(i, 8) == "operator" && (out.empty() || out.ends_with("::"))) {
+      out += "operator";
+      i = CopyOperator(name, i + 8, out);
+      continue;
+    }
+    if (c == '<' && out.empty()) {
+      ++qualified_depth;  // "<alloc::vec::Vec<T> as core::clone::Clone>::clone"
+      out += c;
+      ++i;
+      continue;
+    }
+    if (c == '>' && qualified_depth > 0) {
+      --qualified_depth;
+      out += c;
+      ++i;
+      continue;
+    }
+    if (c == '{' || (c == '(' && StartsSegment(out, qualified_depth))) {
+      // A lambda or closure ("{lambda(int)#1}", "{{closure}}") or "(anonymous namespace)": names.
+      size_t end = SkipGroup(name, i);
+      out.append(name.substr(i, end - i));
+      i = end;
+      continue;
+    }
+    if (c == '<' || c == '[') {
+      i = SkipGroup(name, i);  // template arguments, "[abi:cxx11]", "[clone .cold]"
+      continue;
+    }
+    if (c == '(') break;  // the parameter list: the name is complete
+    if (c == ' ' && qualified_depth == 0) {
+      out.clear();  // what came before was a return type
+      ++i;
+      continue;
+    }
+    out += c;
+    ++i;
+  }
+  // Rust's turbofish ("foo::<u32>") leaves "foo::".
+  while (out.ends_with("::")) out.resize(out.size() - 2);
+  return out.empty() ? std::string(name) : out;
+}
+
+bool IsMangledName(std::string_view system_name) {
+  return system_name.starts_with("_Z") || system_name.starts_with("_R");
+}
+
+}  // namespace heaprec::analysis

@@ -1,0 +1,51 @@
+#include "analysis/site_rule.h"
+
+#include <stdexcept>
+
+#include "schema/runtime_frames.h"
+
+namespace heaprec::analysis {
+namespace {
+
+std::regex Compile(const std::string& pattern) {
+  try {
+    return std::regex(pattern, std::regex::ECMAScript | std::regex::optimize);
+  } catch (const std::regex_error& e) {
+    throw std::invalid_argument("'" + pattern + "' is not a valid regular expression");
+  }
+}
+
+bool AnyMatches(const std::vector<std::regex>& patterns, const std::string& text) {
+  for (const std::regex& pattern : patterns) {
+    if (std::regex_search(text, pattern)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+SiteRule::SiteRule() {
+  skip_.push_back(Compile(schema::kRuntimeFrames));
+  libraries_.push_back(Compile(schema::kRuntimeLibraries));
+}
+
+SiteRule SiteRule::WithoutDefaults() {
+  SiteRule rule;
+  rule.defaults_ = false;
+  rule.skip_.clear();
+  rule.libraries_.clear();
+  return rule;
+}
+
+void SiteRule::AddSkip(const std::string& regex) { skip_.push_back(Compile(regex)); }
+
+void SiteRule::AddKeep(const std::string& regex) { keep_.push_back(Compile(regex)); }
+
+bool SiteRule::Skips(const std::string& name, const std::string& library,
+                     bool ruby_c_method) const {
+  bool runtime = (ruby_c_method && defaults_) || AnyMatches(skip_, name) ||
+                 (!library.empty() && AnyMatches(libraries_, library));
+  return runtime && !AnyMatches(keep_, name);
+}
+
+}  // namespace heaprec::analysis
