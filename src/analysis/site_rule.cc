@@ -25,7 +25,8 @@ bool AnyMatches(const std::vector<std::regex>& patterns, const std::string& text
 }  // namespace
 
 SiteRule::SiteRule() {
-  skip_.push_back(Compile(schema::kRuntimeFrames));
+  // Whole names, as pprof matches the drop_frames that carry the same pattern.
+  skip_.push_back(Compile("^(?:" + std::string(schema::kRuntimeFrames) + ")$"));
   libraries_.push_back(Compile(schema::kRuntimeLibraries));
 }
 

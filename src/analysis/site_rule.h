@@ -21,6 +21,7 @@ class SiteRule {
   // Without the defaults: no frame is skipped but those the user's patterns name.
   static SiteRule WithoutDefaults();
 
+  // User patterns, found anywhere in a name (anchor them with ^ and $ to match whole names).
   // Throw std::invalid_argument naming the pattern when it is not a valid regular expression.
   void AddSkip(const std::string& regex);
   void AddKeep(const std::string& regex);

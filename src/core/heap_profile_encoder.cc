@@ -8,6 +8,7 @@
 #include "core/hash.h"
 #include "schema/pprof_fields.h"
 #include "schema/profile_schema.h"
+#include "schema/runtime_frames.h"
 
 namespace heaprec {
 namespace {
@@ -155,11 +156,11 @@ class HeapProfileEncoder {
  private:
   bool InternFixedStrings() {
     // In this order: the string table's indexes are part of the output.
-    const char* fixed[] = {schema::kAllocObjects,     schema::kCountUnit,
-                           schema::kAllocSpace,       schema::kBytesUnit,
-                           schema::kInuseObjects,     schema::kInuseSpace,
-                           metadata_.period_type,     metadata_.period_unit,
-                           schema::kOldestAllocLabel, schema::kNanosecondsUnit};
+    const char* fixed[] = {
+        schema::kAllocObjects,    schema::kCountUnit,    schema::kAllocSpace,
+        schema::kBytesUnit,       schema::kInuseObjects, schema::kInuseSpace,
+        metadata_.period_type,    metadata_.period_unit, schema::kOldestAllocLabel,
+        schema::kNanosecondsUnit, schema::kRuntimeFrames};
     for (const char* s : fixed) {
       if (strings_.Intern(s) < 0) return false;
     }
@@ -214,6 +215,9 @@ class HeapProfileEncoder {
       top.add_int64(pprof::kProfileDurationNanos, metadata_.duration_nanos);
       top.add_int64(pprof::kProfilePeriod, static_cast<std::int64_t>(metadata_.sample_interval));
       top.add_int64(pprof::kProfileDefaultSampleType, S(schema::kInuseSpace));
+      // pprof charges each sample to the caller of the first frame that matches (from the root),
+      // as heaprec's reports do from the leaf (analysis/site_rule.h).
+      top.add_int64(pprof::kProfileDropFrames, S(schema::kRuntimeFrames));
       for (std::size_t i = 0; i < metadata_.comment_count; ++i) {
         top.add_int64(pprof::kProfileComment, S(metadata_.comments[i]));
       }

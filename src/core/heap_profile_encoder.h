@@ -5,6 +5,7 @@
 //
 //   sample_type  alloc_objects/count  alloc_space/bytes  inuse_objects/count  inuse_space/bytes
 //   period_type  space/bytes, period = sampling interval, default_sample_type = inuse_space
+//   drop_frames  schema::kRuntimeFrames, so pprof charges samples to the user's code as heaprec does
 //   one sample per (stack, requested size), with a numeric label bytes = that size and, when some
 //   of its objects are live, a numeric label oldest_alloc_ns = when the oldest of them was
 //   allocated (CLOCK_REALTIME nanoseconds), so reports can show how long a site has been holding

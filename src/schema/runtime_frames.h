@@ -3,8 +3,9 @@
 // the leaf, that none of these patterns names (analysis/site_rule.h). heaprec's profiles carry
 // kRuntimeFrames as pprof's `drop_frames`, so that `pprof` shows the same sites.
 //
-// The patterns are regular expressions in the subset that Go's RE2 (pprof) and ECMAScript
-// (std::regex) read alike, matched anywhere in a function's name with its parameter list removed.
+// kRuntimeFrames is one regular expression in the subset that Go's RE2 (pprof) and ECMAScript
+// (std::regex) read alike, and it must match a whole name, as pprof matches drop_frames: pprof
+// tests "^(" drop_frames ")$" against each function's name with its parameter list removed.
 // Header-only and allocation-free, like the rest of schema/.
 #pragma once
 
@@ -13,20 +14,21 @@ namespace heaprec::schema {
 // Function names. Each line is one family; README.md ("Allocation sites") lists them for users.
 inline constexpr char kRuntimeFrames[] =
     // C allocation entry points and the C library's allocating helpers.
-    "^(malloc|calloc|realloc|reallocarray|free|memalign|posix_memalign|aligned_alloc|valloc|pvalloc"
-    "|strdup|strndup|wcsdup|asprintf|vasprintf|getline|getdelim)$"
+    "(malloc|calloc|realloc|reallocarray|free|memalign|posix_memalign|aligned_alloc|valloc|pvalloc"
+    "|strdup|strndup|wcsdup|asprintf|vasprintf|getline|getdelim)"
     // glibc internals and start-up (__libc_start_main_impl, __libc_start_call_main, _dl_init...).
-    "|^(__libc_|__GI_|_IO_|_dl_|_int_|__strdup|__vasprintf)"
-    "|^(_start|start_thread|clone|clone3|__clone|__clone3)$"
-    // C++: operator new and delete, the standard library, the ABI runtime.
-    "|^operator (new|delete)"
-    "|^(std|__gnu_cxx|__cxxabiv1)::|^__cxa_"
+    "|(__libc_|__GI_|_IO_|_dl_|_int_|__strdup|__vasprintf).*"
+    "|_start|start_thread|clone|clone3|__clone|__clone3"
+    // C++: operator new and delete, the standard library, the ABI runtime. (A name may start with
+    // its return type: "std::__detail::_MakeUniq<char []>::__array std::make_unique<char []>".)
+    "|operator (new|delete).*"
+    "|(std|__gnu_cxx|__cxxabiv1)::.*|__cxa_.*"
     // Rust: the standard library's crates (hashbrown is std's HashMap), its allocator shims, and
     // std's trait impls on std's own types ("<alloc::string::String as core::clone::Clone>::clone",
     // "<str as alloc::string::ToString>::to_string").
-    "|^<?(std|core|alloc|hashbrown)::|^__(rust|rdl|rg)_|^<(str|\\[.+\\]) as "
+    "|<?(std|core|alloc|hashbrown)::.*|__(rust|rdl|rg)_.*|<(str|\\[.+\\]) as .*"
     // heaprec's own entry points.
-    "|^heaprec_";
+    "|heaprec_.*";
 
 // Base names of the mapped files whose code is all runtime, whatever its functions are called:
 // the C and C++ runtime libraries, other allocators, and heaprec's preload library.
