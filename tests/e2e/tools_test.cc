@@ -169,6 +169,27 @@ TEST_F(ToolsTest, ReportShowsTheDominantSiteFirst) {
       << json.out;
   // Its flat live bytes: 2000 x 2000.
   EXPECT_NE(json.out.find("4000000"), std::string::npos) << json.out;
+
+  // As folded stacks: one line per stack, root first, the value last. The lines add up to the
+  // report's total, and the stacks that end in the dominant site hold its 2000 x 2000 bytes.
+  RunResult folded =
+      RunProgram({HEAPREC_BIN, "report", files[0], "--format", "folded"}, dir_.path());
+  ASSERT_EQ(folded.status, 0) << folded.err;
+  std::smatch total;
+  ASSERT_TRUE(std::regex_search(json.out, total, std::regex("\"total\": ([0-9]+)"))) << json.out;
+  int64_t sum = 0, in_site = 0;
+  for (const std::string& line : Lines(folded.out)) {
+    size_t space = line.rfind(' ');
+    ASSERT_NE(space, std::string::npos) << line;
+    int64_t value = std::stoll(line.substr(space + 1));
+    sum += value;
+    const std::string leaf = ";site_exit_thread_live";
+    if (space >= leaf.size() && line.compare(space - leaf.size(), leaf.size(), leaf) == 0) {
+      in_site += value;
+    }
+  }
+  EXPECT_EQ(sum, std::stoll(total[1])) << folded.out;
+  EXPECT_EQ(in_site, 4000000) << folded.out;
 }
 
 TEST_F(ToolsTest, BadSampleIntervalInTheEnvironment) {
