@@ -8,6 +8,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "analysis/object_age.h"
 #include "profile/sampling_error.h"
 #include "schema/profile_schema.h"
 
@@ -78,8 +79,9 @@ struct SiteAccumulator {
   LeakSite site;
   std::vector<double> bytes;      // per profile
   std::vector<double> variances;  // per profile
-  int64_t oldest_time_nanos = 0;  // time of the profile the age comes from (0: none)
-  int64_t oldest_alloc_ns = 0;
+  bool has_age = false;
+  int64_t age_time_nanos = 0;  // time of the profile the age comes from
+  int64_t age_ns = 0;
 };
 
 LeakSeries AnalyzeSeries(std::vector<LeakInput*> inputs, std::optional<int64_t> pid,
@@ -142,14 +144,15 @@ LeakSeries AnalyzeSeries(std::vector<LeakInput*> inputs, std::optional<int64_t> 
       int64_t value = s.values[index];
       acc.bytes[i] += static_cast<double>(value);
       acc.variances[i] += view.KnownVariance(s, index);
-      int64_t oldest = NumericLabel(s, schema::kOldestAllocLabel);
-      if (value > 0 && oldest > 0) {
+      int64_t age = SampleAgeNanos(p, s);
+      if (value > 0 && age >= 0) {
         // Profiles are visited in time order: a later profile replaces the age's source.
-        if (acc.oldest_time_nanos != p.time_nanos) {
-          acc.oldest_time_nanos = p.time_nanos;
-          acc.oldest_alloc_ns = oldest;
+        if (!acc.has_age || acc.age_time_nanos != p.time_nanos) {
+          acc.has_age = true;
+          acc.age_time_nanos = p.time_nanos;
+          acc.age_ns = age;
         } else {
-          acc.oldest_alloc_ns = std::min(acc.oldest_alloc_ns, oldest);
+          acc.age_ns = std::max(acc.age_ns, age);
         }
       }
     }
@@ -175,10 +178,7 @@ LeakSeries AnalyzeSeries(std::vector<LeakInput*> inputs, std::optional<int64_t> 
     site.suspect = n >= kMinProfilesForSuspect && site.fit.slope > 0 && site.growth() > 0 &&
                    site.fit.t >= options.min_t && site.fit.r2 >= options.min_r2;
     site.score = site.fit.slope * site.fit.r2;
-    if (acc.oldest_time_nanos != 0) {
-      site.age_seconds =
-          std::max(0.0, static_cast<double>(acc.oldest_time_nanos - acc.oldest_alloc_ns) / 1e9);
-    }
+    if (acc.has_age) site.age_seconds = static_cast<double>(acc.age_ns) / 1e9;
     series.sites.push_back(std::move(site));
   }
   std::stable_sort(series.sites.begin(), series.sites.end(),
