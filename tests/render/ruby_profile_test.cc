@@ -36,7 +36,7 @@ TEST(RubyReportTest, TextNamesFramesAndShowsClasses) {
       "File: ruby.pb.gz\n",
       "Sample index: inuse_space (bytes)\n",
       "Sampling: 1 in 100 objects\n",
-      "Comments: heaprec " HEAPREC_VERSION " ruby front end: live objects, sample_every=100\n",
+      "Comments: heaprec " HEAPREC_VERSION " ruby front end (live objects) sample_every=100\n",
       "Showing top 4 of 4 functions (±: 95% interval)\n",
       "  <main> app.rb:5\n",
       "   15.6 KiB" + PadLeft("±" + FormatValue(std::llround(margin_block), "bytes"), 12) +
