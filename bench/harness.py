@@ -1,4 +1,5 @@
 """Running one measured command: wall time, peak RSS, timeout, clean environment, temp dirs."""
+import json
 import os
 import resource
 import shutil
@@ -113,6 +114,19 @@ def capture(cmd, timeout=300.0, env=None):
         raise BenchError(f"{' '.join(map(str, cmd[:3]))}... exit {p.returncode}: "
                          f"{p.stderr.strip().splitlines()[-1:] or ''}")
     return p.stdout
+
+
+def comment_fields(heaprec, profile):
+    """The NAME=VALUE comment fields of a profile, as a dict of strings: heaprec writes several to a
+    comment, separated by spaces; `heaprec report --format json` lists the comments."""
+    out = capture([heaprec, "report", profile, "--format", "json", "--top", "1"])
+    fields = {}
+    for comment in json.loads(out).get("comments", []):
+        for f in comment.split():
+            name, sep, value = f.partition("=")
+            if sep and name not in fields:
+                fields[name] = value
+    return fields
 
 
 class TempRoot:

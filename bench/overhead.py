@@ -7,7 +7,7 @@ import shutil
 import sys
 from dataclasses import dataclass, field
 
-from harness import BenchError, Series, clean_env, run, capture
+from harness import BenchError, Series, clean_env, comment_fields, run, capture
 
 JEMALLOC = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
 HEAPTRACK_CAP = 8 << 30  # address space per process under heaptrack (see harness.run)
@@ -154,11 +154,8 @@ def _profile_files(d, key):
 
 
 def profiler_bytes(paths, profile):
-    out = capture([paths.heaprec, "report", profile, "--format", "json", "--top", "1"])
-    for c in json.loads(out).get("comments", []):
-        if c.startswith("profiler_bytes="):
-            return int(c.split("=", 1)[1])
-    return None
+    value = comment_fields(paths.heaprec, profile).get("profiler_bytes")
+    return None if value is None else int(value)
 
 
 def measure(wls, configs, paths, tmp, rounds, slow_rounds, timeout, log):

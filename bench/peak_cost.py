@@ -9,9 +9,7 @@ time is measured around the run. Prints one Markdown table row per workload: the
 rounds, and the range."""
 import argparse
 import glob
-import gzip
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -19,20 +17,15 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import comment_fields  # noqa: E402
 from overhead import workloads  # noqa: E402
 from run import Paths  # noqa: E402
 
 
-def comments(path):
-    """The peak_* comments of a profile: strings of its string table, each preceded by its length
-    byte (they are short), so the digits end where the length says."""
-    data = gzip.open(path).read()
-    found = {}
-    for m in re.finditer(rb"(peak_writes|peak_write_us)=", data):
-        text = data[m.start():m.start() + data[m.start() - 1]].decode()
-        name, value = text.split("=")
-        found[name] = int(value)
-    return found
+def comments(paths, path):
+    """The peak_* comment fields of a profile, as numbers."""
+    fields = comment_fields(paths.heaprec, path)
+    return {name: int(fields[name]) for name in ("peak_writes", "peak_write_us") if name in fields}
 
 
 def run_once(paths, wl, lib):
@@ -51,7 +44,7 @@ def run_once(paths, wl, lib):
         for f in glob.glob(f"{d}/p.*.pb.gz"):
             if ".peak." in f or f.endswith(".o"):
                 continue
-            c = comments(f)
+            c = comments(paths, f)
             writes += c.get("peak_writes", 0)
             us += c.get("peak_write_us", 0)
         return wall, writes, us / 1e6

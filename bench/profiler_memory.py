@@ -12,17 +12,16 @@ import json
 import os
 import shutil
 
-from harness import BenchError, Series, capture, clean_env, run
+from harness import BenchError, Series, capture, clean_env, comment_fields, run
 
 BLOCKS, PATHS = 500000, 2048
 
 
 def _profile_comment(paths, profile, name):
-    out = capture([paths.heaprec, "report", profile, "--format", "json", "--top", "1"])
-    for c in json.loads(out).get("comments", []):
-        if c.startswith(name + "="):
-            return int(c.split("=", 1)[1])
-    raise BenchError(f"{profile}: no {name}= comment")
+    value = comment_fields(paths.heaprec, profile).get(name)
+    if value is None:
+        raise BenchError(f"{profile}: no {name}= comment")
+    return int(value)
 
 
 def measure(paths, tmp, rounds, log):

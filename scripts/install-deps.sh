@@ -13,6 +13,7 @@ packages=(
   libcli11-dev        # command-line parsing
   libgtest-dev libgmock-dev libbenchmark-dev
   golang-go golang-github-google-pprof-dev  # the standalone pprof used to validate our output
+  libdevel-nytprof-perl  # ships flamegraph.pl, which reads `report --format folded` in tests/cli
   chromium            # headless browser for the flame-graph page test (tests/cli)
   ruby ruby-dev       # the Ruby front end (ruby/): headers and libruby for its extension; minitest
   # tests/reliability: other allocators beside heaprec, and real programs run under it

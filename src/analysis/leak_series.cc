@@ -8,6 +8,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "analysis/object_age.h"
 #include "profile/sampling_error.h"
 #include "schema/profile_schema.h"
 
@@ -79,8 +80,9 @@ struct SiteAccumulator {
   LineTally lines;                // of the site's leaf frame
   std::vector<double> bytes;      // per profile
   std::vector<double> variances;  // per profile
-  int64_t oldest_time_nanos = 0;  // time of the profile the age comes from (0: none)
-  int64_t oldest_alloc_ns = 0;
+  bool has_age = false;
+  int64_t age_time_nanos = 0;  // time of the profile the age comes from
+  int64_t age_ns = 0;
   int64_t final_bytes = 0;  // in the series' final profile
 };
 
@@ -157,14 +159,15 @@ LeakSeries AnalyzeSeries(std::vector<LeakInput*> inputs, const LeakInput* final_
           acc.lines.Add(frames.front().line, value);
           acc.bytes[i] += static_cast<double>(value);
           acc.variances[i] += view.KnownVariance(s, index);
-          int64_t oldest = NumericLabel(s, schema::kOldestAllocLabel);
-          if (value > 0 && oldest > 0) {
+          int64_t age = SampleAgeNanos(p, s);
+          if (value > 0 && age >= 0) {
             // Profiles are visited in time order: a later profile replaces the age's source.
-            if (acc.oldest_time_nanos != p.time_nanos) {
-              acc.oldest_time_nanos = p.time_nanos;
-              acc.oldest_alloc_ns = oldest;
+            if (!acc.has_age || acc.age_time_nanos != p.time_nanos) {
+              acc.has_age = true;
+              acc.age_time_nanos = p.time_nanos;
+              acc.age_ns = age;
             } else {
-              acc.oldest_alloc_ns = std::min(acc.oldest_alloc_ns, oldest);
+              acc.age_ns = std::max(acc.age_ns, age);
             }
           }
         });
@@ -201,10 +204,7 @@ LeakSeries AnalyzeSeries(std::vector<LeakInput*> inputs, const LeakInput* final_
     site.suspect = n >= kMinProfilesForSuspect && site.fit.slope > 0 && site.growth() > 0 &&
                    site.fit.t >= options.min_t && site.fit.r2 >= options.min_r2;
     site.score = site.fit.slope * site.fit.r2;
-    if (acc.oldest_time_nanos != 0) {
-      site.age_seconds =
-          std::max(0.0, static_cast<double>(acc.oldest_time_nanos - acc.oldest_alloc_ns) / 1e9);
-    }
+    if (acc.has_age) site.age_seconds = static_cast<double>(acc.age_ns) / 1e9;
     series.sites.push_back(std::move(site));
   }
   std::stable_sort(series.sites.begin(), series.sites.end(),

@@ -29,9 +29,9 @@
 //               noise).
 //   score       b · R² (bytes/s): fast and steady growth first. Suspects rank before the other
 //               sites, each group by decreasing score.
-//   age         for the last profile in which the site holds sampled objects carrying the
-//               `oldest_alloc_ns` label: that profile's time_nanos - the smallest oldest_alloc_ns
-//               of the site's samples; unknown when the profiles lack the label.
+//   age         for the last profile in which the site holds sampled objects of known age
+//               (analysis/object_age.h: the `age_ns` label, or an older file's `oldest_alloc_ns`):
+//               the largest age of the site's samples there; unknown when the profiles lack it.
 #pragma once
 
 #include <cstddef>

@@ -4,7 +4,8 @@
 //     -> "std::make_unique"
 //   "(anonymous namespace)::Cache<int, std::string>::Get(int const&) const"
 //     -> "(anonymous namespace)::Cache::Get"
-//   "<alloc::vec::Vec<T> as core::clone::Clone>::clone" -> "<alloc::vec::Vec as core::clone::Clone>::clone"
+//   "<alloc::vec::Vec<T> as core::clone::Clone>::clone" -> "<alloc::vec::Vec as
+//   core::clone::Clone>::clone"
 // Lambda and closure names ("{lambda(int)#1}", "{{closure}}") and operator names ("operator<<",
 // "operator()") are kept whole.
 #pragma once

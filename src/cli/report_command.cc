@@ -1,11 +1,13 @@
 // `heaprec report FILE`: prints the functions holding the most memory in a profile, like
-// `pprof -top`, as text or JSON.
+// `pprof -top`, as text or JSON; or its stacks as folded stacks, for flamegraph.pl, inferno and
+// speedscope.
 #include <iostream>
 #include <memory>
 
 #include "cli/commands.h"
 #include "cli/frame_options.h"
 #include "profile/pprof_reader.h"
+#include "render/folded.h"
 #include "render/top_table.h"
 
 namespace heaprec::cli {
@@ -20,6 +22,12 @@ struct ReportArgs {
 };
 
 int RunReport(const ReportArgs& args) {
+  if (args.format == "folded") {
+    render::PrintFolded(profile::ReadProfileFile(args.file), args.sample_index,
+                        MakeViewOptions(args.frames), std::cout);
+    std::cout.flush();
+    return kExitOk;
+  }
   render::ReportOptions options;
   options.source = args.file;
   options.sample_index = args.sample_index;
@@ -45,8 +53,10 @@ void RegisterReportCommand(CLI::App& app, int* exit_code) {
                   "(default: the profile's default, normally inuse_space)");
   cmd->add_option("--top", args->top, "Number of functions to show (0 = all)")
       ->capture_default_str();
-  cmd->add_option("--format", args->format, "Output format")
-      ->check(CLI::IsMember({"text", "json"}))
+  cmd->add_option("--format", args->format,
+                  "Output format: text, json, or folded (one line per stack with its value, for "
+                  "flamegraph.pl, inferno and speedscope; --top does not apply)")
+      ->check(CLI::IsMember({"text", "json", "folded"}))
       ->capture_default_str();
   AddFrameOptions(*cmd, args->frames, LinesOption::kOffered);
   cmd->callback([args, exit_code] {

@@ -156,11 +156,10 @@ class HeapProfileEncoder {
  private:
   bool InternFixedStrings() {
     // In this order: the string table's indexes are part of the output.
-    const char* fixed[] = {
-        schema::kAllocObjects,    schema::kCountUnit,    schema::kAllocSpace,
-        schema::kBytesUnit,       schema::kInuseObjects, schema::kInuseSpace,
-        metadata_.period_type,    metadata_.period_unit, schema::kOldestAllocLabel,
-        schema::kNanosecondsUnit, schema::kRuntimeFrames};
+    const char* fixed[] = {schema::kAllocObjects,    schema::kCountUnit,    schema::kAllocSpace,
+                           schema::kBytesUnit,       schema::kInuseObjects, schema::kInuseSpace,
+                           metadata_.period_type,    metadata_.period_unit, schema::kAgeLabel,
+                           schema::kNanosecondsUnit, schema::kRuntimeFrames};
     for (const char* s : fixed) {
       if (strings_.Intern(s) < 0) return false;
     }
@@ -329,8 +328,8 @@ class HeapProfileEncoder {
     return ok_;
   }
 
-  // `oldest_alloc_ns` is the allocation time of the group's oldest live object, 0 when none is
-  // live.
+  // `oldest_alloc_ns` is the allocation time of the group's oldest live object (CLOCK_REALTIME,
+  // as time_nanos), 0 when none is live.
   void WriteSample(StackId stack, std::uint64_t size, std::uint64_t tag, const double values[4],
                    std::uint64_t oldest_alloc_ns) {
     // The innermost kMaxDepth frames, turned into location ids in place.
@@ -358,13 +357,20 @@ class HeapProfileEncoder {
       }
       if (oldest_alloc_ns != 0) {
         Writer label(sample, pprof::kSampleLabel);
-        label.add_int64(pprof::kLabelKey, S(schema::kOldestAllocLabel));
-        label.add_int64(pprof::kLabelNum, static_cast<std::int64_t>(oldest_alloc_ns));
+        label.add_int64(pprof::kLabelKey, S(schema::kAgeLabel));
+        label.add_int64(pprof::kLabelNum, AgeNanos(oldest_alloc_ns));
         label.add_int64(pprof::kLabelNumUnit, S(schema::kNanosecondsUnit));
       }
       if (metadata_.labeler != nullptr) WriteFrontEndLabels(sample, tag);
     }
     Flush();
+  }
+
+  // How long before the profile's time an object allocated at `alloc_ns` was allocated; 0 for a
+  // time after it (the realtime clock was set back).
+  std::int64_t AgeNanos(std::uint64_t alloc_ns) const {
+    std::uint64_t now = static_cast<std::uint64_t>(metadata_.time_nanos);
+    return alloc_ns < now ? static_cast<std::int64_t>(now - alloc_ns) : 0;
   }
 
   void WriteFrontEndLabels(Writer& sample, std::uint64_t tag) {

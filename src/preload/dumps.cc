@@ -76,38 +76,50 @@ WriteOptions KeepingNewerFiles(char* written_path, std::size_t capacity) {
   return options;
 }
 
-// The comments every profile carries: the tool's version and the counters a user needs to judge
-// the profile (how much was sampled, what was lost), each NAME=VALUE with a schema field name.
-// Fixed storage: dumps never call malloc. A comment that does not fit is left empty.
+// The comments every profile carries, two of them so that pprof's header stays short: first what
+// the profile is (the tool's version, the process, why it was written, how it was sampled and
+// unwound), then the counters a user needs to judge it (how much was sampled, what was lost). Each
+// field is NAME=VALUE with a schema field name, separated by spaces (analysis::CommentField reads
+// them). Fixed storage: dumps never call malloc. A field that does not fit is left out (none
+// comes close: the longest comment, every counter at 20 digits, is about 420 characters).
 class ProfileComments {
  public:
+  // Starts the next comment with `text`.
+  void Begin(const char* text) {
+    if (count_ == kCapacity) return;
+    storage_[count_][0] = '\0';
+    list_[count_] = storage_[count_];
+    ++count_;
+    Append(text);
+  }
   void Add(const char* name, std::uint64_t value) {
     char digits[24];
     Appender number(digits, sizeof(digits));
     number.AddUnsigned(value, 1);
     number.Finish();  // always fits
-    Write(name, "=", digits);
+    Append(name, "=", digits);
   }
   // NAME=VALUE, the value possibly in two parts ("signal", "SIG", "SEGV").
   void Add(const char* name, const char* value, const char* more = "") {
-    Write(name, "=", value, more);
+    Append(name, "=", value, more);
   }
-  void AddText(const char* text) { Write(text); }
   const char* const* list() const { return list_; }
   std::size_t count() const { return count_; }
 
  private:
-  static constexpr std::size_t kCapacity = 16, kLength = 96;
-  void Write(const char* a, const char* b = "", const char* c = "", const char* d = "") {
-    if (count_ == kCapacity) return;
-    char* out = storage_[count_];
-    list_[count_++] = out;
-    Appender text(out, kLength);
+  static constexpr std::size_t kCapacity = 2, kLength = 512;
+  // Appends a field to the current comment, after a space unless it is the first.
+  void Append(const char* a, const char* b = "", const char* c = "", const char* d = "") {
+    if (count_ == 0) return;
+    char* out = storage_[count_ - 1];
+    std::size_t used = strlen(out);
+    Appender text(out + used, kLength - used);
+    if (used != 0) text.Add(" ");
     text.Add(a);
     text.Add(b);
     text.Add(c);
     text.Add(d);
-    if (!text.Finish()) out[0] = '\0';
+    if (!text.Finish()) out[used] = '\0';
   }
   char storage_[kCapacity][kLength];
   const char* list_[kCapacity];
@@ -141,8 +153,15 @@ int WriteSnapshot(HeapSnapshot& snapshot, DumpReason reason, int signal_number, 
   if (!mappings.Read(snapshot)) return ENOMEM;
   const RecorderStats& stats = snapshot.stats();
   ProfileComments comments;
-  comments.AddText("heaprec " HEAPREC_VERSION);
+  comments.Begin("heaprec " HEAPREC_VERSION);
+  comments.Add(schema::kPidField, static_cast<std::uint64_t>(getpid()));
+  comments.Add(schema::kReasonField, ReasonName(reason));
+  if (signal_number != 0 && sigabbrev_np(signal_number) != nullptr) {
+    comments.Add(schema::kSignalField, "SIG", sigabbrev_np(signal_number));
+  }
   comments.Add(schema::kSampleIntervalField, g_interval.load());
+  comments.Add(schema::kUnwinderField, UnwinderName());
+  comments.Begin("");
   comments.Add(schema::kSamplesField, stats.samples);
   comments.Add(schema::kLiveSamplesField, snapshot.object_count());
   comments.Add(schema::kDroppedField, stats.dropped);
@@ -152,12 +171,6 @@ int WriteSnapshot(HeapSnapshot& snapshot, DumpReason reason, int signal_number, 
   // The profiler's own footprint: what its arena mapped, plus the recorder's static tables.
   comments.Add(schema::kProfilerBytesField,
                g_arena->BytesMapped() + sizeof(HeapRecorder) + sizeof(MmapArena));
-  comments.Add(schema::kPidField, static_cast<std::uint64_t>(getpid()));
-  comments.Add(schema::kReasonField, ReasonName(reason));
-  if (signal_number != 0 && sigabbrev_np(signal_number) != nullptr) {
-    comments.Add(schema::kSignalField, "SIG", sigabbrev_np(signal_number));
-  }
-  comments.Add(schema::kUnwinderField, UnwinderName());
   if (UnwindCheckCounts check; GetUnwindCheckCounts(&check)) {
     comments.Add(schema::kUnwindChecksField, check.checked);
     comments.Add(schema::kUnwindMismatchesField, check.mismatched);

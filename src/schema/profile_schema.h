@@ -27,11 +27,15 @@ inline constexpr char kObjectsSuffix[] = "objects";
 inline constexpr char kPerBytePeriodType[] = "space";
 inline constexpr char kPerObjectPeriodType[] = "objects";
 
-// Sample labels. `bytes`: the object size (numeric, as Go writes it). `oldest_alloc_ns`: when the
-// oldest object of the sample was allocated (CLOCK_REALTIME ns). `class`: a Ruby object's class.
+// Sample labels. `bytes`: the object size (numeric, as Go writes it). `age_ns`: the age of the
+// sample's oldest live object when the profile was taken (its time_nanos), in `nanoseconds`, which
+// pprof shows as a duration. `class`: a Ruby object's class.
 inline constexpr char kBytesLabel[] = "bytes";
-inline constexpr char kOldestAllocLabel[] = "oldest_alloc_ns";
+inline constexpr char kAgeLabel[] = "age_ns";
 inline constexpr char kClassLabel[] = "class";
+// What profiles written before `age_ns` carry instead: when the oldest live object was allocated
+// (CLOCK_REALTIME ns). Readers still accept it (analysis/object_age.h).
+inline constexpr char kOldestAllocLabel[] = "oldest_alloc_ns";
 // `gc_age`: how many GCs a Ruby object has survived, in `gc_cycles`.
 inline constexpr char kGcAgeLabel[] = "gc_age";
 inline constexpr char kGcCyclesUnit[] = "gc_cycles";

@@ -169,8 +169,10 @@ TEST(AnalyzeLeaksTest, GroupsByPidAndOrdersByTime) {
   EXPECT_EQ(one[0].files.size(), 24u);
 }
 
-TEST(AnalyzeLeaksTest, AgesFromOldestAllocLabel) {
-  std::vector<LeakSeries> series = AnalyzeLeaks(ThreeSites(5, 1, 100, /*ages=*/true), {});
+// The series of ThreeSites with ages, as `age_ns` labels, or as the `oldest_alloc_ns` labels (the
+// allocation time) of the files written before them.
+void ExpectAges(const std::vector<LeakInput>& inputs) {
+  std::vector<LeakSeries> series = AnalyzeLeaks(inputs, {});
   const LeakSite* leak = Find(series[0], "leak");
   const LeakSite* flat = Find(series[0], "flat");
   const LeakSite* churn = Find(series[0], "churn");
@@ -180,6 +182,22 @@ TEST(AnalyzeLeaksTest, AgesFromOldestAllocLabel) {
   ASSERT_TRUE(flat->age_seconds.has_value());
   EXPECT_NEAR(*flat->age_seconds, 1.0, 1e-9);  // replaced continuously: always 1 s old
   EXPECT_FALSE(churn->age_seconds.has_value());
+}
+
+TEST(AnalyzeLeaksTest, AgesFromTheAgeLabel) { ExpectAges(ThreeSites(5, 1, 100, /*ages=*/true)); }
+
+TEST(AnalyzeLeaksTest, AgesFromOlderFilesOldestAllocationTimes) {
+  std::vector<LeakInput> inputs = ThreeSites(5, 1, 100, /*ages=*/true);
+  for (LeakInput& in : inputs) {
+    for (Sample& s : in.profile.samples) {
+      for (Label& label : s.labels) {
+        if (label.key != "age_ns") continue;
+        label.key = "oldest_alloc_ns";
+        label.num = in.profile.time_nanos - label.num;
+      }
+    }
+  }
+  ExpectAges(inputs);
 }
 
 TEST(AnalyzeLeaksTest, ByStackSeparatesCallers) {

@@ -41,7 +41,9 @@ TEST(ProfileViewTest, FramesOfALocationInnermostFirst) {
   EXPECT_EQ(inner.Label(), "ns::Inner inner.h:30");
   EXPECT_TRUE(view.Frames(99).empty()) << "unknown location";
 
-  ProfileView full(p, {.full_names = true});
+  ViewOptions full_names;
+  full_names.full_names = true;
+  ProfileView full(p, full_names);
   EXPECT_EQ(FrameFunction(full, full.Frames(2)[0]).function, "ns::Inner()");
   EXPECT_EQ(FrameFunction(full, full.Frames(2)[1]).function, "ns::Build(int)");
 }

@@ -136,7 +136,7 @@ class LeaksE2eTest : public ::testing::Test {
     if (churn) {  // listed only if it held bytes at some dump
       EXPECT_EQ((*churn)["suspect"], "0") << summary;
     }
-    // Ages (the preload library's oldest_alloc_ns label): the leak's first objects are as old as
+    // Ages (the preload library's age_ns label): the leak's first objects are as old as
     // the run (~1.5 s at the exit profile); the pool's are replaced after 4 rounds (~200 ms).
     ASSERT_NE(first["age"], "None") << summary;
     ASSERT_NE((*pool)["age"], "None") << summary;

@@ -204,10 +204,11 @@ TEST_F(SymbolicProfileTest, WritesFunctionsLinesAndTagLabels) {
   const std::vector<Where> stack_b = {
       {"Foo#bar", "foo.rb", 12}, {"Baz.qux", "baz.rb", 3}, {"<main>", "main.rb", 1}};
   const std::vector<Where> stack_c = {{"Foo#bar", "other.rb", 50}, {"<main>", "main.rb", 1}};
+  // `oldest`: the oldest object's allocation time; the label is its age at the profile's time.
   auto labels = [](std::int64_t size, std::int64_t oldest, const char* cls, std::int64_t age,
                    std::int64_t frozen) {
     return std::vector<Label>{{"bytes", "", size, "bytes"},
-                              {"oldest_alloc_ns", "", oldest, "nanoseconds"},
+                              {"age_ns", "", 1700000000000000000 - oldest, "nanoseconds"},
                               {"object_class", cls, 0, ""},
                               {"age", "", age, "gc"},
                               {"frozen", "", frozen, ""}};
@@ -260,7 +261,7 @@ TEST_F(SymbolicProfileTest, TagZeroWithoutLabelerIsOneGroupPerStackAndSize) {
   std::multiset<std::vector<std::int64_t>> values;
   for (const Sample& s : p.samples) {
     values.insert(s.values);
-    EXPECT_EQ(s.labels.size(), 2u);  // bytes and oldest_alloc_ns only
+    EXPECT_EQ(s.labels.size(), 2u);  // bytes and age_ns only
   }
   EXPECT_EQ(values, (std::multiset<std::vector<std::int64_t>>{
                         {50, 2000}, {10, 400}, {10, 800}, {10, 400}}));

@@ -99,29 +99,36 @@ TEST_F(HeapProfileEncoderTest, WritesGoHeapConventions) {
             (std::vector<std::int64_t>{1, 4000, 1, 4000}));
 }
 
-TEST_F(HeapProfileEncoderTest, OldestLiveAllocationTimeIsALabel) {
+// The oldest live object's age at the profile's time (1700000000000000000 in Metadata()), as a
+// duration pprof can print: unit nanoseconds.
+TEST_F(HeapProfileEncoderTest, OldestLiveObjectsAgeIsALabel) {
   SystemMemoryResource memory;
   HeapRecorder recorder(memory, RecorderOptions{});
-  std::uint64_t a[] = {0x401010};
-  recorder.Record(0x10, a, 1, 64, 1.0, 5000);
-  recorder.Record(0x20, a, 1, 64, 1.0, 3000);  // the oldest live one
-  recorder.Record(0x30, a, 1, 64, 1.0, 1000);
+  constexpr std::uint64_t kNow = 1700000000000000000;
+  std::uint64_t a[] = {0x401010}, b[] = {0x401020};
+  recorder.Record(0x10, a, 1, 64, 1.0, kNow - 5000);
+  recorder.Record(0x20, a, 1, 64, 1.0, kNow - 1500000000);  // the oldest live one: 1.5 s
+  recorder.Record(0x30, a, 1, 64, 1.0, kNow - 9000000000);
   recorder.Forget(0x30);  // older still, but dead
-  recorder.Record(0x40, a, 1, 128, 1.0, 7000);
-  recorder.Forget(0x40);  // a group with nothing live: no label
+  recorder.Record(0x40, a, 1, 128, 1.0, kNow - 7000);
+  recorder.Forget(0x40);                              // a group with nothing live: no label
+  recorder.Record(0x50, b, 1, 64, 1.0, kNow + 1000);  // after the profile's time (clock set back)
   HeapSnapshot snapshot;
   ASSERT_TRUE(snapshot.Take(recorder));
   snapshot.SortByStackAndSize();
   StringSink sink;
   ASSERT_TRUE(EncodeHeapProfile(snapshot, Metadata(), memory, sink));
   Profile p = ReadProfile(sink.bytes);
-  ASSERT_EQ(p.samples.size(), 2u);
+  ASSERT_EQ(p.samples.size(), 3u);
+  std::map<std::uint64_t, std::uint64_t> address_of;
+  for (const Location& l : p.locations) address_of[l.id] = l.address;
   for (const Sample& s : p.samples) {
     std::int64_t size = s.labels.at(0).num;
     if (size == 64) {
       ASSERT_EQ(s.labels.size(), 2u);
-      EXPECT_EQ(s.labels[1].key, "oldest_alloc_ns");
-      EXPECT_EQ(s.labels[1].num, 3000);
+      EXPECT_EQ(s.labels[1].key, "age_ns");
+      bool in_b = address_of.at(s.location_ids.at(0)) == 0x401020;
+      EXPECT_EQ(s.labels[1].num, in_b ? 0 : 1500000000);
       EXPECT_EQ(s.labels[1].num_unit, "nanoseconds");
     } else {
       EXPECT_EQ(size, 128);

@@ -457,11 +457,26 @@ std::vector<ObjectGroup> OtherLiveGroups(const Profile& profile,
   return groups;
 }
 
-int64_t CommentValue(const Profile& profile, const std::string& name) {
+std::vector<std::string> CommentValues(const Profile& profile, const std::string& name) {
+  std::vector<std::string> values;
   for (const std::string& comment : profile.comments) {
-    if (comment.rfind(name + "=", 0) == 0) return std::stoll(comment.substr(name.size() + 1));
+    std::istringstream fields(comment);
+    std::string field;
+    while (fields >> field) {
+      if (field.rfind(name + "=", 0) == 0) values.push_back(field.substr(name.size() + 1));
+    }
   }
-  return -1;
+  return values;
+}
+
+std::string CommentText(const Profile& profile, const std::string& name) {
+  std::vector<std::string> values = CommentValues(profile, name);
+  return values.empty() ? "" : values[0];
+}
+
+int64_t CommentValue(const Profile& profile, const std::string& name) {
+  std::string value = CommentText(profile, name);
+  return value.empty() ? -1 : std::stoll(value);
 }
 
 double SampleProbability(double size, double interval) {

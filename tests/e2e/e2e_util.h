@@ -170,7 +170,12 @@ struct ObjectGroup {
 std::vector<ObjectGroup> OtherLiveGroups(const Profile& profile,
                                          const std::vector<std::string>& sites);
 
-// The value of a "name=value" comment, or -1.
+// The values of the comment field NAME=VALUE in every comment, in order (a comment holds several
+// fields, separated by spaces).
+std::vector<std::string> CommentValues(const Profile& profile, const std::string& name);
+// The first value of the comment field `name`, or "" when there is none.
+std::string CommentText(const Profile& profile, const std::string& name);
+// The same as a number, or -1.
 int64_t CommentValue(const Profile& profile, const std::string& name);
 
 // Var(X) for the estimate X = sum over sampled objects of n / p of the live bytes of `objects`

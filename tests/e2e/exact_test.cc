@@ -26,6 +26,18 @@ TEST_F(ExactTest, CAllocatorSites) {
   Profiled({"--sample-interval", "1"},
            {WL_C_SITES, std::to_string(kCount), std::to_string(kChurn)});
   Profile profile = OnlyProfile();
+  // Two comments, so that pprof's header shows two lines: what the profile is, then its counters.
+  ASSERT_EQ(profile.comments.size(), 2u);
+  EXPECT_TRUE(std::regex_match(
+      profile.comments[0], std::regex("heaprec " HEAPREC_VERSION
+                                      " pid=[0-9]+ reason=exit sample_interval=1 unwinder=\\w+")))
+      << profile.comments[0];
+  EXPECT_TRUE(std::regex_match(profile.comments[1],
+                               std::regex("samples=[0-9]+ live_samples=[0-9]+ dropped=0 "
+                                          "unwind_failures=[0-9]+ truncated_stacks=[0-9]+ "
+                                          "missed_frees=[0-9]+ profiler_bytes=[0-9]+ "
+                                          "peak_writes=[0-9]+ peak_write_us=[0-9]+")))
+      << profile.comments[1];
   EXPECT_EQ(CommentValue(profile, "sample_interval"), 1);
   ExpectSites(profile, CSites(kCount, kChurn));
 }
@@ -123,8 +135,7 @@ TEST_F(ExactTest, PeakProfileHoldsWhatWasLiveAtThePeak) {
   std::vector<std::string> peaks = PeakProfiles();
   ASSERT_EQ(peaks.size(), 1u);
   Profile peak = ReadProfileFile(peaks[0]);
-  EXPECT_NE(std::find(peak.comments.begin(), peak.comments.end(), "reason=peak"),
-            peak.comments.end());
+  EXPECT_EQ(CommentText(peak, "reason"), "peak");
   Values at_peak = SiteValues(peak, "site_peak_build");
   EXPECT_GE(at_peak.inuse_space, static_cast<int64_t>(20000 * 1000 / 1.1));
   EXPECT_LE(at_peak.inuse_space, 20000 * 1000);

@@ -450,7 +450,9 @@ TEST_F(RunSignalsTest, ManyProfilesAreSummedUp) {
   EXPECT_TRUE(Contains(run.err, "  and " + std::to_string(files - listed) + " more from "))
       << run.err;
   EXPECT_TRUE(Contains(run.err, " exit") && Contains(run.err, ") in " + dir + "\n")) << run.err;
-  EXPECT_LT(Lines(run.err).size(), 20u) << run.err;
+  // The list and its summary line stay short (the top sites' report follows them).
+  std::string list = run.err.substr(0, run.err.find("\nFile: "));
+  EXPECT_LT(Lines(list).size(), 10u) << run.err;
 }
 
 }  // namespace

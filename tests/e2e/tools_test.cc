@@ -36,6 +36,21 @@ TEST_F(ToolsTest, RealPprofReadsTheProfile) {
       << pprof.out;
   // Freed sites hold nothing live: pprof drops zero rows from -top.
   EXPECT_EQ(pprof.out.find("site_churn"), std::string::npos) << pprof.out;
+  // The header's comments are two lines: what the profile is, then its counters.
+  EXPECT_TRUE(std::regex_search(
+      pprof.out, std::regex("\nheaprec " HEAPREC_VERSION " pid=[0-9]+ reason=exit [^\n]*\n"
+                            "samples=[0-9]+ [^\n]*\nType: ")))
+      << pprof.out;
+  // The objects' ages read as durations (the workload runs for well under a second).
+  RunResult tags =
+      RunProgram({HEAPREC_PPROF, "-tags", "-sample_index=inuse_space", "-symbolize=none", files[0]},
+                 dir_.path(), {{"HOME", dir_.path()}, {"PPROF_TMPDIR", dir_.path()}});
+  ASSERT_EQ(tags.status, 0) << tags.err;
+  std::smatch age;
+  ASSERT_TRUE(
+      std::regex_search(tags.out, age, std::regex(" age_ns: Total [^\n]*\n[^\n]*: ([^\n]+)\n")))
+      << tags.out;
+  EXPECT_TRUE(std::regex_match(age[1].str(), std::regex("[0-9.]+(ns|us|ms|s)"))) << tags.out;
   RunResult alloc = RunProgram({HEAPREC_PPROF, "-top", "-nodecount=100",
                                 "-sample_index=alloc_space", "-symbolize=none", files[0]},
                                dir_.path(), {{"HOME", dir_.path()}, {"PPROF_TMPDIR", dir_.path()}});
@@ -55,9 +70,7 @@ TEST_F(ToolsTest, DumpIntervalLeavesNumberedProfiles) {
     snprintf(expected_suffix, sizeof expected_suffix, ".%04zu.pb.gz", i + 1);
     EXPECT_NE(files[i].find(expected_suffix), std::string::npos) << files[i];
     Profile profile = ReadProfileFile(files[i]);
-    EXPECT_NE(std::find(profile.comments.begin(), profile.comments.end(), "reason=interval"),
-              profile.comments.end())
-        << files[i];
+    EXPECT_EQ(CommentText(profile, "reason"), "interval") << files[i];
     if (pid < 0) pid = CommentValue(profile, "pid");
     EXPECT_EQ(CommentValue(profile, "pid"), pid);
     // site_periodic only ever grows (a dump may land in the middle of one of its rounds of 10).
@@ -67,8 +80,7 @@ TEST_F(ToolsTest, DumpIntervalLeavesNumberedProfiles) {
   }
   EXPECT_EQ(Basename(files.back()), "p." + std::to_string(pid) + ".pb.gz");
   Profile final_profile = ReadProfileFile(files.back());
-  EXPECT_NE(std::find(final_profile.comments.begin(), final_profile.comments.end(), "reason=exit"),
-            final_profile.comments.end());
+  EXPECT_EQ(CommentText(final_profile, "reason"), "exit");
   Values final_values = SiteValues(final_profile, "site_periodic");
   EXPECT_GE(final_values.inuse_objects, previous_live);
   EXPECT_GT(final_values.inuse_objects, 0);
@@ -87,8 +99,7 @@ TEST_F(ToolsTest, DumpSignalWritesAProfile) {
   Profile dumped = ReadProfileFile(files[0]);
   const int64_t pid = CommentValue(dumped, "pid");
   EXPECT_EQ(Basename(files[0]), "p." + std::to_string(pid) + ".0001.pb.gz");
-  EXPECT_NE(std::find(dumped.comments.begin(), dumped.comments.end(), "reason=signal"),
-            dumped.comments.end());
+  EXPECT_EQ(CommentText(dumped, "reason"), "signal");
   EXPECT_EQ(SiteValues(dumped, "site_before_signal"), (Values{100, 100000, 100, 100000}));
   EXPECT_EQ(Basename(files[1]), "p." + std::to_string(pid) + ".pb.gz");
 }
@@ -169,6 +180,27 @@ TEST_F(ToolsTest, ReportShowsTheDominantSiteFirst) {
       << json.out;
   // Its flat live bytes: 2000 x 2000.
   EXPECT_NE(json.out.find("4000000"), std::string::npos) << json.out;
+
+  // As folded stacks: one line per stack, root first, the value last. The lines add up to the
+  // report's total, and the stacks that end in the dominant site hold its 2000 x 2000 bytes.
+  RunResult folded =
+      RunProgram({HEAPREC_BIN, "report", files[0], "--format", "folded"}, dir_.path());
+  ASSERT_EQ(folded.status, 0) << folded.err;
+  std::smatch total;
+  ASSERT_TRUE(std::regex_search(json.out, total, std::regex("\"total\": ([0-9]+)"))) << json.out;
+  int64_t sum = 0, in_site = 0;
+  for (const std::string& line : Lines(folded.out)) {
+    size_t space = line.rfind(' ');
+    ASSERT_NE(space, std::string::npos) << line;
+    int64_t value = std::stoll(line.substr(space + 1));
+    sum += value;
+    const std::string leaf = ";site_exit_thread_live";
+    if (space >= leaf.size() && line.compare(space - leaf.size(), leaf.size(), leaf) == 0) {
+      in_site += value;
+    }
+  }
+  EXPECT_EQ(sum, std::stoll(total[1])) << folded.out;
+  EXPECT_EQ(in_site, 4000000) << folded.out;
 }
 
 TEST_F(ToolsTest, BadSampleIntervalInTheEnvironment) {

@@ -53,6 +53,20 @@ TEST_F(PprofCompatTest, TopListsFunctionsAndTotals) {
   }
 }
 
+// The object age label, in nanoseconds as the preload library writes it, reads as a duration.
+TEST_F(PprofCompatTest, TagsShowTheAgeAsADuration) {
+  Profile p = testing::MakeReportProfile();
+  p.samples[0].labels = {{.key = "age_ns", .num = 1500000000, .num_unit = "nanoseconds"}};
+  p.samples[1].labels = {{.key = "age_ns", .num = 2000000, .num_unit = "nanoseconds"}};
+  std::string path = dir_ + "/ages.pb.gz";
+  testing::WriteEncodedProfile(p, path);
+  std::string out;
+  ASSERT_EQ(Pprof("-tags -sample_index=inuse_space " + testing::ShellQuote(path), &out), 0) << out;
+  EXPECT_NE(out.find(" age_ns: Total 4.0MB\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("3.0MB (75.00%): 1.50s\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("1.0MB (25.00%): 2ms\n"), std::string::npos) << out;
+}
+
 TEST_F(PprofCompatTest, RawProtobufIsAccepted) {
   std::string path = dir_ + "/raw.pb";
   std::string bytes = EncodeProfile(testing::MakeReportProfile(), /*gzip=*/false);

@@ -99,14 +99,6 @@ bool Contains(const std::string& text, const std::string& what) {
   return text.find(what) != std::string::npos;
 }
 
-// The value of a "name=value" text comment, or "".
-std::string CommentText(const Profile& profile, const std::string& name) {
-  for (const std::string& comment : profile.comments) {
-    if (comment.rfind(name + "=", 0) == 0) return comment.substr(name.size() + 1);
-  }
-  return "";
-}
-
 // Waits until `done()` holds, for at most `seconds`; returns whether it did.
 bool WaitUntil(const std::function<bool()>& done, double seconds = kDumpWaitSeconds) {
   for (const double deadline = MonotonicSeconds() + seconds; MonotonicSeconds() < deadline;

@@ -1,5 +1,6 @@
 #include "reliability_util.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <sstream>
 #include <stdexcept>
@@ -83,18 +84,18 @@ ProfileSet ReadProfiles(const std::string& dir) {
     std::optional<ProfileFile> valid = ReadValidProfile(path);
     if (!valid) continue;
     ProfileFile& file = *valid;
-    int pids = 0, reasons = 0, versions = 0;
-    for (const std::string& comment : file.profile.comments) {
-      if (comment.rfind("pid=", 0) == 0) ++pids;
-      if (comment.rfind("reason=", 0) == 0) {
-        ++reasons;
-        file.reason = comment.substr(7);
-      }
-      if (comment.rfind("heaprec ", 0) == 0) ++versions;
-    }
-    EXPECT_EQ(pids, 1) << path;
-    EXPECT_EQ(reasons, 1) << path;
-    EXPECT_EQ(versions, 1) << path;
+    file.reason = e2e::CommentText(file.profile, "reason");
+    EXPECT_EQ(e2e::CommentValues(file.profile, "pid").size(), 1u) << path;
+    EXPECT_EQ(e2e::CommentValues(file.profile, "reason").size(), 1u) << path;
+    // The tool's version opens the first comment, and only that one.
+    EXPECT_EQ(file.profile.comments.empty() ? std::string::npos
+                                            : file.profile.comments[0].rfind("heaprec ", 0),
+              0u)
+        << path;
+    EXPECT_EQ(std::count_if(file.profile.comments.begin(), file.profile.comments.end(),
+                            [](const std::string& c) { return c.rfind("heaprec ", 0) == 0; }),
+              1)
+        << path;
     EXPECT_GT(file.pid, 0) << path;
     ++set.all_files;
     if (file.reason == "peak") {

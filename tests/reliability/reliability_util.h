@@ -74,15 +74,17 @@ std::optional<ProfileFile> ReadValidProfile(const std::string& path);
 bool IsFinalReason(const std::string& reason);
 
 // Reads every "*.pb.gz" in `dir` with heaprec::ReadProfileFile and checks (as gtest failures):
-// each is readable, carries one `pid=` and one `reason=` comment and the `heaprec` version comment,
-// final profiles are named p.<pid>.pb.gz after their own pid comment, no two final profiles share
-// a pid, and no temporary file (`*.tmp.*`) is left in the directory.
+// each is readable, carries one `pid=` and one `reason=` comment field and opens with the `heaprec`
+// version, final profiles are named p.<pid>.pb.gz after their own pid comment, no two final
+// profiles share a pid, and no temporary file (`*.tmp.*`) is left in the directory.
 ProfileSet ReadProfiles(const std::string& dir);
 
 // Whether the run was killed by the hang guard (and a message saying so for gtest).
 std::string Describe(const RunResult& run);
 
-// Values summed over the samples whose stack contains `function` (see e2e::SiteValues).
+// Comment fields (see e2e::CommentValues), and the values summed over the samples whose stack
+// contains `function` (see e2e::SiteValues).
+using e2e::CommentText;
 using e2e::CommentValue;
 using e2e::SiteValues;
 using e2e::Values;

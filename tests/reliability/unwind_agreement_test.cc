@@ -15,14 +15,6 @@
 namespace heaprec::reliability {
 namespace {
 
-// The value of a "key=N" comment, or -1.
-int64_t CommentValue(const Profile& profile, const std::string& key) {
-  for (const std::string& comment : profile.comments) {
-    if (comment.rfind(key + "=", 0) == 0) return std::stoll(comment.substr(key.size() + 1));
-  }
-  return -1;
-}
-
 class UnwindAgreementTest : public ReliabilityTest {
  protected:
   // Runs `program` in exact mode with --unwind check: every sample is walked by libgcc and by the

@@ -23,7 +23,7 @@ TEST(AnalyzeLeaksTest, LeavesPeakProfilesOut) {
   std::vector<LeakInput> inputs = ThreeSites(8, 1);
   Profile peak =
       MakeProfile(8, kT0 + kSecond / 2, 1, {{.leaf = kFlat, .objects = 1000, .size = 65536}});
-  peak.comments.back() = "reason=peak";
+  peak.comments[0] = "heaprec " HEAPREC_VERSION " pid=8 reason=peak sample_interval=1";
   inputs.push_back({"p.8.peak.pb.gz", peak});
   std::vector<LeakSeries> series = AnalyzeLeaks(inputs, {});
   ASSERT_EQ(series.size(), 1u);
@@ -133,7 +133,12 @@ std::vector<LeakInput> RubySeries() {
     Profile p = testing::MakeRubyProfile(100);
     int64_t objects = 5000 * (i + 1);
     p.samples[1].values = {objects, objects * 60};
-    p.time_nanos += i * kSecond;  // oldest_alloc_ns stays 2 s before the first profile
+    p.time_nanos += i * kSecond;  // the oldest objects stay those of 2 s before the first profile
+    for (Sample& s : p.samples) {
+      for (Label& label : s.labels) {
+        if (label.key == "age_ns") label.num += i * kSecond;
+      }
+    }
     inputs.push_back({"ruby." + std::to_string(i) + ".pb.gz", std::move(p)});
   }
   return inputs;

@@ -93,8 +93,7 @@ TEST(ReportTest, JsonRows) {
            "\"total_high\": 7350127",
            "\"samples\": 4",
            "\"period\": 524288",
-           "\"comments\": [\n    \"heaprec " HEAPREC_VERSION
-           "\",\n    \"sample_interval=524288\"\n  ]",
+           "\"comments\": [\n    \"heaprec " HEAPREC_VERSION " sample_interval=524288\"\n  ]",
            "\"function_count\": 5",
        }) {
     EXPECT_NE(json.find(expected), std::string::npos) << expected << "\n" << json;

@@ -16,7 +16,7 @@ class GemTest < HeaprecTestCase
     assert_equal CHECKOUT_VERSION, Heaprec::VERSION
     assert_predicate Heaprec::VERSION, :frozen?
     Heaprec.start(sample_every: 1)
-    assert_match(/\Aheaprec #{Regexp.escape(CHECKOUT_VERSION)} ruby front end: /,
+    assert_match(/\Aheaprec #{Regexp.escape(CHECKOUT_VERSION)} ruby front end /,
                  dump.raw.comments.first)
   end
 

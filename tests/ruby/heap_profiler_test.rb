@@ -232,14 +232,19 @@ class HeapProfilerTest < HeaprecTestCase
     refute Heaprec.stop
   end
 
-  # Every profile names its process and why it was written, each in a comment of its own as native
-  # profiles do: `heaprec leaks` makes one series per pid. A dump the program asks for is "api".
+  # Every profile names its process and why it was written in its first comment, its counters in
+  # the second, as native profiles do: `heaprec leaks` makes one series per pid. A dump the program
+  # asks for is "api".
   def test_profiles_carry_their_pid_and_reason_as_native_ones_do
     Heaprec.start(sample_every: 1)
     profile = dump
     assert_equal [Process.pid.to_s], profile.comment_values("pid")
     assert_equal ["api"], profile.comment_values("reason")
-    assert_equal ["pid=#{Process.pid}", "reason=api"], profile.raw.comments.last(2)
+    assert_equal 2, profile.raw.comments.size
+    header = "heaprec #{Heaprec::VERSION} ruby front end (live objects) pid=#{Process.pid} " \
+             "reason=api sample_every=1 #{RUBY_DESCRIPTION}"
+    assert_equal header, profile.raw.comments[0]
+    assert_match(/\Asampled=\d+ skipped=\d+ tracked=\d+ stacks=\d+\z/, profile.raw.comments[1])
     # autorun's dumps name their occasion, in the native profiler's words.
     %w[exit interval].each do |reason|
       Heaprec._dump(path("#{reason}.pb.gz"), reason)

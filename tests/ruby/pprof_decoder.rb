@@ -186,16 +186,18 @@ class DecodedProfile
   def count_of(class_name) = sum(samples_of_class(class_name), "inuse_objects")
   def bytes_of(class_name) = sum(samples_of_class(class_name), "inuse_space")
 
-  # The values of the comments that are exactly one NAME=VALUE field ("pid=123", "reason=exit"),
-  # in order: the form native profiles write and `heaprec leaks` groups by.
+  # The values of the comment field NAME=VALUE ("pid=123", "reason=exit") in every comment, in
+  # order: a comment holds several, separated by spaces, as native profiles write them and
+  # `heaprec leaks` reads them.
   def comment_values(name)
-    @raw.comments.filter_map { |c| c.delete_prefix("#{name}=") if c.match?(/\A#{name}=\S*\z/) }
+    prefix = "#{name}="
+    @raw.comments.flat_map(&:split).filter_map { |f| f.delete_prefix(prefix) if f.start_with?(prefix) }
   end
 
-  # The value of the one NAME=VALUE comment; raises unless there is exactly one.
+  # The value of the one NAME=VALUE field; raises unless there is exactly one.
   def comment_value(name)
     values = comment_values(name)
-    raise "#{values.size} #{name}= comments in #{@raw.comments.inspect}" unless values.size == 1
+    raise "#{values.size} #{name}= fields in #{@raw.comments.inspect}" unless values.size == 1
 
     values.first
   end

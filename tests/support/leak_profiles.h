@@ -22,14 +22,16 @@ struct Group {
   int64_t objects;  // inuse_objects
   int64_t size;     // bytes per object
   uint64_t caller = kMain;
-  int64_t oldest_alloc_ns = 0;  // 0: no label
+  int64_t age_ns = -1;  // the age_ns label; -1: none
 };
 
 inline Profile MakeProfile(int64_t pid, int64_t time_nanos, int64_t period,
                            const std::vector<Group>& groups) {
   Profile p = MakeNativeHeapProfile(period);
   p.time_nanos = time_nanos;
-  p.comments = {"heaprec " HEAPREC_VERSION, "pid=" + std::to_string(pid), "reason=interval"};
+  p.comments = {"heaprec " HEAPREC_VERSION " pid=" + std::to_string(pid) +
+                    " reason=interval sample_interval=" + std::to_string(period),
+                "samples=0 dropped=0"};
   p.mappings.push_back(
       {.id = 1, .memory_start = 0x1000, .memory_limit = 0x9000, .filename = "/bin/app"});
   const char* names[] = {"",     "leak",     "flat",     "churn",
@@ -50,9 +52,8 @@ inline Profile MakeProfile(int64_t pid, int64_t time_nanos, int64_t period,
     if (g.caller != kMain) s.location_ids.push_back(kMain);
     s.values = {g.objects, g.objects * g.size, g.objects, g.objects * g.size};
     s.labels.push_back({.key = "bytes", .num = g.size, .num_unit = "bytes"});
-    if (g.oldest_alloc_ns != 0) {
-      s.labels.push_back(
-          {.key = "oldest_alloc_ns", .num = g.oldest_alloc_ns, .num_unit = "nanoseconds"});
+    if (g.age_ns >= 0) {
+      s.labels.push_back({.key = "age_ns", .num = g.age_ns, .num_unit = "nanoseconds"});
     }
     p.samples.push_back(s);
   }
@@ -79,8 +80,8 @@ inline std::vector<analysis::LeakInput> ThreeSites(int64_t pid, int64_t period,
         {.leaf = kLeak,
          .objects = leak_objects_per_step * (i + 1),
          .size = 1024,
-         .oldest_alloc_ns = ages ? kT0 - kSecond : 0},
-        {.leaf = kFlat, .objects = 16, .size = 65536, .oldest_alloc_ns = ages ? now - kSecond : 0},
+         .age_ns = ages ? now - (kT0 - kSecond) : -1},
+        {.leaf = kFlat, .objects = 16, .size = 65536, .age_ns = ages ? kSecond : -1},
         {.leaf = kChurn, .objects = churn[i], .size = 1024},
     };
     inputs.push_back({"p." + std::to_string(pid) + "." + std::to_string(i) + ".pb.gz",

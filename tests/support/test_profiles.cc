@@ -70,14 +70,15 @@ Profile MakeFullProfile() {
   p.duration_nanos = 2500000000;
   p.period_type = {"space", "bytes"};
   p.period = 524288;
-  p.comments = {"heaprec " HEAPREC_VERSION, "sample_interval=524288", "samples=123", "dropped=0"};
+  p.comments = {"heaprec " HEAPREC_VERSION " pid=4242 reason=exit sample_interval=524288",
+                "samples=123 dropped=0"};
   p.default_sample_type = "inuse_space";
   return p;
 }
 
 Profile MakeReportProfile() {
   Profile p = MakeNativeHeapProfile(524288);
-  p.comments = {"heaprec " HEAPREC_VERSION, "sample_interval=524288"};
+  p.comments = {"heaprec " HEAPREC_VERSION " sample_interval=524288"};
   p.mappings = {
       {.id = 1, .memory_start = 0x400000, .memory_limit = 0x500000, .filename = "/opt/app/bin/app"},
       {.id = 2, .memory_start = 0x1000, .memory_limit = 0x2000, .filename = "/usr/lib/libfoo.so"}};
@@ -127,7 +128,7 @@ Profile MakeRubyProfile(int64_t sample_every) {
   p.default_sample_type = "inuse_space";
   p.time_nanos = 1700000000000000000;
   p.duration_nanos = 3000000000;
-  p.comments = {"heaprec " HEAPREC_VERSION " ruby front end: live objects, sample_every=" +
+  p.comments = {"heaprec " HEAPREC_VERSION " ruby front end (live objects) sample_every=" +
                 std::to_string(sample_every)};
   // As the Ruby front end writes them: name = system_name, no start line; "" for C methods.
   auto function = [](uint64_t id, const char* name, const char* file) {
@@ -146,9 +147,7 @@ Profile MakeRubyProfile(int64_t sample_every) {
                   .labels = {{.key = "bytes", .num = size, .num_unit = "bytes"},
                              {.key = "class", .str = class_name},
                              {.key = "gc_age", .num = age, .num_unit = "gc_cycles"},
-                             {.key = "oldest_alloc_ns",
-                              .num = p.time_nanos - 2000000000,
-                              .num_unit = "nanoseconds"}}};
+                             {.key = "age_ns", .num = 2000000000, .num_unit = "nanoseconds"}}};
   };
   p.samples = {sample({1, 2, 3, 4}, 3 * sample_every, 40, "String", 2),
                sample({5, 4}, 2 * sample_every, 60, "Array", 5),

@@ -26,7 +26,7 @@ Profile MakeReportProfile();
 // A profile shaped like the Ruby front end's output: inuse_objects/inuse_space only, period_type
 // objects/count with period `sample_every` (each value a multiple of it, as per-object sampling
 // gives), locations without mapping or address holding one line each, functions without start
-// lines, and the labels bytes, class, gc_age and oldest_alloc_ns. Stacks (leaf first):
+// lines, and the labels bytes, class, gc_age and age_ns (2 s). Stacks (leaf first):
 //
 //   A  block in Cache#fill cache.rb:12 < Integer#times (a C method: no file, line 0)
 //        < Cache#fill cache.rb:11 < <main> app.rb:5      300 String objects of 40 B

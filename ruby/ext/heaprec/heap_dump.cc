@@ -77,10 +77,12 @@ struct DumpJob {
   const char* reason;  // the reason= comment: a schema reason (extension.cc)
   HeapSnapshot snapshot;
   ClassLabeler classes;
-  std::vector<std::string> comments;
-  std::vector<const char*> comment_pointers;
-  std::string reason_comment;
-  char pid_comment[32] = "";  // "pid=N", filled in by the write phase (see WriteWithoutGvl)
+  // The two comments (AddComments). The first names the process, so the write phase fills it in
+  // (see WriteWithoutGvl): what follows its pid= field waits in header_rest.
+  char header_comment[512] = "";
+  std::string header_rest;
+  std::string counters_comment;
+  const char* comment_pointers[2] = {header_comment, ""};
   std::uint64_t taken_ns = 0;
   int error = 0;
   bool hook_was_suppressed = false;
@@ -160,25 +162,23 @@ std::string Field(const char* name, std::uint64_t value) {
   return std::string(name) + "=" + std::to_string(value);
 }
 
+// Two comments, as native profiles have them: what the profile is (the tool, the process, why it
+// was written, how it was sampled, the Ruby it ran on), then the counters. `heaprec leaks` makes
+// one series per pid= (a parent and its forked workers apart) and leaves reason=peak out.
 void AddComments(DumpJob& job) {
   VALUE description = rb_const_get(rb_cObject, rb_intern("RUBY_DESCRIPTION"));
   const ProfilerOptions& options = job.profiler->options();
-  job.comments.push_back("heaprec " HEAPREC_VERSION " ruby front end: live objects, " +
-                         Field(schema::kSampleEveryField, options.sample_every));
-  job.comments.push_back(
-      std::string(RSTRING_PTR(description), static_cast<std::size_t>(RSTRING_LEN(description))));
+  job.header_rest =
+      std::string(schema::kReasonField) + "=" + job.reason + " " +
+      Field(schema::kSampleEveryField, options.sample_every) + " " +
+      std::string(RSTRING_PTR(description), static_cast<std::size_t>(RSTRING_LEN(description)));
   ProfilerStats stats = job.profiler->Stats();
   RecorderStats recorder = job.profiler->recorder().Stats();  // after the liveness pass
-  job.comments.push_back(Field(schema::kSampledField, stats.sampled) + " " +
+  job.counters_comment = Field(schema::kSampledField, stats.sampled) + " " +
                          Field(schema::kSkippedField, stats.skipped + recorder.dropped) + " " +
                          Field(schema::kTrackedField, recorder.live_objects) + " " +
-                         Field(schema::kStacksField, recorder.stacks));
-  // pid= and reason= last, each a comment of its own, as native profiles have them: `heaprec leaks`
-  // makes one series per pid (a parent and its forked workers apart) and leaves reason=peak out.
-  job.reason_comment = std::string(schema::kReasonField) + "=" + job.reason;
-  for (const std::string& c : job.comments) job.comment_pointers.push_back(c.c_str());
-  job.comment_pointers.push_back(job.pid_comment);
-  job.comment_pointers.push_back(job.reason_comment.c_str());
+                         Field(schema::kStacksField, recorder.stacks);
+  job.comment_pointers[1] = job.counters_comment.c_str();
 }
 
 void* WriteWithoutGvl(void* argument) {
@@ -188,8 +188,9 @@ void* WriteWithoutGvl(void* argument) {
   // (inside the liveness pass, or at rb_thread_call_without_gvl's own interrupt check) that
   // forks, and the child, where this thread lives on, finishes the dump as its own. From here on a
   // fork (by another thread) does not take the dump along (AbandonDumpInChild).
-  snprintf(job.pid_comment, sizeof(job.pid_comment), "%s=%ld", schema::kPidField,
-           static_cast<long>(getpid()));
+  snprintf(job.header_comment, sizeof(job.header_comment),
+           "heaprec " HEAPREC_VERSION " ruby front end (live objects) %s=%ld %s", schema::kPidField,
+           static_cast<long>(getpid()), job.header_rest.c_str());
   if (g_dump_testing.write_delay_seconds > 0) {
     usleep(static_cast<useconds_t>(std::lround(g_dump_testing.write_delay_seconds * 1e6)));
   }
@@ -200,8 +201,8 @@ void* WriteWithoutGvl(void* argument) {
                               static_cast<std::int64_t>(job.taken_ns) - profiler.start_time_ns(),
                               nullptr,
                               0,
-                              job.comment_pointers.data(),
-                              job.comment_pointers.size()};
+                              job.comment_pointers,
+                              2};
   metadata.period_type = schema::kPerObjectPeriodType;
   metadata.period_unit = schema::kCountUnit;
   metadata.allocation_totals = false;
