@@ -8,6 +8,7 @@ packages=(
   clang-format        # scripts/check-format.sh, which scripts/test.sh runs before building
   libgcc-s1           # stack unwinding in the profiled process (libgcc_s, loaded privately)
   libdw-dev libelf-dev  # symbolization (elfutils), outside the profiled process
+  libiberty-dev       # demangling Rust names (GNU libiberty, static), in the heaprec command only
   zlib1g-dev          # gzip of profiles
   libprotozero-dev    # protobuf wire format, header-only
   libcli11-dev        # command-line parsing
