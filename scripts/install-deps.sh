@@ -14,6 +14,7 @@ packages=(
   libcli11-dev        # command-line parsing
   libgtest-dev libgmock-dev libbenchmark-dev
   golang-go golang-github-google-pprof-dev  # the standalone pprof used to validate our output
+  rustc               # tests/e2e: builds the Rust program profiled end to end (no cargo needed)
   chromium            # headless browser for the flame-graph page test (tests/cli)
   ruby ruby-dev       # the Ruby front end (ruby/): headers and libruby for its extension; minitest
   # tests/reliability: other allocators beside heaprec, and real programs run under it
