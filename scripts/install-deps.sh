@@ -8,12 +8,14 @@ packages=(
   clang-format        # scripts/check-format.sh, which scripts/test.sh runs before building
   libgcc-s1           # stack unwinding in the profiled process (libgcc_s, loaded privately)
   libdw-dev libelf-dev  # symbolization (elfutils), outside the profiled process
+  libiberty-dev       # demangling Rust names (GNU libiberty, static), in the heaprec command only
   zlib1g-dev          # gzip of profiles
   libprotozero-dev    # protobuf wire format, header-only
   libcli11-dev        # command-line parsing
   libgtest-dev libgmock-dev libbenchmark-dev
   golang-go golang-github-google-pprof-dev  # the standalone pprof used to validate our output
   libdevel-nytprof-perl  # ships flamegraph.pl, which reads `report --format folded` in tests/cli
+  rustc               # tests/e2e: builds the Rust program profiled end to end (no cargo needed)
   chromium            # headless browser for the flame-graph page test (tests/cli)
   ruby ruby-dev       # the Ruby front end (ruby/): headers and libruby for its extension; minitest
   # tests/reliability: other allocators beside heaprec, and real programs run under it

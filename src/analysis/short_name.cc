@@ -79,8 +79,10 @@ std::string ShortName(std::string_view name) {
       ++i;
       continue;
     }
-    if (c == '{' || (c == '(' && StartsSegment(out, qualified_depth))) {
-      // A lambda or closure ("{lambda(int)#1}", "{{closure}}") or "(anonymous namespace)": names.
+    if (c == '{' || (c == '(' && StartsSegment(out, qualified_depth)) ||
+        (c == '[' && qualified_depth > 0)) {
+      // A slice type in a Rust qualified path ("<[u8]>::to_vec_in"), a lambda or closure
+      // ("{lambda(int)#1}", "{{closure}}") or "(anonymous namespace)": names.
       size_t end = SkipGroup(name, i);
       out.append(name.substr(i, end - i));
       i = end;

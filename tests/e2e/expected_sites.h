@@ -2,7 +2,9 @@
 // the e2e tests compare profiles with. Mirrors the tables at the top of tests/workloads/*.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -121,6 +123,41 @@ inline std::vector<ExpectedSite> ThreadSites(int64_t threads, int64_t per_thread
       {"site_thread_alloc", allocated, live},
       {"site_thread_after", {{threads * per_thread, 2000}}, {{threads * per_thread, 2000}}},
       {"site_main_alloc_thread_free", {{threads * per_thread, 3000}}, {}},
+  };
+}
+
+// Vec::push, `length` times from empty, of `element_size`-byte elements (2 to 1024 bytes). Rust's
+// RawVec (grow_amortized) doubles the capacity, to at least 4 elements: 4, 8, 16, ...
+inline Growth RustVecGrowth(int64_t length, int64_t element_size) {
+  Growth g;
+  int64_t capacity = 0;
+  for (int64_t size = 0; size < length; ++size) {
+    if (size == capacity) {
+      capacity = std::max<int64_t>(2 * capacity, 4);
+      g.allocated.push_back({1, capacity * element_size});
+    }
+  }
+  g.live_bytes = capacity * element_size;
+  return g;
+}
+
+// tests/workloads/wl_rust_sites.rs serving `requests` requests. `name` spells a site's name below
+// the crate ("RequestLog::record") as the report shows it: the legacy and v0 manglings name a
+// method differently. Cache::get_or_load is left out: the size of its hash table is hashbrown's.
+inline std::vector<ExpectedSite> RustSites(
+    int64_t requests, const std::function<std::string(const std::string&)>& name) {
+  const int64_t users = std::min<int64_t>(requests, 500), sessions = (requests + 9) / 10;
+  Growth log = RustVecGrowth(requests, 24), session_list = RustVecGrowth(sessions, 8);
+  std::vector<Group> open_allocated = session_list.allocated;
+  open_allocated.push_back({sessions, 1024});  // new_session, which it calls
+  return {
+      {name("load_value"), {{users, 4096}}, {{users, 4096}}},
+      {name("new_session"), {{sessions, 1024}}, {{sessions, 1024}}},
+      {name("format_entry"), {{requests, 64}}, {{requests, 64}}},
+      {name("RequestLog::record"), log.allocated, {{1, log.live_bytes}}},
+      {name("Server::open_session"),
+       open_allocated,
+       {{1, session_list.live_bytes}, {sessions, 1024}}},
   };
 }
 
