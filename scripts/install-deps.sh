@@ -9,6 +9,7 @@ packages=(
   libgcc-s1           # stack unwinding in the profiled process (libgcc_s, loaded privately)
   libdw-dev libelf-dev  # symbolization (elfutils), outside the profiled process
   zlib1g-dev          # gzip of profiles
+  libzstd-dev         # recognizing zstd files (heaptrack's recordings) handed to the CLI
   libprotozero-dev    # protobuf wire format, header-only
   libcli11-dev        # command-line parsing
   libgtest-dev libgmock-dev libbenchmark-dev
