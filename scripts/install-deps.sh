@@ -18,6 +18,7 @@ packages=(
   ruby ruby-dev       # the Ruby front end (ruby/): headers and libruby for its extension; minitest
   # tests/reliability: other allocators beside heaprec, and real programs run under it
   libjemalloc2 libtcmalloc-minimal4 sqlite3 git perl
+  heaptrack           # tests/cli: a real heaptrack recording, which heaprec must recognize
 )
 # Node.js and npm install the flame-graph page's packages at build time (web/package-lock.json).
 # The machines come with them (Node.js 20, npm bundled); Debian's packages only where they are missing.

@@ -3,6 +3,7 @@
 #include <iostream>
 #include <memory>
 
+#include "cli/command_line.h"
 #include "cli/commands.h"
 #include "profile/pprof_reader.h"
 #include "render/top_table.h"
@@ -34,17 +35,27 @@ int RunReport(const ReportArgs& args) {
 void RegisterReportCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<ReportArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "report", "Print the functions holding the most memory in a heap profile (like pprof -top)");
+      "report",
+      "Print the functions holding the most memory in a heap profile, like pprof -top.\n"
+      "flat is what a function allocated itself, cum also counts the functions it called; ± is "
+      "the 95% interval of each sampled estimate.");
   cmd->add_option("FILE", args->file, "Profile written by heaprec (gzipped or raw pprof)")
       ->required();
   cmd->add_option("--sample-index", args->sample_index,
                   "Value to rank by: inuse_space, inuse_objects, alloc_space or alloc_objects "
-                  "(default: the profile's default, normally inuse_space)");
+                  "(default: the profile's default, normally inuse_space)")
+      ->option_text("TYPE");
   cmd->add_option("--top", args->top, "Number of functions to show (0 = all)")
       ->capture_default_str();
-  cmd->add_option("--format", args->format, "Output format")
-      ->check(CLI::IsMember({"text", "json"}))
+  cmd->add_option("--format", args->format, "Output format: text or json")
+      ->check(OneOf({"text", "json"}))
+      ->option_text("FORMAT")
       ->capture_default_str();
+  cmd->footer(
+      "Examples:\n"
+      "  heaprec report heaprec.myprogram.1234.pb.gz\n"
+      "  heaprec report --top 5 --sample-index alloc_space heaprec.myprogram.1234.pb.gz\n"
+      "  heaprec report --format json heaprec.myprogram.1234.pb.gz > report.json");
   cmd->callback([args, exit_code] {
     *exit_code = RunReportingErrors("report", [&] { return RunReport(*args); });
   });
