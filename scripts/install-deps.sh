@@ -10,6 +10,7 @@ packages=(
   libdw-dev libelf-dev  # symbolization (elfutils), outside the profiled process
   libiberty-dev       # demangling Rust names (GNU libiberty, static), in the heaprec command only
   zlib1g-dev          # gzip of profiles
+  libzstd-dev         # recognizing zstd files (heaptrack's recordings) handed to the CLI
   libprotozero-dev    # protobuf wire format, header-only
   libcli11-dev        # command-line parsing
   libgtest-dev libgmock-dev libbenchmark-dev
@@ -20,6 +21,7 @@ packages=(
   ruby ruby-dev       # the Ruby front end (ruby/): headers and libruby for its extension; minitest
   # tests/reliability: other allocators beside heaprec, and real programs run under it
   libjemalloc2 libtcmalloc-minimal4 sqlite3 git perl
+  heaptrack           # tests/cli: a real heaptrack recording, which heaprec must recognize
 )
 # Node.js and npm install the flame-graph page's packages at build time (web/package-lock.json).
 # The machines come with them (Node.js 20, npm bundled); Debian's packages only where they are missing.

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "analysis/diff.h"
+#include "cli/command_line.h"
 #include "cli/commands.h"
 #include "cli/frame_options.h"
 #include "profile/pprof_reader.h"
@@ -53,20 +54,28 @@ void RegisterDiffCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<DiffArgs>();
   CLI::App* cmd = app.add_subcommand(
       "diff",
-      "Show what grew and what shrank from BASE to NEW, per function and per stack, marking the "
-      "changes larger than sampling noise");
+      "Show what grew and what shrank from BASE to NEW, per function and per stack.\n"
+      "Changes larger than sampling noise are marked with *.");
   cmd->add_option("BASE", args->base, "The earlier profile")->required();
   cmd->add_option("NEW", args->next, "The later profile (same sample types as BASE)")->required();
   cmd->add_option("--sample-index", args->sample_index,
                   "Value to compare: inuse_space, inuse_objects, alloc_space or alloc_objects "
-                  "(default: NEW's default, normally inuse_space)");
+                  "(default: NEW's default, normally inuse_space)")
+      ->option_text("TYPE");
   cmd->add_option("--top", args->top, "Entries per ranking (0 = all)")->capture_default_str();
-  cmd->add_option("--format", args->format, "Output format")
-      ->check(CLI::IsMember({"text", "json"}))
+  cmd->add_option("--format", args->format, "Output format: text or json")
+      ->check(OneOf({"text", "json"}))
+      ->option_text("FORMAT")
       ->capture_default_str();
   cmd->add_option("-o,--output", args->output,
                   "Also write NEW - BASE as a pprof profile (BASE's samples negated and labelled "
-                  "pprof::base=true, as pprof -diff_base builds it)");
+                  "pprof::base=true, as pprof -diff_base builds it)")
+      ->option_text("FILE");
+  cmd->footer(
+      "Examples:\n"
+      "  heaprec diff before.pb.gz after.pb.gz\n"
+      "  heaprec diff --top 5 --sample-index inuse_objects before.pb.gz after.pb.gz\n"
+      "  heaprec diff -o growth.pb.gz before.pb.gz after.pb.gz && pprof -top growth.pb.gz");
   AddFrameOptions(*cmd, args->frames, LinesOption::kOffered);
   cmd->callback([args, exit_code] {
     *exit_code = RunReportingErrors("diff", [&] { return RunDiff(*args); });

@@ -54,17 +54,23 @@ void RegisterFlameCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<FlameArgs>();
   CLI::App* cmd = app.add_subcommand(
       "flame",
-      "Write an interactive flame graph of a heap profile as one self-contained HTML file "
-      "(click to zoom, search, hover for values with their 95% intervals)");
+      "Write an interactive flame graph of a heap profile as one self-contained HTML file.\n"
+      "Click to zoom, search, hover for values with their 95% intervals; it works offline.");
   cmd->add_option("FILE", args->file, "Profile written by heaprec (gzipped or raw pprof)")
       ->required();
   cmd->add_option("-o,--output", args->output,
                   "HTML file to write ('-' for standard output; default: FILE with .pb.gz "
-                  "replaced by .html)");
+                  "replaced by .html)")
+      ->option_text("FILE");
   cmd->add_option("--sample-index", args->sample_index,
                   "Value shown first: inuse_space, inuse_objects, alloc_space or alloc_objects "
                   "(default: the profile's default, normally inuse_space); the page switches "
-                  "between all of them");
+                  "between all of them")
+      ->option_text("TYPE");
+  cmd->footer(
+      "Examples:\n"
+      "  heaprec flame heaprec.myprogram.1234.pb.gz     writes heaprec.myprogram.1234.html\n"
+      "  heaprec flame -o heap.html --sample-index alloc_space heaprec.myprogram.1234.pb.gz");
   AddFrameOptions(*cmd, args->frames, LinesOption::kNotOffered);
   cmd->callback([args, exit_code] {
     *exit_code = RunReportingErrors("flame", [&] { return RunFlame(*args); });

@@ -24,12 +24,16 @@ void AddFrameOptions(CLI::App& command, FrameArgs& args, LinesOption lines) {
                   "Frames whose function name matches REGEX are not the user's code either: a "
                   "sample is charged to the first frame from the leaf that no pattern skips "
                   "(repeatable; heaprec's defaults: README, \"Allocation sites\")")
-      ->check(pattern);
+      ->check(pattern)
+      ->option_text("REGEX")
+      ->allow_extra_args(false);  // one pattern per --skip-frames: FILE is not a pattern
   command
       .add_option("--keep-frames", args.keep,
                   "Frames whose function name matches REGEX are always the user's code, even when "
                   "a skip pattern matches them (repeatable)")
-      ->check(pattern);
+      ->check(pattern)
+      ->option_text("REGEX")
+      ->allow_extra_args(false);
   command.add_flag("--all-frames", args.all_frames,
                    "Leave heaprec's default skip patterns out: charge each sample to the frames as "
                    "recorded (allocator and library internals included)");

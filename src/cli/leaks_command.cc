@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "analysis/leak_series.h"
+#include "cli/command_line.h"
 #include "cli/commands.h"
 #include "cli/frame_options.h"
 #include "cli/profile_files.h"
@@ -84,37 +85,52 @@ void RegisterLeaksCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<LeaksArgs>();
   CLI::App* cmd = app.add_subcommand(
       "leaks",
-      "Rank the allocation sites whose live bytes keep growing across a series of profiles "
-      "(heaprec run --dump-interval)");
+      "Rank the allocation sites whose live bytes keep growing across a series of profiles.\n"
+      "Take the series with heaprec run --dump-interval SECONDS. A suspect grows steadily: the "
+      "line fitted to its live bytes rises more than noise (--min-t) and explains its "
+      "variation (--min-r2).");
   cmd->add_option("FILES", args->paths,
                   "Profiles of one or more processes, or directories holding them (*.pb.gz)")
       ->required();
   cmd->add_option("--top", args->top, "Sites to show per process (0 = all)")->capture_default_str();
-  cmd->add_option("--format", args->format, "Output format")
-      ->check(CLI::IsMember({"text", "json"}))
+  cmd->add_option("--format", args->format, "Output format: text or json")
+      ->check(OneOf({"text", "json"}))
+      ->option_text("FORMAT")
       ->capture_default_str();
   cmd->add_option("--by", args->by,
-                  "What a site is: the function that called the allocator, or the whole stack")
-      ->check(CLI::IsMember({"function", "stack"}))
+                  "What a site is: function, the function that called the allocator, or stack, "
+                  "the whole stack")
+      ->check(OneOf({"function", "stack"}))
+      ->option_text("SITE")
       ->capture_default_str();
   cmd->add_flag("--single-series", args->single_series,
                 "Treat all the profiles as one series instead of grouping them by pid");
   cmd->add_option("--pid", args->pid, "Only the profiles of this process")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--svg", args->svg, "Write a chart of live bytes over time of the top sites");
-  cmd->add_option("--html", args->html, "Write a self-contained HTML page: charts and tables");
-  cmd->add_option("--chart-sites", args->chart_sites, "Sites drawn in the charts")
-      ->check(CLI::Range(1, 10))
+      ->check(NotNegative())
+      ->option_text("PID");
+  cmd->add_option("--svg", args->svg, "Write a chart of live bytes over time of the top sites")
+      ->option_text("FILE");
+  cmd->add_option("--html", args->html, "Write a self-contained HTML page: charts and tables")
+      ->option_text("FILE");
+  cmd->add_option("--chart-sites", args->chart_sites, "Sites drawn in the charts, 1 to 10")
+      ->check(InRange(1, 10))
       ->capture_default_str();
   cmd->add_option("--min-t", args->min_t,
                   "A suspect's slope is at least this many standard errors above zero")
-      ->check(CLI::NonNegativeNumber)
+      ->check(NotNegative())
+      ->option_text("T")
       ->capture_default_str();
   cmd->add_option("--min-r2", args->min_r2,
                   "A suspect's line explains at least this share of "
-                  "its variation (R squared)")
-      ->check(CLI::Range(0.0, 1.0))
+                  "its variation (R squared, 0 to 1)")
+      ->check(InRange(0.0, 1.0))
+      ->option_text("R2")
       ->capture_default_str();
+  cmd->footer(
+      "Examples:\n"
+      "  heaprec run --dump-interval 10 -o /var/tmp/heap/%e.%p.pb.gz -- ./server\n"
+      "  heaprec leaks /var/tmp/heap/ --svg leaks.svg --html leaks.html\n"
+      "  heaprec leaks --by stack --top 3 /var/tmp/heap/server.*.pb.gz");
   AddFrameOptions(*cmd, args->frames, LinesOption::kOffered);
   cmd->callback([args, exit_code] {
     *exit_code = RunReportingErrors("leaks", [&] { return RunLeaks(*args); });

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <memory>
 
+#include "cli/command_line.h"
 #include "cli/commands.h"
 #include "cli/frame_options.h"
 #include "profile/pprof_reader.h"
@@ -45,20 +46,30 @@ int RunReport(const ReportArgs& args) {
 void RegisterReportCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<ReportArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "report", "Print the functions holding the most memory in a heap profile (like pprof -top)");
+      "report",
+      "Print the functions holding the most memory in a heap profile, like pprof -top.\n"
+      "flat is what a function allocated itself, cum also counts the functions it called; ± is "
+      "the 95% interval of each sampled estimate.");
   cmd->add_option("FILE", args->file, "Profile written by heaprec (gzipped or raw pprof)")
       ->required();
   cmd->add_option("--sample-index", args->sample_index,
                   "Value to rank by: inuse_space, inuse_objects, alloc_space or alloc_objects "
-                  "(default: the profile's default, normally inuse_space)");
+                  "(default: the profile's default, normally inuse_space)")
+      ->option_text("TYPE");
   cmd->add_option("--top", args->top, "Number of functions to show (0 = all)")
       ->capture_default_str();
   cmd->add_option("--format", args->format,
                   "Output format: text, json, or folded (one line per stack with its value, for "
                   "flamegraph.pl, inferno and speedscope; --top does not apply)")
-      ->check(CLI::IsMember({"text", "json", "folded"}))
+      ->check(OneOf({"text", "json", "folded"}))
+      ->option_text("FORMAT")
       ->capture_default_str();
   AddFrameOptions(*cmd, args->frames, LinesOption::kOffered);
+  cmd->footer(
+      "Examples:\n"
+      "  heaprec report heaprec.myprogram.1234.pb.gz\n"
+      "  heaprec report --top 5 --lines --sample-index alloc_space heaprec.myprogram.1234.pb.gz\n"
+      "  heaprec report --format folded heaprec.myprogram.1234.pb.gz | flamegraph.pl > heap.svg");
   cmd->callback([args, exit_code] {
     *exit_code = RunReportingErrors("report", [&] { return RunReport(*args); });
   });

@@ -211,7 +211,14 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
   options->output = preload::kDefaultOutputTemplate;
   CLI::App* cmd = app.add_subcommand(
       "run",
-      "Run a program under the live-heap profiler: heaprec run [OPTIONS] [--] PROGRAM [ARGS...]");
+      "Run a program under the live-heap profiler, then print its top allocation sites.\n"
+      "Every process of the program writes a profile at exit (and more with --dump-*); heaprec "
+      "symbolizes them and lists them.");
+  // Documentation only: SplitRunCommandLine takes the program's arguments before CLI11 parses.
+  cmd->add_option("PROGRAM", options->command,
+                  "The program and its arguments, passed as given: after --, or from the first "
+                  "argument that is not an option")
+      ->option_text("[--] PROGRAM [ARGS...]");
   cmd->footer(
       "Native programs: libheaprec.so is preloaded (LD_PRELOAD). Every option has an environment\n"
       "twin it reads (e.g. --sample-interval is HEAPREC_SAMPLE_INTERVAL).\n"
@@ -226,34 +233,49 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
       "Signals: a terminal's Ctrl-C, Ctrl-\\ and hangup reach the program directly; INT, QUIT,\n"
       "TERM, HUP, USR1 and USR2 sent to heaprec with kill are passed on to it.\n"
       "A statically linked program runs unprofiled: LD_PRELOAD cannot reach it.\n"
-      "Exit status: the program's own (128+N if it was killed by signal N).");
+      "Exit status: the program's own (128+N if it was killed by signal N).\n"
+      "\n"
+      "Examples:\n"
+      "  heaprec run -- ./myprogram --its-own-flag\n"
+      "  heaprec run --sample-interval 1 --top 20 -- ./myprogram     every allocation, exactly\n"
+      "  heaprec run --dump-interval 10 -o /var/tmp/heap/%e.%p.pb.gz -- ./server\n"
+      "  heaprec run --ruby -- bundle exec ruby app.rb");
   cmd->add_flag("--ruby", options->ruby,
                 "Profile Ruby objects (through RUBYOPT=-rheaprec/autorun) instead of native "
                 "allocations");
   cmd->add_option("--sample-interval", options->sample_interval,
                   "Native: mean bytes between samples (default 512K; 1 = record every allocation "
-                  "exactly)");
+                  "exactly)")
+      ->option_text("BYTES");
   cmd->add_option("--sample-every", options->sample_every,
                   "Ruby (--ruby): sample 1 in N objects on average, each counting N (default "
-                  "1000; 1 = every object, exact)");
+                  "1000; 1 = every object, exact)")
+      ->option_text("N");
   cmd->add_option("-o,--output", options->output, "Profile path template")
-      ->default_str(preload::kDefaultOutputTemplate);
-  cmd->add_option("--dump-interval", options->dump_interval, "Also write a profile every SECONDS");
+      ->default_str(preload::kDefaultOutputTemplate)
+      ->option_text("TEMPLATE");
+  cmd->add_option("--dump-interval", options->dump_interval, "Also write a profile every SECONDS")
+      ->option_text("SECONDS");
   cmd->add_option("--dump-signal", options->dump_signal,
-                  "Native: also write a profile on this signal (e.g. SIGUSR2)");
+                  "Native: also write a profile on this signal (e.g. SIGUSR2)")
+      ->option_text("SIGNAL");
   cmd->add_option("--max-depth", options->max_depth,
-                  "Frames kept per stack, 1-1024 (default 128; Ruby 400)");
+                  "Frames kept per stack, 1-1024 (default 128; Ruby 400)")
+      ->option_text("N");
   cmd->add_option("--dump-above", options->dump_above,
                   "Native: also write a profile each time the live heap crosses another BYTES "
-                  "(BYTES, 2x, 3x, ...)");
+                  "(BYTES, 2x, 3x, ...)")
+      ->option_text("BYTES");
   cmd->add_flag("--quiet", options->quiet,
                 "Native: no line on stderr for each profile written on --dump-signal");
-  cmd->add_option(
-      "--unwind", options->unwind,
-      "Native: stack unwinder, dwarf (default; heaprec's own, cached per return address), libgcc "
-      "(libgcc's, uncached), check (libgcc's, compared with dwarf's on every sample) "
-      "or fp (frame pointers)");
-  cmd->add_option("--seed", options->seed, "Fixed sampler seed, for reproducible runs");
+  cmd->add_option("--unwind", options->unwind,
+                  "Native: stack unwinder, dwarf (default; heaprec's own, cached per return "
+                  "address), libgcc "
+                  "(libgcc's, uncached), check (libgcc's, compared with dwarf's on every sample) "
+                  "or fp (frame pointers)")
+      ->option_text("UNWINDER");
+  cmd->add_option("--seed", options->seed, "Fixed sampler seed, for reproducible runs")
+      ->option_text("N");
   cmd->add_flag("--no-follow", options->no_follow,
                 "Native: do not profile programs the program executes");
   cmd->add_flag("!--no-symbolize", options->symbolize, "Leave the profiles unsymbolized");

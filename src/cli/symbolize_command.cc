@@ -43,9 +43,16 @@ void RegisterSymbolizeCommand(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "symbolize",
       "Add function names and source lines to a profile, from the binaries and debug info it "
-      "refers to (rewrites FILE in place unless -o is given)");
+      "refers to.\n"
+      "Rewrites FILE in place unless -o is given; do it on the machine that ran the program, so "
+      "that the profile can be read anywhere.");
   cmd->add_option("FILE", args->file, "Profile written by heaprec")->required();
-  cmd->add_option("-o,--output", args->output, "Write the symbolized profile here instead");
+  cmd->add_option("-o,--output", args->output, "Write the symbolized profile here instead")
+      ->option_text("FILE");
+  cmd->footer(
+      "Examples:\n"
+      "  heaprec symbolize heaprec.myprogram.1234.pb.gz\n"
+      "  heaprec symbolize -o symbolized.pb.gz heaprec.myprogram.1234.pb.gz");
   cmd->callback([args, exit_code] {
     *exit_code = RunReportingErrors("symbolize", [&] { return RunSymbolize(*args); });
   });

@@ -65,7 +65,9 @@ void Inflate(std::string_view bytes, std::string_view source, Sink sink) {
       continue;
     }
     if (ret == Z_BUF_ERROR && zs.avail_in == 0 && remaining == 0) {
-      Fail(source, "truncated gzip data");
+      Fail(source,
+           "truncated gzip data: the file is incomplete (cut short while it was written or "
+           "copied)");
     }
     if (ret != Z_OK && ret != Z_BUF_ERROR) {
       Fail(source,

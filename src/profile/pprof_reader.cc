@@ -18,6 +18,7 @@
 #include <protozero/pbf_reader.hpp>
 #include <unordered_set>
 
+#include "profile/foreign_format.h"
 #include "profile/gzip.h"
 #include "schema/pprof_fields.h"
 
@@ -39,6 +40,29 @@ std::string FormatBytes(size_t bytes) {
   if (bytes % (size_t{1} << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
   if (bytes % (size_t{1} << 10) == 0) return std::to_string(bytes >> 10) + " KiB";
   return std::to_string(bytes) + " bytes";
+}
+
+// "SOURCE" followed by `rest` (": problem", or " is ..."), as the one-line error.
+[[noreturn]] void Reject(std::string_view source, const std::string& rest) {
+  throw ProfileError(std::string(source) + rest);
+}
+
+// protozero's framing errors in words ("end of buffer exception" is the decoder's view, not the
+// user's).
+std::string Describe(const protozero::exception& e) {
+  if (dynamic_cast<const protozero::end_of_buffer_exception*>(&e) != nullptr) {
+    return "its protobuf data ends in the middle of a field";
+  }
+  if (dynamic_cast<const protozero::varint_too_long_exception*>(&e) != nullptr) {
+    return "its protobuf data has a number too long to be one";
+  }
+  if (dynamic_cast<const protozero::unknown_pbf_wire_type_exception*>(&e) != nullptr) {
+    return "its protobuf data has a field of an unknown kind";
+  }
+  if (dynamic_cast<const protozero::invalid_length_exception*>(&e) != nullptr) {
+    return "its protobuf data has a field of an impossible length";
+  }
+  return "its protobuf data has an invalid field number";
 }
 
 class Decoder {
@@ -456,23 +480,39 @@ class Decoder {
 }  // namespace
 
 Profile ReadProfile(std::string_view bytes, std::string_view source, const ReadOptions& options) {
-  if (bytes.empty()) throw ProfileError(std::string(source) + ": empty file");
+  if (bytes.empty()) {
+    Reject(source, std::string(": empty file, not a profile; ") + kWhatHeaprecReads);
+  }
+  // Another profiler's file, recognized before the protobuf decoder gets to misread it.
+  if (std::string what = RecognizeForeignData(bytes); !what.empty()) Reject(source, " " + what);
   Decoder decoder(source, options.max_decoded_bytes);
   bool gzipped = internal::LooksGzipped(bytes);
   std::string inflated;
   if (gzipped) {
     inflated = internal::Gunzip(bytes, options.max_decompressed_bytes, source);
     bytes = inflated;
+    if (std::string what = RecognizeForeignData(bytes); !what.empty()) Reject(source, " " + what);
   } else if (bytes.size() > options.max_decompressed_bytes) {
     decoder.Fail("profile exceeds the size limit");
   }
+  Profile profile;
   try {
-    return decoder.Decode(bytes);
-  } catch (const protozero::exception& e) {
+    profile = decoder.Decode(bytes);
+  } catch (const std::exception& e) {
+    // No pprof encoding looks like text; whatever the decoder made of it, saying "text" is right.
+    if (LooksLikeText(bytes)) Reject(source, " " + DescribeText(bytes, gzipped));
+    const auto* framing = dynamic_cast<const protozero::exception*>(&e);
+    if (framing == nullptr) throw;
     // protozero reports framing problems: truncated fields, overlong varints, bad tags.
-    if (gzipped) decoder.Fail(std::string("malformed profile data (") + e.what() + ")");
-    decoder.Fail(std::string("not a gzip or pprof file (") + e.what() + ")");
+    if (gzipped) {
+      decoder.Fail("malformed profile data inside the gzip stream (" + Describe(*framing) + ")");
+    }
+    decoder.Fail("not a gzip or pprof file (" + Describe(*framing) + ")");
   }
+  if (std::string what = RecognizeForeignProfile(profile); !what.empty()) {
+    Reject(source, " " + what);
+  }
+  return profile;
 }
 
 Profile ReadProfileFile(const std::string& path, const ReadOptions& options) {

@@ -156,6 +156,17 @@ Profile MakeRubyProfile(int64_t sample_every) {
   return p;
 }
 
+Profile MakeGoCpuProfile() {
+  Profile p;
+  p.sample_types = {{"samples", "count"}, {"cpu", "nanoseconds"}};
+  p.period_type = {"cpu", "nanoseconds"};
+  p.period = 10000000;
+  p.functions = {{.id = 1, .name = "main.spin", .system_name = "main.spin", .filename = "spin.go"}};
+  p.locations = {{.id = 1, .address = 0x45a1b0, .lines = {{.function_id = 1, .line = 7}}}};
+  p.samples = {{.location_ids = {1}, .values = {3, 30000000}}};
+  return p;
+}
+
 void WriteEncodedProfile(const Profile& profile, const std::string& path, bool gzip) {
   std::string bytes = EncodeProfile(profile, gzip);
   FILE* f = fopen(path.c_str(), "wb");

@@ -39,6 +39,11 @@ Profile MakeReportProfile();
 // sampled objects); at another period they scale with it (3·N, 2·N, ...).
 Profile MakeRubyProfile(int64_t sample_every = 100);
 
+// A CPU profile shaped like Go's runtime/pprof output: sample types samples/count and
+// cpu/nanoseconds, period 10 ms of cpu/nanoseconds; one function main.spin spin.go:7 with 3
+// samples (30 ms). A valid pprof profile that is not a heap profile.
+Profile MakeGoCpuProfile();
+
 // Writes `profile`, encoded as profile/pprof_writer.h encodes it (gzipped unless `gzip` is false),
 // to `path` with plain stdio: for the tests of the layers below render/, whose output_file.h is
 // the commands' atomic file writer.

@@ -1,0 +1,33 @@
+// heaprec's command line, around CLI11: `heaprec help [COMMAND]`, the short usage when no command
+// is given, and every usage error as one line naming the command and, for a mistyped command or
+// option, the closest known one:
+//
+//   heaprec: unknown command "rn"; did you mean "run"? (heaprec --help lists the commands)
+//   heaprec report: unknown option --tpo; did you mean --top?
+//   heaprec report: --top expects a number, got "x"
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+namespace heaprec::cli {
+
+// Parses `args` (the command line after the program name, without `heaprec run`'s program: see
+// SplitRunCommandLine) and runs the command it names, whose callback stores its exit status in
+// *command_status. Returns the status to exit with: the command's; 0 after printing help or the
+// version; kExitUsage after printing a usage error (one line on stderr) or the short usage.
+int RunCommandLine(CLI::App& app, std::vector<std::string> args, const int* command_status);
+
+// The error CLI11 raised while parsing `command`'s arguments, in one line of words, without the
+// "heaprec COMMAND: " prefix.
+std::string DescribeParseError(const CLI::App& command, const CLI::ParseError& error);
+
+// Validators whose messages read in words ("expects text or json, got "xml""), for options whose
+// value must be one of a few words, in a range, or not negative. Unlike CLI11's IsMember, Range
+// and NonNegativeNumber, they add nothing to the option's type name.
+CLI::Validator OneOf(std::vector<std::string> values);
+CLI::Validator InRange(double min, double max);
+CLI::Validator NotNegative();
+
+}  // namespace heaprec::cli

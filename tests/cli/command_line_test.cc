@@ -1,0 +1,369 @@
+// The heaprec executable's own errors and help (cli/command_line.h, cli/help_format.h): the exact
+// line of each usage error, its exit status and stream; help pages without parser artefacts and
+// with real examples; `heaprec help`; --version; and the one-line answers to files that are not
+// heap profiles (profile/foreign_format.h), made by the real tools where they are installed.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "render/output_file.h"
+#include "test_profiles.h"
+
+namespace heaprec {
+namespace {
+
+using testing::ShellQuote;
+
+const std::vector<std::string> kCommands = {"run", "report", "symbolize", "flame", "diff", "leaks"};
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream content;
+  content << in.rdbuf();
+  return content.str();
+}
+
+struct Result {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+
+class CommandLineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::MakeTempDir();
+    profile_ = dir_ + "/heap.pb.gz";
+    render::WriteProfileFile(testing::MakeReportProfile(), profile_);
+  }
+
+  // Runs heaprec with `args` (shell words), its stdout and stderr kept apart.
+  Result Heaprec(const std::string& args) {
+    Result r;
+    std::string ignored;
+    // In a subshell: RunCommand adds its own 2>&1, which must not override ours.
+    r.status =
+        testing::RunCommand("(" + ShellQuote(HEAPREC_BINARY) + " " + args + " >" +
+                                ShellQuote(dir_ + "/out") + " 2>" + ShellQuote(dir_ + "/err") + ")",
+                            &ignored);
+    r.out = ReadFile(dir_ + "/out");
+    r.err = ReadFile(dir_ + "/err");
+    return r;
+  }
+
+  // A usage error: status 2, nothing on stdout, exactly `line` on stderr.
+  void ExpectUsageError(const std::string& args, const std::string& line) {
+    Result r = Heaprec(args);
+    EXPECT_EQ(r.status, 2) << args;
+    EXPECT_EQ(r.err, line + "\n") << args;
+    EXPECT_EQ(r.out, "") << args;
+  }
+
+  std::string dir_;
+  std::string profile_;
+};
+
+TEST_F(CommandLineTest, UnknownCommandSuggestsTheClosest) {
+  ExpectUsageError("rn",
+                   "heaprec: unknown command \"rn\"; did you mean \"run\"? (heaprec --help lists "
+                   "the commands)");
+  ExpectUsageError("reprot " + ShellQuote(profile_),
+                   "heaprec: unknown command \"reprot\"; did you mean \"report\"? (heaprec --help "
+                   "lists the commands)");
+  ExpectUsageError("bogus",
+                   "heaprec: unknown command \"bogus\" (heaprec --help lists the commands)");
+}
+
+TEST_F(CommandLineTest, UnknownOptionSuggestsTheClosest) {
+  const std::string file = " " + ShellQuote(profile_);
+  ExpectUsageError("report --tpo 5" + file,
+                   "heaprec report: unknown option --tpo; did you mean --top?");
+  ExpectUsageError("report --tpo=5" + file,
+                   "heaprec report: unknown option --tpo; did you mean --top?");
+  // Before the missing FILE: the misspelt option is the likely cause.
+  ExpectUsageError("report --tpo", "heaprec report: unknown option --tpo; did you mean --top?");
+  ExpectUsageError("leaks --min-r3 0.9" + file,
+                   "heaprec leaks: unknown option --min-r3; did you mean --min-r2?");
+  ExpectUsageError("report --bogus" + file,
+                   "heaprec report: unknown option --bogus (heaprec report --help lists the "
+                   "options)");
+  ExpectUsageError("run --sampel-interval 1 -- true",
+                   "heaprec run: unknown option --sampel-interval; did you mean "
+                   "--sample-interval?");
+  ExpectUsageError("--bogus",
+                   "heaprec: unknown option --bogus (heaprec --help lists the commands)");
+  ExpectUsageError("--verison", "heaprec: unknown option --verison; did you mean --version?");
+  // A command's option before the command.
+  ExpectUsageError("--top 5 report" + file,
+                   "heaprec: --top goes after the command (it is an option of run, report, diff "
+                   "and leaks: heaprec run --top ...)");
+}
+
+TEST_F(CommandLineTest, ValuesOfTheWrongKindAreSaidInWords) {
+  const std::string file = " " + ShellQuote(profile_);
+  ExpectUsageError("report --top x" + file, "heaprec report: --top expects a number, got \"x\"");
+  ExpectUsageError("report --top=1.5" + file,
+                   "heaprec report: --top expects a whole number, 0 or more, got \"1.5\"");
+  ExpectUsageError("report --format xml" + file,
+                   "heaprec report: --format expects text, json or folded, got \"xml\"");
+  ExpectUsageError("report --format", "heaprec report: --format expects a value (--format FORMAT)");
+  ExpectUsageError("diff --top many a b", "heaprec diff: --top expects a number, got \"many\"");
+  ExpectUsageError("leaks --by line" + file,
+                   "heaprec leaks: --by expects function or stack, got \"line\"");
+  ExpectUsageError("leaks --chart-sites 20" + file,
+                   "heaprec leaks: --chart-sites expects a number from 1 to 10, got \"20\"");
+  ExpectUsageError("leaks --min-r2 2" + file,
+                   "heaprec leaks: --min-r2 expects a number from 0 to 1, got \"2\"");
+  ExpectUsageError("leaks --pid -3" + file,
+                   "heaprec leaks: --pid expects a number, 0 or more, got \"-3\"");
+  ExpectUsageError("run --top x -- true", "heaprec run: --top expects a number, got \"x\"");
+  ExpectUsageError("run --quiet=x -- true", "heaprec run: --quiet takes no value, got \"x\"");
+  ExpectUsageError("report", "heaprec report: missing FILE (usage: heaprec report [OPTIONS] FILE)");
+  ExpectUsageError("diff a", "heaprec diff: missing NEW (usage: heaprec diff [OPTIONS] BASE NEW)");
+  ExpectUsageError("symbolize a b",
+                   "heaprec symbolize: unexpected argument \"b\" (usage: heaprec symbolize "
+                   "[OPTIONS] FILE)");
+  ExpectUsageError("help report diff",
+                   "heaprec help: one command at a time (heaprec help COMMAND)");
+}
+
+// Every usage error, whatever its kind: status 2, one line on stderr naming heaprec and, once
+// the command is known, the command; nothing on stdout.
+TEST_F(CommandLineTest, EveryUsageErrorIsOneLineWithStatus2) {
+  const std::string file = " " + ShellQuote(profile_);
+  const std::vector<std::string> cases = {"rn",
+                                          "--bogus",
+                                          "-x",
+                                          "help bogus",
+                                          "report --top" + file + " --top",
+                                          "report --sample-index cpu" + file,
+                                          "report a b",
+                                          "report --format" + file,
+                                          "symbolize -o",
+                                          "flame --output",
+                                          "flame --bogus" + file,
+                                          "diff" + file,
+                                          "diff --format yaml" + file + file,
+                                          "leaks",
+                                          "leaks --top -" + file,
+                                          "leaks --chart-sites 0" + file,
+                                          "leaks --min-t -1" + file,
+                                          "leaks --single-series=maybe" + file,
+                                          "run",
+                                          "run --max-depth 0 -- true",
+                                          "run --unwind sideways -- true"};
+  for (const std::string& args : cases) {
+    Result r = Heaprec(args);
+    EXPECT_EQ(r.status, 2) << args << "\n" << r.err;
+    EXPECT_EQ(r.out, "") << args;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << "\n" << r.err;
+    EXPECT_EQ(r.err.back(), '\n') << args;
+    std::string command = args.substr(0, args.find(' '));
+    std::string prefix = std::find(kCommands.begin(), kCommands.end(), command) != kCommands.end()
+                             ? "heaprec " + command + ": "
+                             : "heaprec";
+    EXPECT_EQ(r.err.rfind(prefix, 0), 0u) << args << "\n" << r.err;
+  }
+}
+
+TEST_F(CommandLineTest, NoCommandPrintsTheShortUsage) {
+  Result r = Heaprec("");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err,
+            "Usage: heaprec COMMAND [OPTIONS] [ARGS...]\n"
+            "Commands: run, report, symbolize, flame, diff, leaks\n"
+            "heaprec --help describes them; heaprec help COMMAND shows a command's options and "
+            "examples.\n");
+}
+
+TEST_F(CommandLineTest, VersionFlags) {
+  for (const char* flag : {"--version", "-V"}) {
+    Result r = Heaprec(flag);
+    EXPECT_EQ(r.status, 0) << flag;
+    EXPECT_EQ(r.out, "heaprec " HEAPREC_VERSION "\n") << flag;
+    EXPECT_EQ(r.err, "") << flag;
+  }
+}
+
+TEST_F(CommandLineTest, HelpCommandIsHelpFlag) {
+  Result top = Heaprec("--help");
+  ASSERT_EQ(top.status, 0);
+  EXPECT_EQ(Heaprec("help").out, top.out);
+  EXPECT_EQ(Heaprec("-h").out, top.out);
+  for (const std::string& command : kCommands) {
+    EXPECT_NE(top.out.find("\n  " + command + " "), std::string::npos) << command;
+    Result flag = Heaprec(command + " --help");
+    Result help = Heaprec("help " + command);
+    EXPECT_EQ(help.status, 0) << command;
+    EXPECT_EQ(help.out, flag.out) << command;
+    EXPECT_EQ(help.out.rfind("Usage: heaprec " + command + " ", 0), 0u) << help.out;
+  }
+  ExpectUsageError("help reprot",
+                   "heaprec: unknown command \"reprot\"; did you mean \"report\"? (heaprec --help "
+                   "lists the commands)");
+}
+
+// CLI11's defaults printed type names, validators and flag defaults: UINT:INT in [1 - 10],
+// TEXT:{text,json}=text, --no-symbolize{false}, FILE TEXT REQUIRED.
+TEST_F(CommandLineTest, HelpHasNoParserArtefacts) {
+  const std::regex artefact(
+      R"([{}]|\b(UINT|FLOAT|TEXT|BOOLEAN|REQUIRED|NONNEGATIVE|POSITIVE)\b|\bINT[ :=]|\bINT$|)"
+      R"(:[A-Z]{2,}|)"
+      R"(\[[0-9.]+ - [0-9.]+\]|Env:)");
+  std::vector<std::string> pages = {"--help"};
+  for (const std::string& command : kCommands) pages.push_back(command + " --help");
+  for (const std::string& page : pages) {
+    Result r = Heaprec(page);
+    ASSERT_EQ(r.status, 0) << page;
+    std::istringstream lines(r.out);
+    std::string line;
+    while (std::getline(lines, line)) {
+      EXPECT_FALSE(std::regex_search(line, artefact)) << page << ": " << line;
+    }
+    // A description, then the sections.
+    EXPECT_NE(r.out.find("\n\n"), std::string::npos) << page;
+    EXPECT_NE(r.out.find("\nOptions:\n"), std::string::npos) << page;
+    EXPECT_NE(r.out.find("\nExamples:\n  heaprec "), std::string::npos) << page;
+  }
+}
+
+// Each example of a command's help uses only options its help lists (the program's own
+// arguments, after --, excepted), and those that take a value get one.
+TEST_F(CommandLineTest, ExamplesUseRealOptions) {
+  for (const std::string& command : kCommands) {
+    std::string help = Heaprec("help " + command).out;
+    std::string examples = help.substr(help.find("\nExamples:\n"));
+    std::istringstream lines(examples);
+    std::string line;
+    int checked = 0;
+    while (std::getline(lines, line)) {
+      if (line.rfind("  heaprec " + command + " ", 0) != 0) continue;
+      ++checked;
+      std::istringstream words(line);
+      std::string word;
+      while (words >> word && word != "--" && word != "&&" && word != ">") {
+        if (word.size() < 2 || word[0] != '-') continue;
+        std::string name = word.substr(0, word.find('='));
+        std::regex listed("\n  (-[a-z], )?" + name + "[ ,\n]");
+        EXPECT_TRUE(std::regex_search(help, listed)) << command << ": " << line;
+      }
+    }
+    EXPECT_GE(checked, 2) << command << " has fewer than two examples of itself";
+  }
+}
+
+// `heaprec run` hands the program its arguments as given, options that look like heaprec's too.
+TEST_F(CommandLineTest, RunPassesProgramArgumentsThrough) {
+  const std::string program = " sh -c 'echo \"$@\"' sh --bogus -x --top";
+  for (const std::string& args :
+       {"run --top 0 -o " + ShellQuote(dir_ + "/p.%p.pb.gz") + " --" + program,
+        "run --top 0 -o " + ShellQuote(dir_ + "/q.%p.pb.gz") + program}) {
+    Result r = Heaprec(args);
+    EXPECT_EQ(r.status, 0) << args << "\n" << r.err;
+    EXPECT_EQ(r.out, "--bogus -x --top\n") << args;
+  }
+}
+
+class ForeignFileTest : public CommandLineTest {
+ protected:
+  // `heaprec report FILE` fails with status 1 and this one line.
+  void ExpectRejected(const std::string& file, const std::string& what) {
+    Result r = Heaprec("report " + ShellQuote(file));
+    EXPECT_EQ(r.status, 1) << file;
+    EXPECT_EQ(r.err, "heaprec report: " + file + " " + what + "\n");
+    EXPECT_EQ(r.out, "");
+  }
+
+  // The file in dir_ whose name starts with `prefix`.
+  std::string Find(const std::string& prefix) {
+    for (const auto& entry : std::filesystem::directory_iterator(dir_)) {
+      if (entry.path().filename().string().rfind(prefix, 0) == 0) return entry.path().string();
+    }
+    ADD_FAILURE() << "no " << prefix << "* in " << dir_;
+    return dir_ + "/" + prefix;
+  }
+};
+
+TEST_F(ForeignFileTest, HeaptrackRecording) {
+  std::string out;
+  ASSERT_EQ(
+      testing::RunCommand(
+          ShellQuote(HEAPREC_HEAPTRACK) + " -o " + ShellQuote(dir_ + "/ht") + " /bin/true", &out),
+      0)
+      << out;
+  std::string recording = Find("ht.");  // ht.zst (or ht.gz from a heaptrack without zstd)
+  const std::string what =
+      "is a heaptrack recording; open it with heaptrack_print or heaptrack_gui, or profile the "
+      "program with heaprec run";
+  ExpectRejected(recording, what);
+  // The same line from every command that reads profiles.
+  Result r = Heaprec("symbolize " + ShellQuote(recording));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err, "heaprec symbolize: " + recording + " " + what + "\n");
+  r = Heaprec("diff " + ShellQuote(profile_) + " " + ShellQuote(recording));
+  EXPECT_EQ(r.err, "heaprec diff: " + recording + " " + what + "\n");
+}
+
+TEST_F(ForeignFileTest, JemallocAndGperftoolsHeapProfiles) {
+  // jemalloc, as Debian builds it, profiles when asked through MALLOC_CONF.
+  std::string out;
+  ASSERT_EQ(testing::RunCommand(
+                "MALLOC_CONF=prof:true,prof_final:true,prof_prefix:" + ShellQuote(dir_ + "/je") +
+                    " LD_PRELOAD=" + ShellQuote(HEAPREC_JEMALLOC) + " /bin/true",
+                &out),
+            0)
+      << out;
+  ExpectRejected(Find("je."),
+                 "is a jemalloc heap profile; read it with jeprof, or profile the program with "
+                 "heaprec run");
+  // gperftools' heap profiler (not packaged with tcmalloc-minimal): its text format's header.
+  std::string gperftools = dir_ + "/prog.0001.heap";
+  std::ofstream(gperftools) << "heap profile:    2:   262400 [     2:   262400] @ heapprofile\n"
+                               "     1:   262144 [     1:   262144] @ 0x4005d4 0x400614\n";
+  ExpectRejected(gperftools,
+                 "is a heap profile in gperftools' text format (tcmalloc's, or an old Go one); "
+                 "read it with pprof, or profile the program with heaprec run");
+}
+
+TEST_F(ForeignFileTest, GoCpuProfile) {
+  // What Go's runtime/pprof writes for a CPU profile, through heaprec's own writer.
+  std::string file = dir_ + "/cpu.pprof";
+  render::WriteProfileFile(testing::MakeGoCpuProfile(), file);
+  ExpectRejected(file,
+                 "is a CPU profile (sample types samples/count, cpu/nanoseconds), not a heap "
+                 "profile; read it with pprof, or profile the program's heap with heaprec run");
+}
+
+TEST_F(ForeignFileTest, ObviouslyNotAProfile) {
+  std::string text = dir_ + "/notes.txt";
+  std::ofstream(text) << "TODO: profile the server\nsecond line\n";
+  ExpectRejected(text,
+                 "is a text file, not a profile (it starts with \"TODO: profile the server\"); "
+                 "heaprec reads pprof heap profiles, such as heaprec run writes");
+  std::string empty = dir_ + "/empty.pb.gz";
+  std::ofstream{empty};
+  Result r = Heaprec("report " + ShellQuote(empty));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err, "heaprec report: " + empty +
+                       ": empty file, not a profile; heaprec reads pprof heap profiles, such as "
+                       "heaprec run writes\n");
+  std::string whole = ReadFile(profile_);
+  std::string truncated = dir_ + "/truncated.pb.gz";
+  std::ofstream(truncated, std::ios::binary) << whole.substr(0, whole.size() / 2);
+  r = Heaprec("report " + ShellQuote(truncated));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err, "heaprec report: " + truncated +
+                       ": truncated gzip data: the file is incomplete (cut short while it was "
+                       "written or copied)\n");
+  ExpectRejected("/bin/true",
+                 "is an ELF binary (a program or a library), not a profile; to profile a "
+                 "program, run it with heaprec run -- PROGRAM");
+}
+
+}  // namespace
+}  // namespace heaprec
