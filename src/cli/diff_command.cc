@@ -7,6 +7,7 @@
 
 #include "analysis/diff.h"
 #include "cli/commands.h"
+#include "cli/symbolization.h"
 #include "profile/pprof_reader.h"
 #include "render/diff.h"
 #include "render/output_file.h"
@@ -21,6 +22,7 @@ struct DiffArgs {
   size_t top = 10;
   std::string format = "text";
   std::string output;
+  SymbolSearchArgs symbols;
 };
 
 int RunDiff(const DiffArgs& args) {
@@ -32,6 +34,11 @@ int RunDiff(const DiffArgs& args) {
   options.format = args.format == "json" ? render::Format::kJson : render::Format::kText;
   profile::Profile base = profile::ReadProfileFile(args.base);
   profile::Profile next = profile::ReadProfileFile(args.next);
+  // Both with one symbolizer: the same binaries, the same names, so functions match across them.
+  InMemorySymbolization symbolization("diff", args.symbols);
+  symbolization.Symbolize(base, args.base);
+  symbolization.Symbolize(next, args.next);
+  symbolization.PrintRemaining(std::cerr);
   // Everything that can be wrong with the inputs is found before any output is written.
   std::ostringstream text;
   render::PrintDiff(base, next, options, text);
@@ -64,6 +71,7 @@ void RegisterDiffCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("-o,--output", args->output,
                   "Also write NEW - BASE as a pprof profile (BASE's samples negated and labelled "
                   "pprof::base=true, as pprof -diff_base builds it)");
+  AddSymbolSearchOptions(cmd, args->symbols);
   cmd->callback([args, exit_code] {
     *exit_code = RunReportingErrors("diff", [&] { return RunDiff(*args); });
   });

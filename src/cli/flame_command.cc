@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/profile_files.h"
+#include "cli/symbolization.h"
 #include "profile/pprof_reader.h"
 #include "render/flame_page.h"
 #include "render/output_file.h"
@@ -17,6 +18,7 @@ struct FlameArgs {
   std::string file;
   std::string output;
   std::string sample_index;
+  SymbolSearchArgs symbols;
 };
 
 int RunFlame(const FlameArgs& args) {
@@ -27,6 +29,9 @@ int RunFlame(const FlameArgs& args) {
   }
   std::string output = args.output.empty() ? DerivedFileName(args.file, ".html") : args.output;
   profile::Profile profile = profile::ReadProfileFile(args.file);
+  InMemorySymbolization symbolization("flame", args.symbols);
+  symbolization.Symbolize(profile, args.file);
+  symbolization.PrintRemaining(std::cerr);
   render::FlameOptions options;
   options.source = args.file;
   options.sample_index = args.sample_index;
@@ -62,6 +67,7 @@ void RegisterFlameCommand(CLI::App& app, int* exit_code) {
                   "Value shown first: inuse_space, inuse_objects, alloc_space or alloc_objects "
                   "(default: the profile's default, normally inuse_space); the page switches "
                   "between all of them");
+  AddSymbolSearchOptions(cmd, args->symbols);
   cmd->callback([args, exit_code] {
     *exit_code = RunReportingErrors("flame", [&] { return RunFlame(*args); });
   });

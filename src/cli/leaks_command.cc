@@ -8,6 +8,7 @@
 #include "analysis/leak_series.h"
 #include "cli/commands.h"
 #include "cli/profile_files.h"
+#include "cli/symbolization.h"
 #include "profile/pprof_reader.h"
 #include "render/leaks.h"
 #include "render/output_file.h"
@@ -27,6 +28,7 @@ struct LeaksArgs {
   size_t chart_sites = 5;
   double min_t = 3.0;
   double min_r2 = 0.5;
+  SymbolSearchArgs symbols;
 };
 
 int RunLeaks(const LeaksArgs& args) {
@@ -38,9 +40,15 @@ int RunLeaks(const LeaksArgs& args) {
   options.analysis.min_t = args.min_t;
   options.analysis.min_r2 = args.min_r2;
   std::vector<analysis::LeakInput> inputs;
+  // Profiles of a series symbolized and not (a dump written while the program ran, the final one
+  // symbolized at exit) would name one site two ways, by function and by address: the unnamed
+  // ones are symbolized in memory, with one symbolizer for all.
+  InMemorySymbolization symbolization("leaks", args.symbols);
   for (const std::string& file : CollectProfileFiles(args.paths)) {
     inputs.push_back({file, profile::ReadProfileFile(file)});
+    symbolization.Symbolize(inputs.back().profile, file);
   }
+  symbolization.PrintRemaining(std::cerr, /*one_line=*/true);
   std::vector<analysis::LeakSeries> series =
       analysis::AnalyzeLeaks(std::move(inputs), options.analysis);
   if (args.pid >= 0) {
@@ -112,6 +120,7 @@ void RegisterLeaksCommand(CLI::App& app, int* exit_code) {
                   "its variation (R squared)")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
+  AddSymbolSearchOptions(cmd, args->symbols);
   cmd->callback([args, exit_code] {
     *exit_code = RunReportingErrors("leaks", [&] { return RunLeaks(*args); });
   });

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/symbolization.h"
 #include "profile/pprof_reader.h"
 #include "render/top_table.h"
 
@@ -15,6 +16,7 @@ struct ReportArgs {
   std::string sample_index;
   size_t top = 20;
   std::string format = "text";
+  SymbolSearchArgs symbols;
 };
 
 int RunReport(const ReportArgs& args) {
@@ -24,6 +26,9 @@ int RunReport(const ReportArgs& args) {
   options.top = args.top;
   options.format = args.format == "json" ? render::Format::kJson : render::Format::kText;
   profile::Profile profile = profile::ReadProfileFile(args.file);
+  InMemorySymbolization symbolization("report", args.symbols);
+  symbolization.Symbolize(profile, args.file);
+  symbolization.PrintRemaining(std::cerr);
   render::PrintReport(profile, options, std::cout);
   std::cout.flush();
   return kExitOk;
@@ -45,6 +50,7 @@ void RegisterReportCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--format", args->format, "Output format")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
+  AddSymbolSearchOptions(cmd, args->symbols);
   cmd->callback([args, exit_code] {
     *exit_code = RunReportingErrors("report", [&] { return RunReport(*args); });
   });
