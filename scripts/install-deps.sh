@@ -8,10 +8,12 @@ packages=(
   clang-format        # scripts/check-format.sh, which scripts/test.sh runs before building
   libgcc-s1           # stack unwinding in the profiled process (libgcc_s, loaded privately)
   libdw-dev libelf-dev  # symbolization (elfutils), outside the profiled process
+  libdebuginfod-dev   # symbolization: debug files fetched by build id from debuginfod servers
   zlib1g-dev          # gzip of profiles
   libprotozero-dev    # protobuf wire format, header-only
   libcli11-dev        # command-line parsing
   libgtest-dev libgmock-dev libbenchmark-dev
+  debuginfod          # the server tests/cli starts on loopback to test fetching debug files
   golang-go golang-github-google-pprof-dev  # the standalone pprof used to validate our output
   chromium            # headless browser for the flame-graph page test (tests/cli)
   ruby ruby-dev       # the Ruby front end (ruby/): headers and libruby for its extension; minitest
