@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <sstream>
@@ -114,20 +115,16 @@ class DebuginfodServer {
       std::string cwd = work_dir + "/debuginfod-" + std::to_string(attempt);
       fs::create_directories(cwd);
       BackgroundOptions options;
-      options.argv = {HEAPREC_DEBUGINFOD_SERVER,
-                      "-p",
-                      std::to_string(port_),
-                      "-d",
-                      ":memory:",
-                      "-F",
-                      "-t",
-                      "0",
-                      "-g",
-                      "0",
-                      "-c",
-                      "1",
-                      "--disable-source-scan",
-                      served_dir};
+      // A memory-only index of the ELF/DWARF files (-F) of one directory, scanned once (-t 0),
+      // without the sources; under `timeout`, which kills it after a minute should this process
+      // die before its destructor runs.
+      const std::string port = std::to_string(port_);
+      options.argv = {"/usr/bin/timeout", "-s", "KILL", "60", HEAPREC_DEBUGINFOD_SERVER};
+      for (const char* arg : {"-p", port.c_str(), "-d", ":memory:", "-F", "-t", "0", "-g", "0",
+                              "-c", "1", "--disable-source-scan"}) {
+        options.argv.push_back(arg);
+      }
+      options.argv.push_back(served_dir);
       options.cwd = cwd;
       options.env = {{"HOME", cwd}, {"DEBUGINFOD_URLS", std::nullopt}};
       server_ = std::make_unique<BackgroundProcess>(options);
