@@ -9,11 +9,13 @@ packages=(
   libgcc-s1           # stack unwinding in the profiled process (libgcc_s, loaded privately)
   libdw-dev libelf-dev  # symbolization (elfutils), outside the profiled process
   libiberty-dev       # demangling Rust names (GNU libiberty, static), in the heaprec command only
+  libdebuginfod-dev   # symbolization: debug files fetched by build id from debuginfod servers
   zlib1g-dev          # gzip of profiles
   libzstd-dev         # recognizing zstd files (heaptrack's recordings) handed to the CLI
   libprotozero-dev    # protobuf wire format, header-only
   libcli11-dev        # command-line parsing
   libgtest-dev libgmock-dev libbenchmark-dev
+  debuginfod          # the server tests/cli starts on loopback to test fetching debug files
   golang-go golang-github-google-pprof-dev  # the standalone pprof used to validate our output
   libdevel-nytprof-perl  # ships flamegraph.pl, which reads `report --format folded` in tests/cli
   rustc               # tests/e2e: builds the Rust program profiled end to end (no cargo needed)

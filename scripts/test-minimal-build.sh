@@ -2,8 +2,8 @@
 # The minimal build (README.md, "Minimal build"): configures heaprec in a fresh temporary directory
 # with the tests, benchmarks, Ruby front end, flame page and browser tests off, builds it, and checks
 #  - that configuring looked for none of what only those parts need (GoogleTest, Google Benchmark,
-#    Ruby, Node.js, npm, Chromium, Go, rustc, the other allocators): none of them is in
-#    CMakeCache.txt;
+#    Ruby, Node.js, npm, Chromium, Go, rustc, the other allocators, the debuginfod server): none of
+#    them is in CMakeCache.txt (libdebuginfod, the client library, is not optional: heaprec links it);
 #  - that its heaprec profiles a program (the demo, exactly) and reports the profile, symbolized,
 #    with the version in VERSION;
 #  - that its `heaprec flame` fails with one line saying how to build heaprec with the page;
@@ -34,7 +34,7 @@ quietly cmake -S "$root" -B "$build" -G Ninja -DHEAPREC_BUILD_TESTS=OFF \
 # and the options themselves (which name the parts, not what they need) are left out of the search.
 found=$(grep -vE '^(//|#)|^HEAPREC_(BUILD_TESTS|BUILD_BENCHMARKS|BUILD_RUBY|FLAME_PAGE|BROWSER_TESTS)[:-]' \
   "$build/CMakeCache.txt" |
-  grep -inE 'gtest|gmock|benchmark|ruby|rustc|node|npm|chromium|jemalloc|tcmalloc|golang|pprof|(^|[^a-z])go([^a-z]|$)' ||
+  grep -inE 'gtest|gmock|benchmark|ruby|rustc|node|npm|chromium|jemalloc|tcmalloc|golang|pprof|(^|[^a-z])go([^a-z]|$)|debuginfod_server' ||
   true)
 [[ -z $found ]] || fail "the minimal configuration looked for optional dependencies:"$'\n'"$found"
 

@@ -6,9 +6,11 @@
 #include <sstream>
 
 #include "analysis/diff.h"
+#include "analysis/profile_view.h"
 #include "cli/command_line.h"
 #include "cli/commands.h"
 #include "cli/frame_options.h"
+#include "cli/symbolization.h"
 #include "profile/pprof_reader.h"
 #include "render/diff.h"
 #include "render/output_file.h"
@@ -24,6 +26,7 @@ struct DiffArgs {
   std::string format = "text";
   std::string output;
   FrameArgs frames;
+  SymbolSearchArgs symbols;
 };
 
 int RunDiff(const DiffArgs& args) {
@@ -36,6 +39,14 @@ int RunDiff(const DiffArgs& args) {
   options.view = MakeViewOptions(args.frames);
   profile::Profile base = profile::ReadProfileFile(args.base);
   profile::Profile next = profile::ReadProfileFile(args.next);
+  // A question the profiles cannot answer is found before any word about symbolization.
+  analysis::CheckCompatible(base, next);
+  analysis::SelectSampleIndex(next, args.sample_index);
+  // Both with one symbolizer: the same binaries, the same names, so functions match across them.
+  InMemorySymbolization symbolization("diff", args.symbols);
+  symbolization.Symbolize(base, args.base);
+  symbolization.Symbolize(next, args.next);
+  symbolization.PrintRemaining(std::cerr);
   // Everything that can be wrong with the inputs is found before any output is written.
   std::ostringstream text;
   render::PrintDiff(base, next, options, text);
@@ -77,6 +88,7 @@ void RegisterDiffCommand(CLI::App& app, int* exit_code) {
       "  heaprec diff --top 5 --sample-index inuse_objects before.pb.gz after.pb.gz\n"
       "  heaprec diff -o growth.pb.gz before.pb.gz after.pb.gz && pprof -top growth.pb.gz");
   AddFrameOptions(*cmd, args->frames, LinesOption::kOffered);
+  AddSymbolSearchOptions(cmd, args->symbols);
   cmd->callback([args, exit_code] {
     *exit_code = RunReportingErrors("diff", [&] { return RunDiff(*args); });
   });

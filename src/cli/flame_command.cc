@@ -4,9 +4,11 @@
 #include <memory>
 #include <string>
 
+#include "analysis/profile_view.h"
 #include "cli/commands.h"
 #include "cli/frame_options.h"
 #include "cli/profile_files.h"
+#include "cli/symbolization.h"
 #include "profile/pprof_reader.h"
 #include "render/flame_page.h"
 #include "render/output_file.h"
@@ -19,6 +21,7 @@ struct FlameArgs {
   std::string output;
   std::string sample_index;
   FrameArgs frames;
+  SymbolSearchArgs symbols;
 };
 
 int RunFlame(const FlameArgs& args) {
@@ -29,6 +32,11 @@ int RunFlame(const FlameArgs& args) {
   }
   std::string output = args.output.empty() ? DerivedFileName(args.file, ".html") : args.output;
   profile::Profile profile = profile::ReadProfileFile(args.file);
+  // A question the profile cannot answer is found before any word about symbolization.
+  analysis::SelectSampleIndex(profile, args.sample_index);
+  InMemorySymbolization symbolization("flame", args.symbols);
+  symbolization.Symbolize(profile, args.file);
+  symbolization.PrintRemaining(std::cerr);
   render::FlameOptions options;
   options.source = args.file;
   options.sample_index = args.sample_index;
@@ -72,6 +80,7 @@ void RegisterFlameCommand(CLI::App& app, int* exit_code) {
       "  heaprec flame heaprec.myprogram.1234.pb.gz     writes heaprec.myprogram.1234.html\n"
       "  heaprec flame -o heap.html --sample-index alloc_space heaprec.myprogram.1234.pb.gz");
   AddFrameOptions(*cmd, args->frames, LinesOption::kNotOffered);
+  AddSymbolSearchOptions(cmd, args->symbols);
   cmd->callback([args, exit_code] {
     *exit_code = RunReportingErrors("flame", [&] { return RunFlame(*args); });
   });

@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/frame_options.h"
 #include "cli/profile_files.h"
+#include "cli/symbolization.h"
 #include "profile/pprof_reader.h"
 #include "render/leaks.h"
 #include "render/output_file.h"
@@ -30,6 +31,7 @@ struct LeaksArgs {
   double min_t = 3.0;
   double min_r2 = 0.5;
   FrameArgs frames;
+  SymbolSearchArgs symbols;
 };
 
 int RunLeaks(const LeaksArgs& args) {
@@ -42,9 +44,15 @@ int RunLeaks(const LeaksArgs& args) {
   options.analysis.min_r2 = args.min_r2;
   options.analysis.view = MakeViewOptions(args.frames);
   std::vector<analysis::LeakInput> inputs;
+  // Profiles of a series symbolized and not (a dump written while the program ran, the final one
+  // symbolized at exit) would name one site two ways, by function and by address: the unnamed
+  // ones are symbolized in memory, with one symbolizer for all.
+  InMemorySymbolization symbolization("leaks", args.symbols);
   for (const std::string& file : CollectProfileFiles(args.paths)) {
     inputs.push_back({file, profile::ReadProfileFile(file)});
+    symbolization.Symbolize(inputs.back().profile, file);
   }
+  symbolization.PrintRemaining(std::cerr, /*one_line=*/true);
   std::vector<analysis::LeakSeries> series =
       analysis::AnalyzeLeaks(std::move(inputs), options.analysis);
   if (args.pid >= 0) {
@@ -132,6 +140,7 @@ void RegisterLeaksCommand(CLI::App& app, int* exit_code) {
       "  heaprec leaks /var/tmp/heap/ --svg leaks.svg --html leaks.html\n"
       "  heaprec leaks --by stack --top 3 /var/tmp/heap/server.*.pb.gz");
   AddFrameOptions(*cmd, args->frames, LinesOption::kOffered);
+  AddSymbolSearchOptions(cmd, args->symbols);
   cmd->callback([args, exit_code] {
     *exit_code = RunReportingErrors("leaks", [&] { return RunLeaks(*args); });
   });

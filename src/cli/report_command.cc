@@ -4,9 +4,11 @@
 #include <iostream>
 #include <memory>
 
+#include "analysis/profile_view.h"
 #include "cli/command_line.h"
 #include "cli/commands.h"
 #include "cli/frame_options.h"
+#include "cli/symbolization.h"
 #include "profile/pprof_reader.h"
 #include "render/folded.h"
 #include "render/top_table.h"
@@ -20,23 +22,27 @@ struct ReportArgs {
   size_t top = 20;
   std::string format = "text";
   FrameArgs frames;
+  SymbolSearchArgs symbols;
 };
 
 int RunReport(const ReportArgs& args) {
-  if (args.format == "folded") {
-    render::PrintFolded(profile::ReadProfileFile(args.file), args.sample_index,
-                        MakeViewOptions(args.frames), std::cout);
-    std::cout.flush();
-    return kExitOk;
-  }
-  render::ReportOptions options;
-  options.source = args.file;
-  options.sample_index = args.sample_index;
-  options.top = args.top;
-  options.format = args.format == "json" ? render::Format::kJson : render::Format::kText;
-  options.view = MakeViewOptions(args.frames);
   profile::Profile profile = profile::ReadProfileFile(args.file);
-  render::PrintReport(profile, options, std::cout);
+  // A question the profile cannot answer is found before any word about symbolization.
+  analysis::SelectSampleIndex(profile, args.sample_index);
+  InMemorySymbolization symbolization("report", args.symbols);
+  symbolization.Symbolize(profile, args.file);
+  symbolization.PrintRemaining(std::cerr);
+  if (args.format == "folded") {
+    render::PrintFolded(profile, args.sample_index, MakeViewOptions(args.frames), std::cout);
+  } else {
+    render::ReportOptions options;
+    options.source = args.file;
+    options.sample_index = args.sample_index;
+    options.top = args.top;
+    options.format = args.format == "json" ? render::Format::kJson : render::Format::kText;
+    options.view = MakeViewOptions(args.frames);
+    render::PrintReport(profile, options, std::cout);
+  }
   std::cout.flush();
   return kExitOk;
 }
@@ -70,6 +76,7 @@ void RegisterReportCommand(CLI::App& app, int* exit_code) {
       "  heaprec report heaprec.myprogram.1234.pb.gz\n"
       "  heaprec report --top 5 --lines --sample-index alloc_space heaprec.myprogram.1234.pb.gz\n"
       "  heaprec report --format folded heaprec.myprogram.1234.pb.gz | flamegraph.pl > heap.svg");
+  AddSymbolSearchOptions(cmd, args->symbols);
   cmd->callback([args, exit_code] {
     *exit_code = RunReportingErrors("report", [&] { return RunReport(*args); });
   });

@@ -7,28 +7,20 @@
 #include <set>
 #include <string>
 
+#include "cli/symbolization.h"
 #include "profile/pprof_reader.h"
 #include "render/format.h"
 #include "render/output_file.h"
 #include "render/top_table.h"
 #include "schema/profile_schema.h"
+#include "symbolize/coverage.h"
 #include "symbolize/symbolizer.h"
 
 namespace heaprec::cli {
 namespace {
 
-using profile::Location;
 using profile::Profile;
 using profile::Sample;
-
-// Whether some location still has only an address. Ruby profiles never do: their frames are written
-// with names, files and lines, and no mappings to symbolize from.
-bool NeedsSymbolization(const Profile& profile) {
-  for (const Location& location : profile.locations) {
-    if (location.lines.empty()) return true;
-  }
-  return false;
-}
 
 // How a process ended, for each reason the library gives its final profile; nullptr for the other
 // reasons (interval, signal, api, peak, above), which a process writes while it runs.
@@ -176,7 +168,8 @@ bool SymbolizeProfiles(const std::vector<ManifestEntry>& entries) {
   for (const ManifestEntry& e : entries) {
     try {
       Profile profile = profile::ReadProfileFile(e.path);
-      if (!NeedsSymbolization(profile)) continue;  // nothing to add: leave the file as written
+      // Nothing to add (a Ruby profile): leave the file as written.
+      if (symbolize::MeasureCoverage(profile).complete()) continue;
       symbolizer.Symbolize(profile);
       render::WriteProfileFile(profile, e.path);
     } catch (const std::exception& error) {
@@ -184,6 +177,7 @@ bool SymbolizeProfiles(const std::vector<ManifestEntry>& entries) {
       ok = false;
     }
   }
+  PrintUnresolvedBinaries("heaprec", symbolizer, std::cerr);
   return ok;
 }
 

@@ -4,7 +4,12 @@
 #include <elfutils/libdwelf.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
+
+#include <cerrno>
+#include <cstring>
 
 namespace heaprec::symbolize {
 
@@ -33,6 +38,67 @@ std::string ReadElfBuildId(const std::string& path) {
   }
   close(fd);
   return id;
+}
+
+bool HasDwarf(Elf* elf) {
+  size_t names = 0;
+  if (elf_getshdrstrndx(elf, &names) != 0) return false;
+  for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn != nullptr; scn = elf_nextscn(elf, scn)) {
+    GElf_Shdr shdr;
+    if (gelf_getshdr(scn, &shdr) == nullptr || shdr.sh_type == SHT_NOBITS || shdr.sh_size == 0) {
+      continue;
+    }
+    const char* name = elf_strptr(elf, names, shdr.sh_name);
+    if (name != nullptr &&
+        (std::strcmp(name, ".debug_info") == 0 || std::strcmp(name, ".zdebug_info") == 0)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+ElfFacts ReadElfFacts(const std::string& path) {
+  ElfFacts facts;
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return facts;
+  elf_version(EV_CURRENT);
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return facts;
+  facts.readable = true;
+  if (Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr)) {
+    if (elf_kind(elf) == ELF_K_ELF) {
+      facts.elf = true;
+      facts.build_id = ElfBuildId(elf);
+      facts.dwarf = HasDwarf(elf);
+      GElf_Word crc = 0;
+      if (const char* link = dwelf_elf_gnu_debuglink(elf, &crc)) {
+        facts.debuglink = link;
+        facts.debuglink_crc = crc;
+      }
+    }
+    elf_end(elf);
+  }
+  close(fd);
+  return facts;
+}
+
+std::optional<uint32_t> FileCrc32(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  uLong crc = crc32(0, nullptr, 0);
+  unsigned char buffer[1 << 16];
+  for (;;) {
+    ssize_t n = read(fd, buffer, sizeof buffer);
+    if (n == 0) break;
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      close(fd);
+      return std::nullopt;
+    }
+    crc = crc32(crc, buffer, static_cast<uInt>(n));
+  }
+  close(fd);
+  return static_cast<uint32_t>(crc);
 }
 
 std::optional<uint64_t> FileOffsetToVaddr(Elf* elf, uint64_t file_offset) {

@@ -4,10 +4,12 @@
 #include "symbolize/symbolizer.h"
 
 #include <elfutils/libdwfl.h>
-#include <sys/stat.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <optional>
@@ -16,8 +18,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "symbolize/debuginfod.h"
 #include "symbolize/dwarf_lookup.h"
 #include "symbolize/elf_file.h"
+#include "symbolize/file_search.h"
 #include "symbolize/symbol_cache.h"
 
 namespace heaprec::symbolize {
@@ -30,9 +34,14 @@ using profile::Profile;
 
 enum class ModuleStatus { kOk, kNoFile, kBuildIdMismatch };
 
-// An opened binary. Owns its Dwfl session; the module and Elf pointers belong to it.
+// A binary the profiles name, opened when the cache does not answer for it. Owns its Dwfl
+// session; the module and Elf pointers belong to it.
 struct Symbolizer::Module {
+  bool searched = false;  // its files were looked for (OpenModule)
   ModuleStatus status = ModuleStatus::kNoFile;
+  std::string path;  // as the first mapping that named it recorded it
+  std::string build_id;
+  FoundFiles files;
   Dwfl* dwfl = nullptr;
   Dwfl_Module* module = nullptr;
   Elf* elf = nullptr;
@@ -40,6 +49,7 @@ struct Symbolizer::Module {
   // A separate debug file (the binary is gone): its program headers lost the file offsets.
   bool debug_only = false;
   std::unique_ptr<DwarfLookup> lookup;  // once opened
+  size_t named = 0, unnamed = 0;  // locations it was asked about, over every profile, cache too
 
   Module() = default;
   Module(const Module&) = delete;
@@ -54,25 +64,30 @@ namespace {
 
 using Module = Symbolizer::Module;
 
-// libdwfl's stock offline callbacks; separate debug files are looked up through build ids and
-// .gnu_debuglink in the standard places.
-char* debuginfo_path = nullptr;
-const Dwfl_Callbacks kOfflineCallbacks = {
-    .find_elf = dwfl_build_id_find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
-    .section_address = dwfl_offline_section_address,
-    .debuginfo_path = &debuginfo_path,
-};
-
-bool IsRegularFile(const std::string& path) {
-  struct stat st {};
-  // A profile can name anything; opening a FIFO or a device could block or have side effects.
-  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+// The debug file FindFiles chose, handed to libdwfl when it wants the DWARF of a binary that has
+// none of its own. Nothing else is searched: libdwfl's standard search would look in places of its
+// own (and ask debuginfod itself), outside the order FindFiles follows and reports.
+int ChosenDebugFile(Dwfl_Module*, void** userdata, const char*, Dwarf_Addr, const char*,
+                    const char*, GElf_Word, char** debuginfo_file_name) {
+  const auto* m = static_cast<const Module*>(*userdata);
+  if (m == nullptr || m->files.debug.empty()) return -1;
+  int fd = open(m->files.debug.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) *debuginfo_file_name = strdup(m->files.debug.c_str());
+  return fd;
 }
+
+// Every module is reported with its file (dwfl_report_elf): libdwfl never has to find one.
+int NoOtherElf(Dwfl_Module*, void**, const char*, Dwarf_Addr, char**, Elf**) { return -1; }
+
+const Dwfl_Callbacks kOfflineCallbacks = {
+    .find_elf = NoOtherElf,
+    .find_debuginfo = ChosenDebugFile,
+    .section_address = dwfl_offline_section_address,
+    .debuginfo_path = nullptr,
+};
 
 // Opens `path` in a fresh Dwfl. Returns false when it is not a readable ELF file.
 bool Open(const std::string& path, Module& m) {
-  if (!IsRegularFile(path)) return false;
   m.dwfl = dwfl_begin(&kOfflineCallbacks);
   if (m.dwfl == nullptr) return false;
   dwfl_report_begin(m.dwfl);
@@ -80,7 +95,12 @@ bool Open(const std::string& path, Module& m) {
   // and ET_EXEC alike (the bias read back below is then 0, but we never rely on that).
   m.module = dwfl_report_elf(m.dwfl, path.c_str(), path.c_str(), -1, 0, true);
   dwfl_report_end(m.dwfl, nullptr, nullptr);
-  if (m.module != nullptr) m.elf = dwfl_module_getelf(m.module, &m.bias);
+  if (m.module != nullptr) {
+    void** userdata = nullptr;
+    dwfl_module_info(m.module, &userdata, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
+    if (userdata != nullptr) *userdata = &m;  // for ChosenDebugFile
+    m.elf = dwfl_module_getelf(m.module, &m.bias);
+  }
   if (m.elf == nullptr) {
     dwfl_end(m.dwfl);
     m.dwfl = nullptr;
@@ -90,38 +110,18 @@ bool Open(const std::string& path, Module& m) {
   return true;
 }
 
-std::unique_ptr<Module> OpenModule(const Mapping& mapping, const SymbolizeOptions& options) {
-  auto m = std::make_unique<Module>();
-  std::string path = mapping.filename;
-  static constexpr std::string_view kDeleted = " (deleted)";
-  bool deleted = path.size() > kDeleted.size() && path.ends_with(kDeleted);
-  if (deleted) path.resize(path.size() - kDeleted.size());
-
-  std::vector<std::string> candidates;
-  // Pseudo files ("[vdso]", "[heap]", anonymous) have no path. A deleted file's path may now
-  // hold another binary, which only a build id can rule out.
-  if (path.starts_with("/") && (!deleted || !mapping.build_id.empty())) candidates.push_back(path);
-  if (mapping.build_id.size() > 2) {
-    candidates.push_back(options.debug_root + "/.build-id/" + mapping.build_id.substr(0, 2) + "/" +
-                         mapping.build_id.substr(2) + ".debug");
+void OpenModule(Module& m, const SearchPaths& paths, DebuginfodClient& debuginfod) {
+  m.searched = true;
+  m.files = FindFiles(m.path, m.build_id, paths, debuginfod);
+  // The binary, its DWARF from the debug file if it has none; else the debug file alone.
+  const std::string& main_file = m.files.binary.empty() ? m.files.debug : m.files.binary;
+  if (!main_file.empty() && Open(main_file, m)) {
+    m.status = ModuleStatus::kOk;
+    m.debug_only = m.files.binary.empty() && IsDebugOnlyFile(m.elf);
+    m.lookup = std::make_unique<DwarfLookup>(m.module);
+    return;
   }
-  for (const std::string& candidate : candidates) {
-    if (!Open(candidate, *m)) continue;
-    if (!mapping.build_id.empty() && ElfBuildId(m->elf) != mapping.build_id) {
-      // A different build of the program: its addresses would name the wrong code.
-      m->status = ModuleStatus::kBuildIdMismatch;
-      dwfl_end(m->dwfl);
-      m->dwfl = nullptr;
-      m->module = nullptr;
-      m->elf = nullptr;
-      continue;
-    }
-    m->status = ModuleStatus::kOk;
-    m->debug_only = IsDebugOnlyFile(m->elf);
-    m->lookup = std::make_unique<DwarfLookup>(m->module);
-    return m;
-  }
-  return m;
+  m.status = m.files.other_build ? ModuleStatus::kBuildIdMismatch : ModuleStatus::kNoFile;
 }
 
 // Finds or creates Function entries, deduplicated on (name, system_name, filename).
@@ -160,13 +160,47 @@ class FunctionTable {
 
 Symbolizer::Symbolizer(SymbolizeOptions options)
     : options_(std::move(options)),
+      debuginfod_(std::make_unique<DebuginfodClient>(options_.debuginfod_urls)),
       cache_(std::make_unique<SymbolCache>(options_.cache_directory)) {
   elf_version(EV_CURRENT);
 }
 Symbolizer::~Symbolizer() = default;
 
+namespace {
+
+// The directories of a colon-separated list, as PATH-like variables hold them.
+std::vector<std::string> SplitPathList(const char* list) {
+  std::vector<std::string> dirs;
+  if (list == nullptr) return dirs;
+  std::string_view rest = list;
+  while (!rest.empty()) {
+    size_t colon = rest.find(':');
+    std::string_view dir = rest.substr(0, colon);
+    if (!dir.empty()) dirs.emplace_back(dir);
+    if (colon == std::string_view::npos) break;
+    rest.remove_prefix(colon + 1);
+  }
+  return dirs;
+}
+
+const char* NonEmptyEnv(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != '\0' ? value : nullptr;
+}
+
+}  // namespace
+
 SymbolizeOptions CommandLineSymbolizeOptions() {
   SymbolizeOptions options;
+  const char* binary_path = NonEmptyEnv("HEAPREC_BINARY_PATH");
+  options.binary_paths =
+      SplitPathList(binary_path ? binary_path : NonEmptyEnv("PPROF_BINARY_PATH"));
+  options.debug_paths = SplitPathList(NonEmptyEnv("HEAPREC_DEBUG_PATH"));
+  if (std::find(options.debug_paths.begin(), options.debug_paths.end(), kSystemDebugPath) ==
+      options.debug_paths.end()) {
+    options.debug_paths.push_back(kSystemDebugPath);
+  }
+  if (const char* urls = NonEmptyEnv("DEBUGINFOD_URLS")) options.debuginfod_urls = urls;
   options.cache_directory = SymbolCache::DefaultDirectory();
   return options;
 }
@@ -198,34 +232,37 @@ SymbolizeStats Symbolizer::Symbolize(Profile& profile) {
     Mapping& mapping = *mit->second;
     const bool has_offset = loc.address >= mapping.memory_start;
     const uint64_t file_offset = loc.address - mapping.memory_start + mapping.file_offset;
+    Module& module = ModuleFor(mapping);
     const FrameLookup* found = has_offset ? cache_->Find(mapping.build_id, file_offset) : nullptr;
+    // Only answers from DWARF are final: an ELF symbol name, or nothing, may be bettered by a
+    // debug file found later (another --debug-path, debuginfod).
+    if (found != nullptr && !found->from_dwarf) found = nullptr;
     if (found == nullptr) {
-      std::string key =
-          mapping.build_id.empty() ? "path:" + mapping.filename : "build-id:" + mapping.build_id;
-      std::unique_ptr<Module>& module = modules_[key];
-      if (!module) module = OpenModule(mapping, options_);
-      if (module->status == ModuleStatus::kNoFile) {
-        ++stats.no_file;
-        continue;
+      if (!module.searched) {
+        OpenModule(module, {options_.binary_paths, options_.debug_paths}, *debuginfod_);
       }
-      if (module->status == ModuleStatus::kBuildIdMismatch) {
-        ++stats.build_id_mismatch;
+      if (module.status != ModuleStatus::kOk) {
+        ++module.unnamed;
+        ++(module.status == ModuleStatus::kNoFile ? stats.no_file : stats.build_id_mismatch);
         continue;
       }
       // Runtime address -> file offset (through the mapping) -> ELF vaddr (through PT_LOAD). A
       // debug-only file's PT_LOAD offsets are not the binary's: there the mapping's start gives
       // the segment's.
       std::optional<uint64_t> vaddr;
-      if (module->debug_only) {
-        vaddr = MappedAddressToVaddr(module->elf, loc.address, mapping.memory_start,
+      if (module.debug_only) {
+        vaddr = MappedAddressToVaddr(module.elf, loc.address, mapping.memory_start,
                                      mapping.memory_limit, page_size);
       } else if (has_offset) {
-        vaddr = FileOffsetToVaddr(module->elf, file_offset);
+        vaddr = FileOffsetToVaddr(module.elf, file_offset);
       }
       static const FrameLookup kNothing;
-      found = vaddr ? &module->lookup->Lookup(*vaddr + module->bias) : &kNothing;
-      if (has_offset && !module->debug_only) cache_->Add(mapping.build_id, file_offset, *found);
+      found = vaddr ? &module.lookup->Lookup(*vaddr + module.bias) : &kNothing;
+      if (has_offset && !module.debug_only && found->from_dwarf) {
+        cache_->Add(mapping.build_id, file_offset, *found);
+      }
     }
+    ++(found->frames.empty() ? module.unnamed : module.named);
     const FrameLookup& lookup = *found;
     if (lookup.frames.empty()) {
       ++stats.no_symbols;
@@ -241,6 +278,36 @@ SymbolizeStats Symbolizer::Symbolize(Profile& profile) {
     ++stats.symbolized;
   }
   return stats;
+}
+
+Symbolizer::Module& Symbolizer::ModuleFor(const Mapping& mapping) {
+  std::string key =
+      mapping.build_id.empty() ? "path:" + mapping.filename : "build-id:" + mapping.build_id;
+  std::unique_ptr<Module>& module = modules_[key];
+  if (!module) {
+    module = std::make_unique<Module>();
+    module->path = mapping.filename;
+    module->build_id = mapping.build_id;
+    met_.push_back(module.get());
+  }
+  return *module;
+}
+
+std::vector<UnresolvedBinary> Symbolizer::Unresolved() const {
+  std::vector<UnresolvedBinary> unresolved;
+  for (const Module* m : met_) {
+    if (m->named > 0 || m->unnamed == 0 || m->path.empty() || m->path.front() == '[') continue;
+    UnresolvedBinary binary;
+    binary.reason = m->status == ModuleStatus::kOk ? UnresolvedBinary::Reason::kNoDebugInfo
+                                                   : UnresolvedBinary::Reason::kNotFound;
+    binary.path = m->path;
+    binary.build_id = m->build_id;
+    binary.found_binary = m->files.binary;
+    binary.looked_in = m->files.looked_in;
+    binary.locations = m->unnamed;
+    unresolved.push_back(std::move(binary));
+  }
+  return unresolved;
 }
 
 }  // namespace heaprec::symbolize

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "profile/profile.h"
 
@@ -19,20 +20,45 @@ struct SymbolizeStats {
   size_t no_symbols = 0;         // file opened, but nothing known at that address
 };
 
+// Where distributions install separate debug files (the -dbgsym, -debuginfo packages).
+inline constexpr char kSystemDebugPath[] = "/usr/lib/debug";
+
+// Where binaries and their debug files are looked for: file_search.h gives the order.
 struct SymbolizeOptions {
-  // Root of the separate debug info tree; `<root>/.build-id/xx/rest.debug` is tried when the
-  // mapped file is gone or was replaced.
-  std::string debug_root = "/usr/lib/debug";
+  // Directories holding binaries that are no longer (or never were) at the path the profile
+  // recorded, searched as pprof searches PPROF_BINARY_PATH.
+  std::vector<std::string> binary_paths{};
+  // Directories of separate debug files, as GDB's debug-file-directory: DIR/.build-id/xx/rest.debug
+  // and DIR/<binary's directory>/<its .gnu_debuglink name>.
+  std::vector<std::string> debug_paths = {kSystemDebugPath};
+  // debuginfod servers, separated by spaces as in DEBUGINFOD_URLS; "" for none.
+  std::string debuginfod_urls{};
   // Where answers are kept across runs, by build id (symbol_cache.h); "" for none. The CLI uses
   // SymbolCache::DefaultDirectory().
-  std::string cache_directory;
+  std::string cache_directory{};
 };
 
-// The options of heaprec's commands: the debug root above and the cache directory from the
-// environment (symbol_cache.h).
+// The options of heaprec's commands, from the environment: binary paths from HEAPREC_BINARY_PATH,
+// else PPROF_BINARY_PATH (colon-separated); debug paths from HEAPREC_DEBUG_PATH, then always
+// /usr/lib/debug; debuginfod servers from DEBUGINFOD_URLS; the cache directory of symbol_cache.h.
 SymbolizeOptions CommandLineSymbolizeOptions();
 
+// A binary that named none of the locations it was asked about.
+struct UnresolvedBinary {
+  enum class Reason {
+    kNotFound,     // no file of its build anywhere (other builds may have been refused)
+    kNoDebugInfo,  // found (`found_binary`), but neither it nor a debug file names its addresses
+  };
+  Reason reason = Reason::kNotFound;
+  std::string path;      // as the profile recorded it
+  std::string build_id;  // "" when unknown
+  std::string found_binary;
+  std::vector<std::string> looked_in;  // FoundFiles::looked_in
+  size_t locations = 0;                // its locations, over every profile, without a name
+};
+
 class SymbolCache;
+class DebuginfodClient;
 
 // Symbolizes profiles, keeping what it learnt about each binary (opened once, keyed by build id,
 // else path; its DWARF indexed as far as it was needed, and every address's answer) for every
@@ -49,11 +75,19 @@ class Symbolizer {
   // only counted.
   SymbolizeStats Symbolize(profile::Profile& profile);
 
+  // The binaries with a path (not "[vdso]" and the like) from which no location of any profile
+  // symbolized so far got a name, in the order they were met.
+  std::vector<UnresolvedBinary> Unresolved() const;
+
   struct Module;
 
  private:
+  Module& ModuleFor(const profile::Mapping& mapping);
+
   SymbolizeOptions options_;
   std::unordered_map<std::string, std::unique_ptr<Module>> modules_;
+  std::vector<const Module*> met_;  // modules_ in the order they were met
+  std::unique_ptr<DebuginfodClient> debuginfod_;
   std::unique_ptr<SymbolCache> cache_;
 };
 

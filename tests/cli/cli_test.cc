@@ -85,10 +85,13 @@ TEST_F(CliTest, BadFileIsAOneLineFailure) {
 TEST_F(CliTest, SymbolizeToOutputKeepsInputAndSummarizes) {
   std::string out_path = dir_ + "/out.pb.gz";
   std::string out;
-  ASSERT_EQ(Heaprec("symbolize " + ShellQuote(profile_) + " -o " + ShellQuote(out_path), &out), 0)
+  // Three locations already have lines; the fourth is in a library that does not exist here: it
+  // is named, with where it was looked for, and the status says a binary is missing.
+  ASSERT_EQ(Heaprec("symbolize " + ShellQuote(profile_) + " -o " + ShellQuote(out_path), &out), 1)
       << out;
-  // Three locations already have lines; the fourth is in a library that does not exist here.
-  EXPECT_EQ(out, "symbolized 3 of 4 locations; 1 without a readable binary\n");
+  EXPECT_EQ(out,
+            "heaprec symbolize: no binary for /usr/lib/libfoo.so: looked in /usr/lib/libfoo.so\n"
+            "heaprec symbolize: symbolized 3 of 4 locations in 1 profile; 1 without a binary\n");
   EXPECT_EQ(ReadProfileFile(out_path), testing::MakeReportProfile());
   EXPECT_EQ(ReadProfileFile(profile_), testing::MakeReportProfile());
 }
@@ -125,7 +128,7 @@ TEST_F(CliTest, SubcommandsReadRubyProfiles) {
   // Every location already has its line and there are no mappings: nothing to do, nothing lost.
   std::string copy = dir_ + "/ruby.symbolized.pb.gz";
   ASSERT_EQ(Heaprec("symbolize " + ShellQuote(ruby) + " -o " + ShellQuote(copy), &out), 0) << out;
-  EXPECT_EQ(out, "symbolized 6 of 6 locations\n");
+  EXPECT_EQ(out, "heaprec symbolize: symbolized 6 of 6 locations in 1 profile\n");
   EXPECT_EQ(ReadProfileFile(copy), testing::MakeRubyProfile(100));
   ASSERT_EQ(Heaprec("symbolize " + ShellQuote(ruby), &out), 0) << out;
   EXPECT_EQ(ReadProfileFile(ruby), testing::MakeRubyProfile(100));

@@ -124,9 +124,9 @@ TEST_F(CommandLineTest, ValuesOfTheWrongKindAreSaidInWords) {
   ExpectUsageError("run --quiet=x -- true", "heaprec run: --quiet takes no value, got \"x\"");
   ExpectUsageError("report", "heaprec report: missing FILE (usage: heaprec report [OPTIONS] FILE)");
   ExpectUsageError("diff a", "heaprec diff: missing NEW (usage: heaprec diff [OPTIONS] BASE NEW)");
-  ExpectUsageError("symbolize a b",
-                   "heaprec symbolize: unexpected argument \"b\" (usage: heaprec symbolize "
-                   "[OPTIONS] FILE)");
+  ExpectUsageError("symbolize -o out.pb.gz a b",
+                   "heaprec symbolize: -o writes one profile, but 2 paths were given (without -o, "
+                   "each profile is symbolized in place)");
   ExpectUsageError("help report diff",
                    "heaprec help: one command at a time (heaprec help COMMAND)");
 }

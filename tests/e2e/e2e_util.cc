@@ -57,7 +57,11 @@ std::vector<std::string> ChildEnvironment(const EnvChanges& env) {
   for (char** e = environ; *e != nullptr; ++e) {
     std::string entry = *e;
     std::string name = entry.substr(0, entry.find('='));
-    if (name == "LD_PRELOAD" || name.rfind("HEAPREC_", 0) == 0 || env.count(name) != 0) continue;
+    // DEBUGINFOD_URLS too: no test reaches a debuginfod server it did not start itself.
+    if (name == "LD_PRELOAD" || name.rfind("HEAPREC_", 0) == 0 || name == "DEBUGINFOD_URLS" ||
+        env.count(name) != 0) {
+      continue;
+    }
     environment.push_back(entry);
   }
   for (const auto& [name, value] : env) {

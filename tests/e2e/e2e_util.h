@@ -43,9 +43,10 @@ using EnvChanges = std::map<std::string, std::optional<std::string>>;
 // Status RunProgram reports for a run that its hang guard had to kill.
 inline constexpr int kHung = 124;
 
-// Runs `argv` (argv[0] a path) in the directory `cwd` with the test's environment minus LD_PRELOAD
-// and every HEAPREC_* variable, plus `env`; stdin /dev/null; stdout and stderr captured through
-// files in `cwd`. The program runs in its own process group with default signal handling.
+// Runs `argv` (argv[0] a path) in the directory `cwd` with the test's environment minus LD_PRELOAD,
+// every HEAPREC_* variable and DEBUGINFOD_URLS, plus `env`; stdin /dev/null; stdout and stderr
+// captured through files in `cwd`. The program runs in its own process group with default signal
+// handling.
 //
 // With `timeout_s` > 0, a hang guard: if the program has not exited after that many seconds the
 // whole group is killed with SIGKILL and the status is kHung. The guard is in this process rather
@@ -135,8 +136,8 @@ std::vector<std::string> ListProfiles(const std::string& dir, bool peak = false)
 
 std::string ReadFile(const std::string& path);
 
-// This process's environment for a child: without LD_PRELOAD and HEAPREC_* (a test says what it
-// wants), with `env` applied (a value sets a variable, nullopt removes it).
+// This process's environment for a child: without LD_PRELOAD, HEAPREC_* and DEBUGINFOD_URLS (a
+// test says what it wants), with `env` applied (a value sets a variable, nullopt removes it).
 std::vector<std::string> ChildEnvironment(const EnvChanges& env);
 
 // Lines of `text`, without their newlines.

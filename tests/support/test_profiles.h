@@ -52,7 +52,8 @@ void WriteEncodedProfile(const Profile& profile, const std::string& path, bool g
 // A fresh private directory under the test temp dir.
 std::string MakeTempDir();
 
-// Runs `command` through the shell; returns its exit status and captures stdout+stderr.
+// Runs `command` through the shell, without DEBUGINFOD_URLS; returns its exit status and captures
+// stdout+stderr.
 int RunCommand(const std::string& command, std::string* output);
 
 // Single-quotes `s` for the shell.

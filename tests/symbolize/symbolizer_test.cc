@@ -74,6 +74,15 @@ Profile MakeProfile(const TargetRun& run, const std::string& build_id) {
   return p;
 }
 
+// Options that look for debug files in `debug_path` only (not /usr/lib/debug), ask no debuginfod
+// server, and keep answers in `cache` ("": none).
+SymbolizeOptions OnlyIn(const std::string& debug_path, const std::string& cache = "") {
+  SymbolizeOptions options;
+  options.debug_paths = {debug_path};
+  options.cache_directory = cache;
+  return options;
+}
+
 const Function& FunctionOf(const Profile& p, const Line& line) {
   for (const Function& f : p.functions) {
     if (f.id == line.function_id) return f;
@@ -160,8 +169,7 @@ TEST(SymbolizerTest, FunctionsAreDeduplicated) {
 TEST(SymbolizerTest, BuildIdMismatchIsLeftUnsymbolized) {
   TargetRun run = RunTarget(SYMBOLIZE_TARGET);
   Profile p = MakeProfile(run, "00112233445566778899aabbccddeeff00112233");
-  SymbolizeStats stats =
-      Symbolize(p, {.debug_root = testing::MakeTempDir(), .cache_directory = ""});
+  SymbolizeStats stats = Symbolize(p, OnlyIn(testing::MakeTempDir()));
   EXPECT_EQ(stats.symbolized, 0u);
   EXPECT_EQ(stats.build_id_mismatch, 2u);
   EXPECT_TRUE(p.locations[0].lines.empty());
@@ -181,7 +189,7 @@ TEST(SymbolizerTest, ReplacedBinaryFallsBackToBuildIdDebugFile) {
   std::filesystem::copy_file(SYMBOLIZE_TARGET_NOPIE, replaced);
   Profile p = MakeProfile(run, build_id);
   for (Mapping& m : p.mappings) m.filename = replaced;
-  SymbolizeStats stats = Symbolize(p, {.debug_root = root, .cache_directory = ""});
+  SymbolizeStats stats = Symbolize(p, OnlyIn(root));
   EXPECT_EQ(stats.symbolized, 2u);
   ExpectSymbolized(p, run);
 }
@@ -219,7 +227,7 @@ void ExpectDeletedBinarySymbolizedFromDebugFile(const std::string& target,
   ASSERT_EQ(build_id, symbolize::ReadElfBuildId(target));
   Profile p = MakeProfile(run, build_id);
   for (Mapping& m : p.mappings) m.filename = root + "/gone/symbolize_target (deleted)";
-  SymbolizeStats stats = Symbolize(p, {.debug_root = root, .cache_directory = ""});
+  SymbolizeStats stats = Symbolize(p, OnlyIn(root));
   EXPECT_EQ(stats.symbolized, 2u);
   EXPECT_EQ(stats.no_file + stats.build_id_mismatch + stats.no_symbols, 0u);
   ExpectSymbolized(p, run);
@@ -233,6 +241,27 @@ TEST(SymbolizerTest, DeletedFixedAddressExecutableFromOnlyKeepDebugFile) {
   ExpectDeletedBinarySymbolizedFromDebugFile(SYMBOLIZE_TARGET_NOPIE, SYMBOLIZE_TARGET_NOPIE_DEBUG);
 }
 
+// A stripped binary with no build id: its DWARF comes from the debug file its .gnu_debuglink names
+// (beside it, in .debug/), handed to libdwfl for the binary's own addresses.
+TEST(SymbolizerTest, StrippedBinaryWithoutBuildIdUsesItsDebuglinkFile) {
+  std::string root = testing::MakeTempDir();
+  std::string binary = root + "/noid";
+  std::filesystem::copy_file(SYMBOLIZE_TARGET_NOID_STRIPPED, binary);
+  std::filesystem::create_directories(root + "/.debug");
+  std::filesystem::copy_file(SYMBOLIZE_TARGET_NOID_DEBUG,
+                             root + "/.debug/symbolize_target_noid.debug");
+  TargetRun run = RunTarget(binary);
+  Profile p = MakeProfile(run, "");
+  SymbolizeStats stats = Symbolize(p, OnlyIn(root + "/nothing"));
+  EXPECT_EQ(stats.symbolized, 2u);
+  ExpectSymbolized(p, run);
+  // Without the debug file, only the dynamic symbols are left, which name neither function.
+  std::filesystem::remove(root + "/.debug/symbolize_target_noid.debug");
+  Profile stripped = MakeProfile(run, "");
+  Symbolize(stripped, OnlyIn(root + "/nothing"));
+  for (const Function& f : stripped.functions) EXPECT_NE(f.name, "ns::Widget::Build(int)");
+}
+
 TEST(SymbolizerTest, OnlyKeepDebugFileRejectsAddressesOutsideCode) {
   TargetRun run = RunTarget(SYMBOLIZE_TARGET);
   std::string root = testing::MakeTempDir();
@@ -240,7 +269,7 @@ TEST(SymbolizerTest, OnlyKeepDebugFileRejectsAddressesOutsideCode) {
   for (Mapping& m : p.mappings) m.filename = root + "/gone (deleted)";
   p.locations[0].address = p.mappings[0].memory_start - 1;  // before its mapping
   p.locations[1].address = p.mappings[0].memory_limit + (1ull << 40);
-  SymbolizeStats stats = Symbolize(p, {.debug_root = root, .cache_directory = ""});
+  SymbolizeStats stats = Symbolize(p, OnlyIn(root));
   EXPECT_EQ(stats.symbolized, 0u);
   EXPECT_EQ(stats.no_symbols, 2u);
 }
@@ -315,7 +344,7 @@ TEST(SymbolCacheTest, LaterRunsAnswerFromTheCacheWithoutTheBinary) {
   std::filesystem::copy_file(SYMBOLIZE_TARGET, binary);
   TargetRun run = RunTarget(binary);
   std::string build_id = symbolize::ReadElfBuildId(binary);
-  SymbolizeOptions options{.debug_root = root, .cache_directory = root + "/cache"};
+  SymbolizeOptions options = OnlyIn(root, root + "/cache");
   Profile first = MakeProfile(run, build_id);
   EXPECT_EQ(Symbolize(first, options).symbolized, 2u);
   ExpectSymbolized(first, run);
@@ -327,7 +356,7 @@ TEST(SymbolCacheTest, LaterRunsAnswerFromTheCacheWithoutTheBinary) {
   ExpectSymbolized(later, run);
   // Without the cache, the same profile finds nothing.
   Profile uncached = MakeProfile(run, build_id);
-  EXPECT_EQ(Symbolize(uncached, {.debug_root = root, .cache_directory = ""}).no_file, 2u);
+  EXPECT_EQ(Symbolize(uncached, OnlyIn(root)).no_file, 2u);
 }
 
 // Answers written by another build of heaprec (another stamp), or damaged, are not used.
@@ -338,7 +367,7 @@ TEST(SymbolCacheTest, AnotherBuildsOrDamagedAnswersAreIgnored) {
   TargetRun run = RunTarget(binary);
   std::string build_id = symbolize::ReadElfBuildId(binary);
   std::string cache = root + "/cache";
-  SymbolizeOptions options{.debug_root = root, .cache_directory = cache};
+  SymbolizeOptions options = OnlyIn(root, cache);
   Profile first = MakeProfile(run, build_id);
   Symbolize(first, options);
   std::filesystem::remove(binary);

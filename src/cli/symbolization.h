@@ -1,0 +1,63 @@
+// What every command that reads profiles shares about symbolization: the options that say where
+// binaries and debug files are (over the environment's, symbolize/symbolizer.h), the line naming
+// each binary that could not be resolved, and, for report, flame, diff and leaks, symbolizing in
+// memory what a file lacks (never rewriting it, as pprof does) with a line for what remains.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "profile/profile.h"
+#include "symbolize/coverage.h"
+#include "symbolize/symbolizer.h"
+
+namespace heaprec::cli {
+
+struct SymbolSearchArgs {
+  std::vector<std::string> binary_paths;  // each may be a colon-separated list
+  std::vector<std::string> debug_paths;
+  std::vector<std::string> debuginfod_urls;
+};
+
+// --binary-path DIR, --debug-path DIR, --debuginfod URL (each repeatable).
+void AddSymbolSearchOptions(CLI::App* command, SymbolSearchArgs& args);
+
+// The options' directories, then the environment's (CommandLineSymbolizeOptions); --debuginfod
+// URLs replace DEBUGINFOD_URLS.
+symbolize::SymbolizeOptions MakeSymbolizeOptions(const SymbolSearchArgs& args);
+
+// One line per binary from which nothing could be named, "PREFIX: no binary for PATH (build id
+// ID): looked in A, B, ..." or "PREFIX: no debug info for ...". Returns how many binaries were
+// not found at all (no debug info: found, but with nothing to name its addresses, is not counted).
+size_t PrintUnresolvedBinaries(const std::string& prefix, const symbolize::Symbolizer& symbolizer,
+                               std::ostream& out);
+
+// For the commands that read profiles to show them: report, flame, diff, leaks.
+class InMemorySymbolization {
+ public:
+  InMemorySymbolization(std::string command, const SymbolSearchArgs& args);
+  ~InMemorySymbolization();
+
+  // Names what it can of the profile's unnamed locations, in memory.
+  void Symbolize(profile::Profile& profile, const std::string& file);
+
+  // When some binary could not be resolved: names it (once), then says which profiles keep
+  // unnamed locations, one line each, or with `one_line` (or beyond two), one line for them all.
+  void PrintRemaining(std::ostream& out, bool one_line = false) const;
+
+ private:
+  struct Remaining {
+    std::string file;
+    symbolize::Coverage coverage;
+  };
+  std::string command_;
+  SymbolSearchArgs args_;
+  std::unique_ptr<symbolize::Symbolizer> symbolizer_;  // made for the first profile that needs it
+  std::vector<Remaining> remaining_;
+  size_t profiles_ = 0;
+};
+
+}  // namespace heaprec::cli

@@ -1,0 +1,21 @@
+// How symbolized a profile is: the one count every command uses to decide whether a profile needs
+// symbolizing and to say how far it is from done.
+#pragma once
+
+#include <cstddef>
+
+#include "profile/profile.h"
+
+namespace heaprec::symbolize {
+
+struct Coverage {
+  size_t locations = 0;
+  size_t unnamed = 0;  // locations without a function name: only an address
+  bool complete() const { return unnamed == 0; }
+};
+
+// A location is named when one of its lines has a function with a name. Ruby profiles are always
+// complete: their frames are written with names, files and lines, and no addresses.
+Coverage MeasureCoverage(const profile::Profile& profile);
+
+}  // namespace heaprec::symbolize
