@@ -30,7 +30,7 @@ std::string BaseName(const std::string& path);
 struct ViewOptions {
   // Which frames are not the user's code: a sample's stack starts at its allocation site, the
   // first frame from the leaf that the rule does not skip (site_rule.h).
-  SiteRule sites;
+  SiteRule sites{};
   // Function names as demangled, with parameters and template arguments, instead of their
   // ShortName. Only mangled (C++, Rust) names have a short form.
   bool full_names = false;
