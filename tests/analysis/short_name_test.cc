@@ -1,13 +1,14 @@
 // Short names (analysis/short_name.h) of real demangled names: C++ names as c++filt prints the
 // symbols of GCC 12 -O2 binaries and of libstdc++.so.6 (templates, lambdas, operators, anonymous
-// namespaces, ABI tags, clones, conversion operators, return types, std::function handlers), and
-// Rust names as demangled from rustc 1.95's legacy and v0 symbols; and which system names are
-// mangled.
+// namespaces, ABI tags, clones, conversion operators, return types, std::function handlers, names
+// local to functions, literal operators), and Rust names as demangled from rustc 1.95's legacy and
+// v0 symbols; and which system names are mangled.
 #include "analysis/short_name.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 namespace heaprec::analysis {
 namespace {
@@ -154,6 +155,31 @@ TEST(ShortNameTest, CxxLambdasAndStdFunctionHandlers) {
   });
 }
 
+// A lambda or class local to a function with parameters is a name of its own, not the function's:
+// the enclosing function's parameters and qualifiers go, the local name stays.
+TEST(ShortNameTest, CxxNamesLocalToAFunction) {
+  ExpectShortNames({
+      {"app::Process[abi:cxx11](std::vector<int, std::allocator<int> > "
+       "const&)::{lambda(int)#1}::operator()(int) const [clone .isra.0]",
+       "app::Process::{lambda(int)#1}::operator()"},
+      {"app::Pick(int)::{lambda(int)#1}::_FUN(int)", "app::Pick::{lambda(int)#1}::_FUN"},
+      {"main::{lambda(int)#1}::operator()(int) const::{lambda(int)#1}::operator()(int) const "
+       "[clone .constprop.0] [clone .isra.0]",
+       "main::{lambda(int)#1}::operator()::{lambda(int)#1}::operator()"},
+      {"Foo::Bar() const &&::Local::Get()", "Foo::Bar::Local::Get"},
+      {"typeinfo for app::Process[abi:cxx11](std::vector<int, std::allocator<int> > "
+       "const&)::{lambda(int)#1}",
+       "app::Process::{lambda(int)#1}"},
+  });
+  // Not the function itself.
+  EXPECT_NE(ShortName("app::Pick(int)::{lambda(int)#1}::_FUN(int)"), ShortName("app::Pick(int)"));
+}
+
+TEST(ShortNameTest, CxxLiteralOperator) {
+  EXPECT_EQ(ShortName("operator\"\" _kb(unsigned long long)"), "operator\"\" _kb");
+  EXPECT_EQ(ShortName("units::operator\"\" _MiB(unsigned long long)"), "units::operator\"\" _MiB");
+}
+
 TEST(ShortNameTest, RustLegacyAndV0) {
   ExpectShortNames({
       // Legacy symbols, demangled without their hash.
@@ -169,6 +195,13 @@ TEST(ShortNameTest, RustLegacyAndV0) {
       {"leak::build::<alloc::string::String>", "leak::build"},
       {"<leak::Cache<u32>>::get_or_create", "<leak::Cache>::get_or_create"},
       {"leak::main::{closure#0}", "leak::main::{closure#0}"},
+      // A turbofish inside the path: its "::" goes with it.
+      {"std::rt::lang_start::<()>::{closure#0}", "std::rt::lang_start::{closure#0}"},
+      {"leak::process::<u32>::{closure#0}", "leak::process::{closure#0}"},
+      {"<std::rt::lang_start<()>::{closure#0} as core::ops::function::FnOnce<()>>::call_once::{"
+       "shim:vtable#0}",
+       "<std::rt::lang_start::{closure#0} as core::ops::function::FnOnce>::call_once::{shim:"
+       "vtable#0}"},
       {"<hashbrown::raw::RawTable<(u32, alloc::vec::Vec<u8>)>>::reserve_rehash::<hashbrown::map::"
        "make_hasher<u32, alloc::vec::Vec<u8>, std::hash::random::RandomState>::{closure#0}>",
        "<hashbrown::raw::RawTable>::reserve_rehash"},
