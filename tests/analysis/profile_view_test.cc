@@ -144,6 +144,12 @@ TEST(ProfileViewTest, RuntimeFramesAndTheSiteStack) {
             "Store::Put(std::__cxx11::basic_string<char, std::char_traits<char>, "
             "std::allocator<char> > const&)");
   EXPECT_TRUE(FrameFunction(full, full.Frames(1)[0]).runtime);
+  // The rule reads the short name: the full one starts with the return type, "void std::...".
+  const FrameId& realloc_insert = FrameFunction(full, full.Frames(5)[0]);
+  EXPECT_EQ(realloc_insert.function.rfind("void std::vector<int, std::allocator<int> >::", 0), 0u);
+  EXPECT_TRUE(realloc_insert.runtime);
+  EXPECT_EQ(SiteStackNames(full, p.samples[0]),
+            "Store::Put(int):12; main:30; __libc_start_call_main:0; _start:0; ");
 
   // Without the defaults, the stack is the recorded one.
   ProfileView all(p, {.sites = SiteRule::WithoutDefaults()});

@@ -184,6 +184,24 @@ TEST(ReportSiteTest, OneRowPerLine) {
             "_IO_file_doallocate:0 0 524288 context\n");
 }
 
+TEST(ReportSiteTest, FullNamesKeepOverloadsApart) {
+  Report r = ComputeReport(MakeRuntimeStackProfile(), "inuse_space", false, {.full_names = true});
+  const ReportRow& by_int = Row(r, "Store::Put(int)");
+  EXPECT_EQ(by_int.flat, 4 * kMiB);
+  EXPECT_EQ(by_int.line, 12);
+  const ReportRow& by_string = Row(r,
+                                   "Store::Put(std::__cxx11::basic_string<char, "
+                                   "std::char_traits<char>, std::allocator<char> > const&)");
+  EXPECT_EQ(by_string.flat, 2 * kMiB);
+  EXPECT_EQ(by_string.line, 22);
+  EXPECT_NE(by_int.key, by_string.key);
+  // The same sites as with short names (the rule reads the short names): the full name of
+  // std::vector<int>::_M_realloc_insert starts with its return type, "void std::vector<...".
+  EXPECT_EQ(r.rows.size(), ComputeReport(MakeRuntimeStackProfile(), "inuse_space").rows.size() + 1);
+  for (const ReportRow& row : r.rows)
+    EXPECT_EQ(row.function.find("_M_realloc_insert"), std::string::npos);
+}
+
 TEST(ReportSiteTest, StacksFromTheSiteWithEachFramesLine) {
   Report r = ComputeReport(MakeRuntimeStackProfile(), "inuse_space", /*with_stacks=*/true);
   auto stack = [&](const ReportStack& s) {

@@ -1,8 +1,8 @@
 // The options that name frames and choose the allocation sites (cli/frame_options.h), as the real
 // heaprec executable takes them: `report` on a profile whose stacks go through the allocator, the
 // C++ library and the C runtime's start-up (testing::runtime_stack), by default, with --lines,
-// --all-frames, --skip-frames and --keep-frames; and invalid patterns, a usage error of one line
-// for each command that takes them.
+// --full-names, --all-frames, --skip-frames and --keep-frames; and invalid patterns, a usage error
+// of one line for each command that takes them.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -53,6 +53,15 @@ TEST_F(FrameOptionsTest, LinesGiveOneRowPerLine) {
             "    3.0 MiB   46.2%   46.2%    3.0 MiB   46.2%  Store::Put store.cc:12\n"
             "    2.0 MiB   30.8%   76.9%    2.0 MiB   30.8%  Store::Put store.cc:22\n"
             "    1.0 MiB   15.4%   92.3%    1.0 MiB   15.4%  Store::Put store.cc:14\n"
+            "  512.0 KiB    7.7%  100.0%  512.0 KiB    7.7%  malloc\n");
+}
+
+TEST_F(FrameOptionsTest, FullNamesKeepOverloadsApartAtTheSameSites) {
+  EXPECT_EQ(ReportRows("--full-names"),
+            "    4.0 MiB   61.5%   61.5%    4.0 MiB   61.5%  Store::Put(int) store.cc:12\n"
+            "    2.0 MiB   30.8%   92.3%    2.0 MiB   30.8%  "
+            "Store::Put(std::__cxx11::basic_string<char, std::char_traits<char>, "
+            "std::allocator<char> > const&) store.cc:22\n"
             "  512.0 KiB    7.7%  100.0%  512.0 KiB    7.7%  malloc\n");
 }
 
