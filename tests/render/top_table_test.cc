@@ -155,7 +155,7 @@ TEST(ReportTest, UnknownSampleIndexListsKnownOnes) {
 }
 
 // main and the runtime's start-up frames hold everything and are no sites: the table leaves them
-// out, in text and JSON (the function count with them); --all-frames shows every frame as recorded.
+// out, in text and JSON, and from the function count; --all-frames shows every frame as recorded.
 TEST(ReportTest, ContextRowsAreLeftOut) {
   const Profile p = testing::runtime_stack::MakeRuntimeStackProfile();
   ReportOptions options;
