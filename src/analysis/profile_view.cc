@@ -169,17 +169,20 @@ ProfileView::ProfileView(const Profile& p, const ViewOptions& options) : profile
       if (it == functions.end()) continue;
       const Function& f = *it->second;
       FrameId id;
-      id.function = !f.name.empty()          ? f.name
-                    : !f.system_name.empty() ? f.system_name
-                                             : HexAddress(loc.address);
-      if (!options.full_names && IsMangledName(f.system_name)) id.function = ShortName(id.function);
+      const std::string& name = !f.name.empty()          ? f.name
+                                : !f.system_name.empty() ? f.system_name
+                                                         : HexAddress(loc.address);
+      // The site rule reads the short name whichever is shown: a full name can start with its
+      // return type ("void std::vector<int>::_M_realloc_insert<int>(...)").
+      const std::string short_name = IsMangledName(f.system_name) ? ShortName(name) : name;
+      id.function = options.full_names ? name : short_name;
       id.file = f.filename;
       id.line = options.lines ? line.line : f.start_line;
       id.key = "f:" + id.function + '\0' + id.file;
       if (options.lines) id.key += '\0' + std::to_string(line.line);
       // Ruby's methods written in C are the frames without a source file of a per-object profile.
       bool ruby_c_method = sampling_.per_object && f.filename.empty();
-      id.runtime = options.sites.Skips(id.function, library, ruby_c_method);
+      id.runtime = options.sites.Skips(short_name, library, ruby_c_method);
       size_t before = functions_.size();
       size_t n = Intern(std::move(id));
       if (n == before) line_from_locations.push_back(!options.lines && functions_[n].line <= 0);

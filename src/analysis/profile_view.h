@@ -29,8 +29,10 @@ std::string BaseName(const std::string& path);
 // How a view names frames.
 struct ViewOptions {
   // Which frames are not the user's code: a sample's stack starts at its allocation site, the
-  // first frame from the leaf that the rule does not skip (site_rule.h).
-  SiteRule sites;
+  // first frame from the leaf that the rule does not skip (site_rule.h). The rule reads each
+  // function's short name, with full_names too, so that the sites do not depend on how names
+  // are shown.
+  SiteRule sites{};
   // Function names as demangled, with parameters and template arguments, instead of their
   // ShortName. Only mangled (C++, Rust) names have a short form.
   bool full_names = false;

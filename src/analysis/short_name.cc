@@ -1,9 +1,11 @@
 // One left-to-right pass over the demangled name that copies the name's own parts and skips the
 // bracketed groups that are not names: template arguments ("<...>"), parameter lists ("(...)")
 // and ABI tags ("[abi:cxx11]"). A space outside brackets ends a return type, which is dropped;
-// the first parameter list ends the name, so what follows it (const, &, [clone .cold]) goes too.
+// the first parameter list that is not followed by "::" (a name local to the function: a lambda,
+// a local class) ends the name, so what follows it (const, &, [clone .cold]) goes too.
 #include "analysis/short_name.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace heaprec::analysis {
@@ -22,6 +24,24 @@ size_t SkipGroup(std::string_view name, size_t open) {
   return name.size();
 }
 
+// The index just past the qualifiers that may follow a parameter list (" const", " volatile",
+// " &", " &&") from `i`.
+size_t SkipQualifiers(std::string_view name, size_t i) {
+  for (;;) {
+    if (name.substr(i, 6) == " const") {
+      i += 6;
+    } else if (name.substr(i, 9) == " volatile") {
+      i += 9;
+    } else if (name.substr(i, 3) == " &&") {
+      i += 3;
+    } else if (name.substr(i, 2) == " &") {
+      i += 2;
+    } else {
+      return i;
+    }
+  }
+}
+
 // Whether a name part starts here: at the beginning, after "::", or at either half of a Rust
 // qualified path ("<(anonymous namespace)::T as Trait>").
 bool StartsSegment(const std::string& out, int qualified_depth) {
@@ -32,14 +52,20 @@ bool StartsSegment(const std::string& out, int qualified_depth) {
 bool IsOperatorChar(char c) { return c != '\0' && std::strchr("<>=!+-*/%^&|~,[]", c) != nullptr; }
 
 // Appends the operator's symbol that starts at `i` (just after "operator") and returns the index
-// after it: "()" and "[]" whole, a run of operator characters ("<<=", "->*"), or a word operator
-// with its space (" new", " delete[]", " bool").
+// after it: "()" and "[]" whole, a run of operator characters ("<<=", "->*"), a word operator
+// with its space (" new", " delete[]", " bool"), or a literal operator's quotes and suffix.
 size_t CopyOperator(std::string_view name, size_t i, std::string& out) {
   if (name.substr(i, 2) == "()") {
     out += "()";
     return i + 2;
   }
   size_t start = i;
+  if (name.substr(i, 2) == "\"\"") {
+    // A literal operator with its suffix: operator"" _kb.
+    i = std::min(name.find_first_of("(<", i), name.size());
+    out.append(name.substr(start, i - start));
+    return i;
+  }
   if (i < name.size() && name[i] == ' ') {
     ++i;
     while (i < name.size() && name[i] != '(' && name[i] != '<') ++i;
@@ -80,7 +106,7 @@ std::string ShortName(std::string_view name) {
       continue;
     }
     if (c == '{' || (c == '(' && StartsSegment(out, qualified_depth)) ||
-        (c == '[' && qualified_depth > 0)) {
+        (c == '[' && qualified_depth > 0 && out.ends_with("<"))) {
       // A slice type in a Rust qualified path ("<[u8]>::to_vec_in"), a lambda or closure
       // ("{lambda(int)#1}", "{{closure}}") or "(anonymous namespace)": names.
       size_t end = SkipGroup(name, i);
@@ -89,10 +115,21 @@ std::string ShortName(std::string_view name) {
       continue;
     }
     if (c == '<' || c == '[') {
+      // Rust's turbofish ("lang_start::<()>::{closure#0}"): its "::" goes with the arguments.
+      if (c == '<' && out.ends_with("::")) out.resize(out.size() - 2);
       i = SkipGroup(name, i);  // template arguments, "[abi:cxx11]", "[clone .cold]"
       continue;
     }
-    if (c == '(') break;  // the parameter list: the name is complete
+    if (c == '(') {
+      // The parameter list. It ends the name, unless what follows it is a name local to the
+      // function: "F(int)::{lambda(int)#1}::operator()(int) const" ->
+      // "F::{lambda(int)#1}::operator()".
+      size_t after = SkipQualifiers(name, SkipGroup(name, i));
+      if (name.substr(after, 2) != "::") break;
+      out += "::";
+      i = after + 2;
+      continue;
+    }
     if (c == ' ' && qualified_depth == 0) {
       out.clear();  // what came before was a return type
       ++i;

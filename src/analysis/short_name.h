@@ -4,10 +4,13 @@
 //     -> "std::make_unique"
 //   "(anonymous namespace)::Cache<int, std::string>::Get(int const&) const"
 //     -> "(anonymous namespace)::Cache::Get"
-//   "<alloc::vec::Vec<T> as core::clone::Clone>::clone" -> "<alloc::vec::Vec as
-//   core::clone::Clone>::clone"
+//   "<alloc::vec::Vec<T> as core::clone::Clone>::clone"
+//     -> "<alloc::vec::Vec as core::clone::Clone>::clone"
 // Lambda and closure names ("{lambda(int)#1}", "{{closure}}") and operator names ("operator<<",
-// "operator()") are kept whole.
+// "operator()") are kept whole. A name local to a function keeps the function's name without its
+// parameters:
+//   "app::Process(std::vector<int> const&)::{lambda(int)#1}::operator()(int) const"
+//     -> "app::Process::{lambda(int)#1}::operator()"
 #pragma once
 
 #include <string>

@@ -24,13 +24,14 @@ inline constexpr char kRuntimeFrames[] =
     "|operator (new|delete).*"
     "|(std|__gnu_cxx|__cxxabiv1)::.*|__cxa_.*"
     // Rust: the standard library's crates (hashbrown is std's HashMap), its allocator shims, and
-    // trait impls on std's own types ("<alloc::string::String as core::clone::Clone>::clone"), on
-    // primitive types and references ("<str as alloc::string::ToString>::to_string",
+    // trait impls on std's own types ("<alloc::string::String as core::clone::Clone>::clone"),
+    // std's trait impls on primitive types and references ("<str as
+    // alloc::string::ToString>::to_string",
     // "<u8 as alloc::vec::spec_from_elem::SpecFromElem>::from_elem") and on a bare generic
     // ("<T as alloc::slice::hack::ConvertVec>::to_vec"), and their inherent methods
     // ("<[u8]>::to_vec_in", as v0 names them). Impls on the user's types are the user's.
     "|<?(std|core|alloc|hashbrown)::.*|__(rust|rdl|rg)_.*"
-    "|<(str|\\[.+\\]|&.+|[A-Z]|bool|char|[iuf](8|16|32|64|128|size))( as |>::).*"
+    "|<(str|\\[.+\\]|&.+|[A-Z]|bool|char|[iuf](8|16|32|64|128|size))( as (std|core|alloc)::|>::).*"
     // heaprec's own entry points.
     "|heaprec_.*";
 

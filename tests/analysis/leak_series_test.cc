@@ -223,5 +223,94 @@ TEST(AnalyzeLeaksTest, ByStackSeparatesCallers) {
   EXPECT_FALSE(by_stack.sites[1].suspect);
 }
 
+// ThreeSites(pid) and then the process's final profile, `reason`, 100 ms after the last: `leak`
+// freed, `flat` still live (the pool a program keeps to the end), `churn` freed.
+std::vector<LeakInput> ThreeSitesAndFinal(int64_t pid, const std::string& reason = "exit") {
+  std::vector<LeakInput> inputs = ThreeSites(pid, 1);
+  Profile final_profile = MakeProfile(pid, kT0 + 12 * kSecond / 10, 1,
+                                      {{.leaf = kLeak, .objects = 0, .size = 1024},
+                                       {.leaf = kFlat, .objects = 16, .size = 65536},
+                                       {.leaf = kChurn, .objects = 0, .size = 1024}});
+  testing::leaks::SetReason(final_profile, reason);
+  inputs.push_back({"p." + std::to_string(pid) + ".pb.gz", final_profile});
+  return inputs;
+}
+
+TEST(AnalyzeLeaksTest, FinalProfileIsSetAside) {
+  for (const char* reason : {"exit", "_exit", "crash", "terminated"}) {
+    SCOPED_TRACE(reason);
+    std::vector<LeakSeries> series = AnalyzeLeaks(ThreeSitesAndFinal(42, reason), {});
+    ASSERT_EQ(series.size(), 1u);
+    const LeakSeries& s = series[0];
+    EXPECT_EQ(s.final_file, "p.42.pb.gz");
+    EXPECT_EQ(s.files.size(), 12u) << "not a point of the series";
+    EXPECT_EQ(std::count(s.files.begin(), s.files.end(), "p.42.pb.gz"), 0);
+    EXPECT_NEAR(s.duration_seconds, 1.1, 1e-9);
+    // The leak is a suspect as without the final profile, whose 0 would have ended its trend.
+    const LeakSite* leak = Find(s, "leak");
+    ASSERT_NE(leak, nullptr);
+    EXPECT_TRUE(leak->suspect);
+    EXPECT_EQ(s.sites[0].name, "leak");
+    EXPECT_EQ(leak->points.size(), 12u);
+    EXPECT_EQ(leak->last_bytes, 1200 * 1024);
+    // What each site still held at the end.
+    EXPECT_EQ(leak->final_bytes, 0);
+    ASSERT_NE(Find(s, "flat"), nullptr);
+    EXPECT_EQ(Find(s, "flat")->final_bytes, 16 * 65536);
+    ASSERT_NE(Find(s, "churn"), nullptr);
+    EXPECT_EQ(Find(s, "churn")->final_bytes, 0);
+    EXPECT_EQ(s.suspects, 1u);
+  }
+}
+
+TEST(AnalyzeLeaksTest, WithoutAFinalProfileNoneIsSetAside) {
+  const LeakSeries s = AnalyzeLeaks(ThreeSites(42, 1), {})[0];
+  EXPECT_EQ(s.final_file, "");
+  for (const LeakSite& site : s.sites) EXPECT_FALSE(site.final_bytes.has_value()) << site.name;
+}
+
+TEST(AnalyzeLeaksTest, FinalProfileAloneIsTheSeriesPoint) {
+  std::vector<LeakInput> inputs = ThreeSitesAndFinal(42);
+  std::vector<LeakInput> only_final = {inputs.back()};
+  const LeakSeries s = AnalyzeLeaks(only_final, {})[0];
+  EXPECT_EQ(s.final_file, "");
+  EXPECT_EQ(s.files, std::vector<std::string>{"p.42.pb.gz"});
+  const LeakSite* flat = Find(s, "flat");
+  ASSERT_NE(flat, nullptr);
+  EXPECT_EQ(flat->last_bytes, 16 * 65536);
+  EXPECT_EQ(flat->points.size(), 1u);
+  EXPECT_FALSE(flat->final_bytes.has_value());
+  EXPECT_EQ(s.suspects, 0u);
+}
+
+TEST(AnalyzeLeaksTest, PeakProfilesStayOutNextToTheFinalOne) {
+  std::vector<LeakInput> inputs = ThreeSitesAndFinal(42);
+  // The peak copy, written at exit: the most the leak held.
+  Profile peak = MakeProfile(42, kT0 + 12 * kSecond / 10, 1,
+                             {{.leaf = kLeak, .objects = 1200, .size = 1024},
+                              {.leaf = kFlat, .objects = 16, .size = 65536}});
+  testing::leaks::SetReason(peak, "peak");
+  inputs.push_back({"p.42.peak.pb.gz", peak});
+  const LeakSeries s = AnalyzeLeaks(inputs, {})[0];
+  EXPECT_EQ(s.peak_profiles_left_out, 1u);
+  EXPECT_EQ(s.final_file, "p.42.pb.gz");
+  EXPECT_EQ(s.files.size(), 12u);
+  EXPECT_EQ(s.sites[0].name, "leak");
+  EXPECT_TRUE(s.sites[0].suspect);
+  EXPECT_EQ(s.sites[0].final_bytes, 0);
+}
+
+TEST(AnalyzeLeaksTest, FinalProfilePerProcess) {
+  // Two processes, each with its own final profile.
+  std::vector<LeakInput> inputs = ThreeSitesAndFinal(7);
+  for (LeakInput& in : ThreeSitesAndFinal(3)) inputs.push_back(std::move(in));
+  std::vector<LeakSeries> series = AnalyzeLeaks(inputs, {});
+  ASSERT_EQ(series.size(), 2u);
+  EXPECT_EQ(series[0].final_file, "p.3.pb.gz");
+  EXPECT_EQ(series[1].final_file, "p.7.pb.gz");
+  EXPECT_EQ(series[0].files.size(), 12u);
+  EXPECT_EQ(series[1].files.size(), 12u);
+}
+
 }  // namespace
 }  // namespace heaprec::analysis

@@ -1,6 +1,8 @@
 // The view every analysis shares (analysis/profile_view.h): the frames of each location and the
-// functions they name, unsymbolized addresses, Ruby functions' lines, paired sample types, object
-// sizes and variances, the sample index, comment fields and labels.
+// functions they name, unsymbolized addresses, Ruby functions' lines, the frames that are not the
+// user's code and each sample's stack from its allocation site, one frame per line, the line
+// tally, paired sample types, object sizes and variances, the sample index, comment fields and
+// labels.
 #include "analysis/profile_view.h"
 
 #include <gtest/gtest.h>
@@ -8,6 +10,7 @@
 #include <cmath>
 #include <string>
 
+#include "runtime_stack_profile.h"
 #include "test_profiles.h"
 
 namespace heaprec::analysis {
@@ -95,6 +98,111 @@ TEST(ProfileViewTest, RubyFunctionsShowTheirSmallestLine) {
   // A method written in C: no file, no line.
   EXPECT_EQ(function(2).Label(), "Integer#times");
   EXPECT_EQ(function(4).Label(), "<main> app.rb:5");
+}
+
+// The function names of a sample's stack from its site, leaf first, with each frame's line.
+std::string SiteStackNames(const ProfileView& view, const Sample& s) {
+  std::vector<LocationFrame> stack = {{.function = 0}};  // replaced, not appended to
+  view.SiteStack(s, stack);
+  std::string names;
+  for (const LocationFrame& frame : stack) {
+    names += FrameFunction(view, frame).function + ":" + std::to_string(frame.line) +
+             (frame.inlined ? " (inlined)" : "") + "; ";
+  }
+  return names;
+}
+
+TEST(ProfileViewTest, RuntimeFramesAndTheSiteStack) {
+  using namespace ::heaprec::testing::runtime_stack;  // NOLINT: the fixture's ids
+  Profile p = MakeRuntimeStackProfile();
+  ProfileView view(p);
+  auto runtime = [&](uint64_t location, size_t frame = 0) {
+    return FrameFunction(view, view.Frames(location)[frame]).runtime;
+  };
+  EXPECT_TRUE(runtime(1)) << "malloc";
+  EXPECT_TRUE(runtime(2)) << "operator new";
+  EXPECT_TRUE(runtime(3, 0)) << "std::vector::_M_realloc_insert, inlined";
+  EXPECT_FALSE(runtime(3, 1)) << "Store::Put";
+  EXPECT_FALSE(runtime(7)) << "main: a user function (tables leave it out, not the view)";
+  EXPECT_TRUE(runtime(9)) << "__libc_start_call_main";
+  EXPECT_TRUE(runtime(10)) << "_start, in the program's own mapping";
+  EXPECT_EQ(FrameFunction(view, view.Frames(3)[0]).function, "std::vector::_M_realloc_insert");
+
+  // From the first frame that is not the runtime's: inlined frames of a location count one by one.
+  EXPECT_EQ(SiteStackNames(view, p.samples[0]),
+            "Store::Put:12; main:30; __libc_start_call_main:0; _start:0; ");
+  EXPECT_EQ(SiteStackNames(view, p.samples[1]),
+            "Store::Put:14; main:30; __libc_start_call_main:0; _start:0; ");
+  EXPECT_EQ(SiteStackNames(view, p.samples[2]),
+            "Store::Put:22; main:31; __libc_start_call_main:0; _start:0; ");
+  // A stack that is all runtime keeps every frame: its leaf is its site.
+  EXPECT_EQ(SiteStackNames(view, p.samples[3]),
+            "malloc:0; _IO_file_doallocate:0; __libc_start_call_main:0; _start:0; ");
+  // Short names merge the overloads; the full ones keep them apart.
+  EXPECT_EQ(view.Frames(3)[1].function, view.Frames(6)[0].function);
+  ProfileView full(p, {.full_names = true});
+  EXPECT_NE(full.Frames(3)[1].function, full.Frames(6)[0].function);
+  EXPECT_EQ(FrameFunction(full, full.Frames(6)[0]).function,
+            "Store::Put(std::__cxx11::basic_string<char, std::char_traits<char>, "
+            "std::allocator<char> > const&)");
+  EXPECT_TRUE(FrameFunction(full, full.Frames(1)[0]).runtime);
+  // The rule reads the short name: the full one starts with the return type, "void std::...".
+  const FrameId& realloc_insert = FrameFunction(full, full.Frames(5)[0]);
+  EXPECT_EQ(realloc_insert.function.rfind("void std::vector<int, std::allocator<int> >::", 0), 0u);
+  EXPECT_TRUE(realloc_insert.runtime);
+  EXPECT_EQ(SiteStackNames(full, p.samples[0]),
+            "Store::Put(int):12; main:30; __libc_start_call_main:0; _start:0; ");
+
+  // Without the defaults, the stack is the recorded one.
+  ProfileView all(p, {.sites = SiteRule::WithoutDefaults()});
+  EXPECT_EQ(SiteStackNames(all, p.samples[1]),
+            "malloc:0; operator new:0; Store::Put:14; main:30; __libc_start_call_main:0; "
+            "_start:0; ");
+  EXPECT_EQ(SiteStackNames(all, p.samples[0])
+                .rfind("malloc:0; operator new:0; "
+                       "std::vector::_M_realloc_insert:440 (inlined); "
+                       "Store::Put:12; ",
+                       0),
+            0u);
+  // A user pattern: Store::Put is not the site either; main is.
+  SiteRule rule;
+  rule.AddSkip("^Store::Put$");
+  ProfileView skip(p, {.sites = rule});
+  EXPECT_EQ(SiteStackNames(skip, p.samples[0]), "main:30; __libc_start_call_main:0; _start:0; ");
+}
+
+TEST(ProfileViewTest, OneFramePerLine) {
+  Profile p = testing::runtime_stack::MakeRuntimeStackProfile();
+  ProfileView view(p, {.lines = true});
+  const FrameId& at12 = FrameFunction(view, view.Frames(3)[1]);
+  const FrameId& at14 = FrameFunction(view, view.Frames(4)[0]);
+  const FrameId& at22 = FrameFunction(view, view.Frames(6)[0]);
+  EXPECT_EQ(at12.function, "Store::Put");
+  EXPECT_EQ(at12.line, 12) << "the frame's line, not the function's first";
+  EXPECT_EQ(at14.line, 14);
+  EXPECT_EQ(at22.line, 22);
+  EXPECT_NE(at12.key, at14.key);
+  EXPECT_EQ(at12.Label(), "Store::Put store.cc:12");
+  // By function, one FrameId at the function's start line.
+  ProfileView functions(p);
+  EXPECT_EQ(functions.Frames(3)[1].function, functions.Frames(4)[0].function);
+  EXPECT_EQ(FrameFunction(functions, functions.Frames(4)[0]).line, 10);
+}
+
+TEST(LineTallyTest, HeaviestLine) {
+  LineTally tally;
+  EXPECT_EQ(tally.Heaviest(7), 7) << "none known: the fallback";
+  tally.Add(0, 1000);  // unknown lines do not count
+  EXPECT_EQ(tally.Heaviest(7), 7);
+  tally.Add(20, 5);
+  tally.Add(10, 5);
+  EXPECT_EQ(tally.Heaviest(7), 10) << "a tie: the smaller line";
+  tally.Add(20, 1);
+  EXPECT_EQ(tally.Heaviest(7), 20);
+  tally.Add(30, -10);  // a diff profile's negative values weigh by their magnitude
+  EXPECT_EQ(tally.Heaviest(7), 30);
+  tally.Add(20, 4);
+  EXPECT_EQ(tally.Heaviest(7), 20) << "totals add up: 20 holds 10 now, as much as 30";
 }
 
 TEST(ProfileViewTest, PairedTypesAndObjectSizes) {

@@ -1,6 +1,7 @@
 // The top table and the diff on profiles of the Ruby front end (testing::MakeRubyProfile): frames
 // without mappings or addresses named like symbolized native frames, only inuse_* sample types,
-// per-object sampling (weight = period), and the `class` label as a breakdown.
+// per-object sampling (weight = period), the `class` label as a breakdown, and methods written in
+// C charged to their Ruby callers.
 #include <gtest/gtest.h>
 
 #include "analysis/diff.h"
@@ -70,6 +71,37 @@ TEST(RubyReportTest, FunctionsFilesLinesAndValues) {
   // Without `bytes` labels, a count's variance is still known (it does not depend on the size).
   for (Sample& s : profile.samples) s.labels.erase(s.labels.begin());
   ExpectVariance(ComputeReport(profile, "inuse_objects").total_variance, 700.0 * (kEvery - 1));
+}
+
+// A method written in C (no file) that allocates, Array#push here, is not the site: its Ruby
+// caller is, at the line that called it.
+TEST(RubyReportTest, CMethodLeafChargesItsRubyCaller) {
+  Profile p = testing::MakeRubyProfile(kEvery);
+  p.functions.push_back({.id = 5, .name = "Array#push", .system_name = "Array#push"});
+  p.locations.push_back({.id = 7, .lines = {{5, 0}}});
+  p.locations.push_back({.id = 8, .lines = {{2, 18}}});  // Cache#fill cache.rb:18
+  // Array#push < Cache#fill cache.rb:18 < <main> app.rb:5: 5 objects of 80 B.
+  p.samples.push_back({.location_ids = {7, 8, 4},
+                       .values = {5 * kEvery, 5 * kEvery * 80},
+                       .labels = {{.key = "bytes", .num = 80, .num_unit = "bytes"},
+                                  {.key = "class", .str = "Array"}}});
+  Report r = ComputeReport(p, "inuse_space");
+  EXPECT_EQ(r.total, 128000 + 40000);
+  const ReportRow& fill = Row(r, "Cache#fill");
+  EXPECT_EQ(fill.flat, 12000 + 40000);
+  EXPECT_EQ(fill.line, 18) << "the line that holds most of its flat";
+  EXPECT_EQ(fill.Label(), "Cache#fill cache.rb:18");
+  for (const ReportRow& row : r.rows) EXPECT_NE(row.function, "Array#push");
+  // Integer#times only calls: in the rows (the stacks go through it), but as context.
+  EXPECT_TRUE(Row(r, "Integer#times").context);
+  EXPECT_FALSE(Row(r, "<main>").context) << "<main> allocates itself (app.rb:7)";
+
+  // --all-frames: the C method is its own site again.
+  Report all = ComputeReport(p, "inuse_space", false, {.sites = SiteRule::WithoutDefaults()});
+  EXPECT_EQ(Row(all, "Array#push").flat, 40000);
+  EXPECT_EQ(Row(all, "Cache#fill").flat, 12000);
+  EXPECT_EQ(Row(all, "Cache#fill").line, 15);
+  EXPECT_FALSE(Row(all, "Integer#times").context);
 }
 
 TEST(RubyReportTest, MissingAllocTypesAreAnUnknownIndexNotACrash) {

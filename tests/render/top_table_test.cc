@@ -1,6 +1,6 @@
 // The top report's text and JSON renderings (render/top_table.h): rows, units and ordering, the
-// 95% intervals of sampled values and their aligned columns, exact mode, and errors before any
-// output.
+// 95% intervals of sampled values and their aligned columns, exact mode, the frames that only lead
+// to the sites left out, and errors before any output.
 #include "render/top_table.h"
 
 #include <gtest/gtest.h>
@@ -16,6 +16,7 @@
 #include "render/format.h"
 #include "render/utf8.h"
 #include "report_test_util.h"
+#include "runtime_stack_profile.h"
 #include "test_profiles.h"
 
 namespace heaprec::render {
@@ -150,6 +151,46 @@ TEST(ReportTest, UnknownSampleIndexListsKnownOnes) {
   options.sample_index = "cpu";
   EXPECT_THROW(PrintReport(testing::MakeReportProfile(), options, out), UnknownSampleIndexError);
   EXPECT_EQ(out.str(), "") << "nothing printed before the error";
+}
+
+// main and the runtime's start-up frames hold everything and are no sites: the table leaves them
+// out, in text and JSON, and from the function count; --all-frames shows every frame as recorded.
+TEST(ReportTest, ContextRowsAreLeftOut) {
+  const Profile p = testing::runtime_stack::MakeRuntimeStackProfile();
+  ReportOptions options;
+  options.top = 0;
+  std::string text = Print(p, options);
+  EXPECT_NE(text.find("Showing top 2 of 2 functions\n"), std::string::npos) << text;
+  // Exact: no intervals.
+  const char* rows =
+      "       flat   flat%    sum%        cum    cum%  function\n"
+      "    6.0 MiB   92.3%   92.3%    6.0 MiB   92.3%  Store::Put store.cc:12\n"
+      "  512.0 KiB    7.7%  100.0%  512.0 KiB    7.7%  malloc\n";
+  EXPECT_NE(text.find(rows), std::string::npos) << text;
+  for (const char* context : {"main", "_start", "__libc_start_call_main", "_IO_file_doallocate",
+                              "operator new", "std::vector"}) {
+    EXPECT_EQ(text.find(std::string("  ") + context), std::string::npos) << context << "\n" << text;
+  }
+
+  options.format = Format::kJson;
+  std::string json = Print(p, options);
+  EXPECT_NE(json.find("\"function_count\": 2"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"function\": \"Store::Put\",\n      \"file\": \"/src/store.cc\",\n"
+                      "      \"line\": 12,"),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find("\"function\": \"malloc\""), std::string::npos) << json;
+  EXPECT_EQ(json.find("\"function\": \"main\""), std::string::npos) << json;
+  EXPECT_EQ(json.find("\"function\": \"_start\""), std::string::npos) << json;
+
+  options.format = Format::kText;
+  options.view.sites = SiteRule::WithoutDefaults();
+  text = Print(p, options);
+  EXPECT_NE(text.find("Showing top 8 of 8 functions\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("    6.5 MiB  100.0%  100.0%    6.5 MiB  100.0%  malloc\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  main main.cc:30\n"), std::string::npos) << text;
 }
 
 TEST(ReportTest, EmptyProfile) {

@@ -25,6 +25,14 @@ struct Group {
   int64_t age_ns = -1;  // the age_ns label; -1: none
 };
 
+// Replaces the reason=... field of a profile made by MakeProfile.
+inline void SetReason(Profile& p, const std::string& reason) {
+  std::string& comment = p.comments.front();
+  size_t at = comment.find(" reason=");
+  size_t end = comment.find(' ', at + 1);
+  comment.replace(at + 1, end - at - 1, "reason=" + reason);
+}
+
 inline Profile MakeProfile(int64_t pid, int64_t time_nanos, int64_t period,
                            const std::vector<Group>& groups) {
   Profile p = MakeNativeHeapProfile(period);
