@@ -21,6 +21,7 @@
 #include <filesystem>
 #include <fstream>
 #include <ostream>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -490,6 +491,27 @@ double SampleProbability(double size, double interval) {
 double SampledBytesVariance(double objects, double size, double interval) {
   double p = SampleProbability(size, interval);
   return objects * size * size * (1 - p) / p;
+}
+
+std::vector<ReportRow> ReportRows(const std::string& report) {
+  static const std::regex row(
+      R"(^ *[0-9.]+ [A-Za-z]+ +[0-9.]+% +[0-9.]+% +[0-9.]+ [A-Za-z]+ +[0-9.]+% +(.+?)(?: ([^ ]+):([0-9]+))?$)");
+  std::vector<ReportRow> rows;
+  for (const std::string& text : Lines(report)) {
+    std::smatch match;
+    if (!std::regex_match(text, match, row)) continue;
+    rows.push_back({match[1], match[2], match[3].matched ? std::stoi(match[3]) : 0});
+  }
+  return rows;
+}
+
+int MarkedLine(const std::string& source, const std::string& marker) {
+  std::ifstream in(source);
+  std::string text;
+  for (int number = 1; std::getline(in, text); ++number) {
+    if (text.ends_with(marker)) return number;
+  }
+  return 0;
 }
 
 }  // namespace heaprec::e2e

@@ -187,4 +187,17 @@ double SampledBytesVariance(double objects, double size, double interval);
 // 1 - exp(-(n + 1) / interval): the probability that an n-byte allocation is sampled.
 double SampleProbability(double size, double interval);
 
+// One function row of `heaprec report`'s text: "FLAT UNIT FLAT% SUM% CUM UNIT CUM% FUNCTION
+// [FILE:LINE]" (a function's name may hold spaces: "(anonymous namespace)::f", "<T as U>::m").
+struct ReportRow {
+  std::string function;
+  std::string file;
+  int line = 0;
+};
+// The function rows of an exact (unsampled) report, in order.
+std::vector<ReportRow> ReportRows(const std::string& report);
+
+// The number of the first line of `source` that ends with `marker` ("// site: NAME"), 0 if none.
+int MarkedLine(const std::string& source, const std::string& marker);
+
 }  // namespace heaprec::e2e

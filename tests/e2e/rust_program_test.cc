@@ -50,40 +50,15 @@ struct SourceLines {
 SourceLines LinesOf(const std::string& site) {
   std::ifstream source(WL_RUST_SITES_SOURCE);
   const std::string function = "fn " + site.substr(site.rfind(':') + 1) + "(";
-  const std::string marker = "// site: " + site;
   SourceLines lines;
+  lines.allocation = MarkedLine(WL_RUST_SITES_SOURCE, "// site: " + site);
   std::string text;
-  for (int number = 1; std::getline(source, text); ++number) {
+  for (int number = 1; number < lines.allocation && std::getline(source, text); ++number) {
     if (text.find(function) != std::string::npos) lines.function = number;
-    if (text.size() >= marker.size() &&
-        text.compare(text.size() - marker.size(), marker.size(), marker) == 0) {
-      lines.allocation = number;
-      break;
-    }
   }
   EXPECT_GT(lines.function, 0) << site << ": no `" << function << "` in " << WL_RUST_SITES_SOURCE;
   EXPECT_GT(lines.allocation, lines.function) << site << ": no marker in " << WL_RUST_SITES_SOURCE;
   return lines;
-}
-
-// One function row of `heaprec report`'s text: "FLAT UNIT FLAT% SUM% CUM UNIT CUM% FUNCTION
-// [FILE:LINE]" (a function's name may hold spaces: "<impl Trait for Type>::method").
-struct ReportRow {
-  std::string function;
-  std::string file;
-  int line = 0;
-};
-
-std::vector<ReportRow> ReportRows(const std::string& report) {
-  static const std::regex row(
-      R"(^ *[0-9.]+ [A-Za-z]+ +[0-9.]+% +[0-9.]+% +[0-9.]+ [A-Za-z]+ +[0-9.]+% +(.+?)(?: ([^ ]+):([0-9]+))?$)");
-  std::vector<ReportRow> rows;
-  for (const std::string& text : Lines(report)) {
-    std::smatch match;
-    if (!std::regex_match(text, match, row)) continue;
-    rows.push_back({match[1], match[2], match[3].matched ? std::stoi(match[3]) : 0});
-  }
-  return rows;
 }
 
 class RustProgramTest : public E2eTest, public ::testing::WithParamInterface<RustBuild> {

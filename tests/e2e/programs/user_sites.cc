@@ -22,8 +22,9 @@ class Cache {
   __attribute__((noinline)) const Value& GetOrCreate(const Key& key) {
     auto it = entries_.find(key);
     if (it != entries_.end()) return it->second;
-    return entries_.emplace(key, Value(kThumbnailBytes, 'x'))
-        .first->second;  // site: thumbs::Cache::GetOrCreate
+    auto [inserted, _] =
+        entries_.emplace(key, Value(kThumbnailBytes, 'x'));  // site: thumbs::Cache::GetOrCreate
+    return inserted->second;
   }
   size_t size() const { return entries_.size(); }
 
