@@ -5,11 +5,12 @@
 //
 //   sample_type  alloc_objects/count  alloc_space/bytes  inuse_objects/count  inuse_space/bytes
 //   period_type  space/bytes, period = sampling interval, default_sample_type = inuse_space
-//   drop_frames  schema::kRuntimeFrames, so pprof charges samples to the user's code as heaprec
-//   does one sample per (stack, requested size), with a numeric label bytes = that size and, when
-//   some of its objects are live, a numeric label age_ns = how long before the profile's time_nanos
-//   the oldest of them was allocated (unit nanoseconds: `pprof -tags` shows a duration), so reports
-//   can show how long a site has been holding memory
+//   drop_frames  schema::kRuntimeFrames, so that pprof charges samples to the user's code, as
+//                heaprec's reports do
+//   one sample per (stack, requested size), with a numeric label bytes = that size and, when some
+//   of its objects are live, a numeric label age_ns = how long before the profile's time_nanos the
+//   oldest of them was allocated (unit nanoseconds: `pprof -tags` shows a duration), so reports can
+//   show how long a site has been holding memory
 //
 // Values are sums of per-object weights (each object unbiased at sample time), rounded once per
 // sample. Native frames are written as locations with an address and the mapping that contains it;
