@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The README's second command: installs, checks the C and C++ files' formatting, builds, and runs
-# the whole test suite: the core and CLI-side unit tests under AddressSanitizer+UBSan and
-# ThreadSanitizer, a short fuzz run, the minimal build (everything optional off), and then every
+# the whole test suite: the core and CLI-side unit tests under AddressSanitizer+UBSan and the core's
+# under ThreadSanitizer, a short fuzz run, the minimal build (everything optional off), and then every
 # ctest test (unit, end-to-end, reliability, report and benchmark smoke tests) on the normal build,
 # whose summary is the last thing printed.
 set -euo pipefail
