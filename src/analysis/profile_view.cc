@@ -6,11 +6,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <map>
+#include <utility>
 
 #include "analysis/short_name.h"
 #include "schema/profile_schema.h"
 
 namespace heaprec::analysis {
+namespace {
+const std::string kNoLibrary;  // the library of a location in no known mapping
+}  // namespace
 
 using profile::Function;
 using profile::Label;
@@ -153,36 +158,52 @@ int64_t LineTally::Heaviest(int64_t fallback) const {
 }
 
 ProfileView::ProfileView(const Profile& p, const ViewOptions& options) : profile_(p), sampling_(p) {
-  std::unordered_map<uint64_t, const Function*> functions;
-  for (const Function& f : p.functions) functions[f.id] = &f;
-  std::unordered_map<uint64_t, const Mapping*> mappings;
-  for (const Mapping& m : p.mappings) mappings[m.id] = &m;
+  // Names and the site rule's answer are worked out once per Function entry (and mapping), not per
+  // location: demangled names are long, and the rule is a regular expression.
+  struct NamedFunction {
+    const Function* function = nullptr;
+    std::string name;        // as the profile names it
+    std::string short_name;  // what the site rule reads, whichever is shown: a full name can start
+                             // with its return type ("void std::vector<int>::_M_realloc_insert")
+  };
+  std::unordered_map<uint64_t, NamedFunction> functions;
+  for (const Function& f : p.functions) {
+    NamedFunction& named = functions[f.id];
+    named.function = &f;
+    named.name = !f.name.empty() ? f.name : f.system_name;
+    named.short_name = IsMangledName(f.system_name) ? ShortName(named.name) : named.name;
+  }
+  std::unordered_map<uint64_t, std::string> libraries;  // mapping id -> its file's base name
+  for (const Mapping& m : p.mappings) libraries[m.id] = BaseName(m.filename);
+  std::map<std::pair<uint64_t, uint64_t>, bool> skipped;  // (function id, mapping id) -> the rule's
   // Per function: whether its line is to be found from the locations (no start line).
   std::vector<bool> line_from_locations;
   for (const Location& loc : p.locations) {
     std::vector<LocationFrame>& frames = frames_[loc.id];
-    auto mit = mappings.find(loc.mapping_id);
-    const std::string library = mit == mappings.end() ? "" : BaseName(mit->second->filename);
+    auto lit = libraries.find(loc.mapping_id);
+    const std::string& library = lit == libraries.end() ? kNoLibrary : lit->second;
     for (size_t i = 0; i < loc.lines.size(); ++i) {
       const Line& line = loc.lines[i];
       auto it = functions.find(line.function_id);
       if (it == functions.end()) continue;
-      const Function& f = *it->second;
+      const NamedFunction& named = it->second;
+      const Function& f = *named.function;
       FrameId id;
-      const std::string& name = !f.name.empty()          ? f.name
-                                : !f.system_name.empty() ? f.system_name
-                                                         : HexAddress(loc.address);
-      // The site rule reads the short name whichever is shown: a full name can start with its
-      // return type ("void std::vector<int>::_M_realloc_insert<int>(...)").
-      const std::string short_name = IsMangledName(f.system_name) ? ShortName(name) : name;
-      id.function = options.full_names ? name : short_name;
+      id.function = named.name.empty()   ? HexAddress(loc.address)
+                    : options.full_names ? named.name
+                                         : named.short_name;
       id.file = f.filename;
       id.line = options.lines ? line.line : f.start_line;
       id.key = "f:" + id.function + '\0' + id.file;
       if (options.lines) id.key += '\0' + std::to_string(line.line);
-      // Ruby's methods written in C are the frames without a source file of a per-object profile.
-      bool ruby_c_method = sampling_.per_object && f.filename.empty();
-      id.runtime = options.sites.Skips(short_name, library, ruby_c_method);
+      auto [rule, first] = skipped.try_emplace({f.id, loc.mapping_id});
+      if (first) {
+        // Ruby's methods written in C are the frames without a source file of a per-object
+        // profile.
+        bool ruby_c_method = sampling_.per_object && f.filename.empty();
+        rule->second = options.sites.Skips(named.short_name, library, ruby_c_method);
+      }
+      id.runtime = rule->second;
       size_t before = functions_.size();
       size_t n = Intern(std::move(id));
       if (n == before) line_from_locations.push_back(!options.lines && functions_[n].line <= 0);
@@ -200,7 +221,9 @@ ProfileView::ProfileView(const Profile& p, const ViewOptions& options) : profile
       id.function = id.address = HexAddress(loc.address);
       id.mapping = library;
       id.key = "a:" + id.mapping + '\0' + id.address;
-      id.runtime = options.sites.Skips("", library, false);
+      auto [rule, first] = skipped.try_emplace({0, loc.mapping_id});
+      if (first) rule->second = options.sites.Skips("", library, false);
+      id.runtime = rule->second;
       size_t before = functions_.size();
       size_t n = Intern(std::move(id));
       if (n == before) line_from_locations.push_back(false);

@@ -24,19 +24,16 @@ bool AnyMatches(const std::vector<std::regex>& patterns, const std::string& text
 
 }  // namespace
 
-SiteRule::SiteRule() {
+SiteRule::SiteRule() : SiteRule(/*with_defaults=*/true) {}
+
+SiteRule::SiteRule(bool with_defaults) : defaults_(with_defaults) {
+  if (!with_defaults) return;
   // Whole names, as pprof matches the drop_frames that carry the same pattern.
   skip_.push_back(Compile("^(?:" + std::string(schema::kRuntimeFrames) + ")$"));
   libraries_.push_back(Compile(schema::kRuntimeLibraries));
 }
 
-SiteRule SiteRule::WithoutDefaults() {
-  SiteRule rule;
-  rule.defaults_ = false;
-  rule.skip_.clear();
-  rule.libraries_.clear();
-  return rule;
-}
+SiteRule SiteRule::WithoutDefaults() { return SiteRule(/*with_defaults=*/false); }
 
 void SiteRule::AddSkip(const std::string& regex) { skip_.push_back(Compile(regex)); }
 

@@ -34,6 +34,8 @@ class SiteRule {
   bool defaults() const { return defaults_; }
 
  private:
+  explicit SiteRule(bool with_defaults);  // the defaults are compiled only when asked for
+
   bool defaults_ = true;
   std::vector<std::regex> skip_;
   std::vector<std::regex> keep_;

@@ -8,7 +8,7 @@ namespace {
 // CLI11 validators return "" for a good value, else the error.
 std::string CheckPattern(const std::string& pattern) {
   try {
-    analysis::SiteRule().AddSkip(pattern);
+    analysis::SiteRule::WithoutDefaults().AddSkip(pattern);
   } catch (const std::invalid_argument& e) {
     return e.what();
   }
