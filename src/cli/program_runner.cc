@@ -7,12 +7,14 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "cli/command_errors.h"
+#include "preload/settings.h"
 
 namespace heaprec::cli {
 namespace {
@@ -22,18 +24,39 @@ std::atomic<pid_t> g_child{0};
 static_assert(std::atomic<pid_t>::is_always_lock_free, "read by a signal handler");
 
 // The signals heaprec catches while the program runs, to pass them on: everything a user or a
-// supervisor sends to stop, hang up or poke a process.
-constexpr int kForwardedSignals[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
-constexpr size_t kForwardedCount = sizeof(kForwardedSignals) / sizeof(kForwardedSignals[0]);
+// supervisor sends to stop, hang up or poke a process, and the dump signal whatever it is (in a
+// container heaprec is the process `docker kill -s SIGNAL` reaches).
+constexpr int kAlwaysForwarded[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
+constexpr size_t kMaxForwarded = sizeof(kAlwaysForwarded) / sizeof(kAlwaysForwarded[0]) + 1;
 
 // heaprec's signal state as it found it: the program gets it back between fork and exec, so that it
 // starts with the mask and dispositions it would have had without heaprec (a signal that heaprec's
 // own parent ignored stays ignored, as with nohup).
 struct SignalState {
+  int forwarded[kMaxForwarded];
+  size_t forwarded_count = 0;
   sigset_t mask;
-  struct sigaction actions[kForwardedCount];
+  struct sigaction actions[kMaxForwarded];
   struct sigaction child_action;  // SIGCHLD's
 };
+
+// The dump signal the program will have: --dump-signal, or HEAPREC_DUMP_SIGNAL passed through from
+// heaprec's own environment. 0 when none (or a bad value, which the library reports itself).
+int DumpSignalOf(const RunOptions& o) {
+  const char* text =
+      !o.dump_signal.empty() ? o.dump_signal.c_str() : std::getenv("HEAPREC_DUMP_SIGNAL");
+  int signal_number = 0;
+  if (text == nullptr || !preload::ParseSignal(text, &signal_number)) return 0;
+  return signal_number;
+}
+
+void ChooseForwardedSignals(const RunOptions& o, SignalState* state) {
+  for (int s : kAlwaysForwarded) state->forwarded[state->forwarded_count++] = s;
+  int dump_signal = DumpSignalOf(o);
+  bool listed = false;
+  for (int s : kAlwaysForwarded) listed = listed || s == dump_signal;
+  if (dump_signal > 0 && !listed) state->forwarded[state->forwarded_count++] = dump_signal;
+}
 
 // A terminal's interrupt, quit and hangup (si_code SI_KERNEL) go to its whole foreground process
 // group, which holds the program too: passing them on would deliver them twice. Anything sent with
@@ -53,15 +76,15 @@ void ForwardSignal(int signal_number, siginfo_t* info, void*) {
 void CatchForwardedSignals(SignalState* saved) {
   sigset_t forwarded;
   sigemptyset(&forwarded);
-  for (int s : kForwardedSignals) sigaddset(&forwarded, s);
+  for (size_t i = 0; i < saved->forwarded_count; ++i) sigaddset(&forwarded, saved->forwarded[i]);
   sigprocmask(SIG_BLOCK, &forwarded, &saved->mask);
   struct sigaction forward = {};
   forward.sa_sigaction = ForwardSignal;
   forward.sa_flags = SA_SIGINFO | SA_RESTART;
   sigemptyset(&forward.sa_mask);
-  for (size_t i = 0; i < kForwardedCount; ++i) {
-    sigaction(kForwardedSignals[i], nullptr, &saved->actions[i]);
-    if (saved->actions[i].sa_handler != SIG_IGN) sigaction(kForwardedSignals[i], &forward, nullptr);
+  for (size_t i = 0; i < saved->forwarded_count; ++i) {
+    sigaction(saved->forwarded[i], nullptr, &saved->actions[i]);
+    if (saved->actions[i].sa_handler != SIG_IGN) sigaction(saved->forwarded[i], &forward, nullptr);
   }
   // With SIGCHLD ignored (or SA_NOCLDWAIT), children are reaped unseen and waitpid fails: heaprec
   // could not learn the program's status. The program gets the ignored SIGCHLD back.
@@ -80,8 +103,8 @@ void UnblockForwardedSignals(const SignalState& saved) {
 // command). Dispositions first, so that no signal unblocked by the mask meets the forwarder.
 // Async-signal-safe: it runs between fork and exec.
 void RestoreSignals(const SignalState& saved) {
-  for (size_t i = 0; i < kForwardedCount; ++i) {
-    sigaction(kForwardedSignals[i], &saved.actions[i], nullptr);
+  for (size_t i = 0; i < saved.forwarded_count; ++i) {
+    sigaction(saved.forwarded[i], &saved.actions[i], nullptr);
   }
   sigaction(SIGCHLD, &saved.child_action, nullptr);
   sigprocmask(SIG_SETMASK, &saved.mask, nullptr);
@@ -142,13 +165,34 @@ std::string DescribeEnding(int status) {
          SignalName(signal_number) + ")" + (WCOREDUMP(status) ? ", core dumped" : "");
 }
 
+// As a container's first process (`ENTRYPOINT ["heaprec", "run", ...]`), heaprec is the init of
+// its pid namespace: every orphan of the program's process tree becomes its child, and the kernel
+// frees none of them until init reaps it. So, like tini, it reaps whatever ends until the program
+// itself has ended (which it leaves unreaped, for WaitForProgram).
+void ReapOrphansUntil(pid_t program) {
+  for (;;) {
+    siginfo_t ended = {};
+    if (waitid(P_ALL, 0, &ended, WEXITED | WNOWAIT) < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    if (ended.si_pid == program) return;
+    while (waitpid(ended.si_pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  }
+}
+
 // Waits for the program, says how it ended and returns heaprec's exit status: the program's, or
 // 128+N when signal N killed it, as a shell reports it.
 int WaitForProgram(pid_t pid) {
   // First wait without reaping: while the program is a zombie its pid cannot be given to another
   // process, so the forwarder can be stopped before it could signal a stranger.
   siginfo_t ended;
-  while (waitid(P_PID, static_cast<id_t>(pid), &ended, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
+  if (getpid() == 1) {
+    ReapOrphansUntil(pid);
+  } else {
+    while (waitid(P_PID, static_cast<id_t>(pid), &ended, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
+    }
   }
   g_child.store(0, std::memory_order_relaxed);
   int status = 0;
@@ -177,6 +221,7 @@ void ReserveStandardDescriptors() {
 
 int RunProgram(const RunOptions& o, pid_t* pid) {
   SignalState signals;
+  ChooseForwardedSignals(o, &signals);
   CatchForwardedSignals(&signals);
   int exec_errno = 0;
   *pid = StartProgram(o, signals, &exec_errno);
