@@ -6,12 +6,19 @@
 # whose summary is the last thing printed.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-"$root/scripts/install-deps.sh"
-"$root/scripts/check-format.sh"
-"$root/scripts/build.sh"
+# Each step's time goes to stderr, so a CI run over its budget says where the time went.
+step() {
+  local started=$SECONDS
+  "$@"
+  echo "test.sh: $(basename "$1") took $((SECONDS - started)) s" >&2
+}
+step "$root/scripts/install-deps.sh"
+step "$root/scripts/check-format.sh"
+step "$root/scripts/build.sh"
 build=${HEAPREC_BUILD_DIR:-$root/build}
-"$root/scripts/test-sanitizers.sh"
+step "$root/scripts/test-sanitizers.sh"
 # A short fuzz run of the pprof reader and the settings parser (fuzz/README.md has a longer one).
-"$root/fuzz/run.sh" 20
-"$root/scripts/test-minimal-build.sh"
+step "$root/fuzz/run.sh" 20
+step "$root/scripts/test-minimal-build.sh"
+echo "test.sh: ctest starts after $SECONDS s" >&2
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)" "$@"
