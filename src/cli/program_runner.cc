@@ -175,7 +175,7 @@ void ReserveStandardDescriptors() {
   }
 }
 
-int RunProgram(const RunOptions& o, pid_t* pid) {
+int RunProgram(const RunOptions& o, pid_t* pid, const std::function<void()>& started) {
   SignalState signals;
   CatchForwardedSignals(&signals);
   int exec_errno = 0;
@@ -196,6 +196,7 @@ int RunProgram(const RunOptions& o, pid_t* pid) {
               << "\n";
     return exec_errno == ENOENT ? 127 : 126;
   }
+  if (started) started();
   int status = WaitForProgram(*pid);
   RestoreSignals(signals);
   return status;
