@@ -43,8 +43,8 @@ struct AgentArgs {
 class PeakCheck {
  public:
   bool Ready(const std::string& path) {
-    std::string final_path = push::SplitPath(path).first + "/" +
-                             push::FinalNameOfPeak(push::SplitPath(path).second);
+    std::string final_path =
+        push::SplitPath(path).first + "/" + push::FinalNameOfPeak(push::SplitPath(path).second);
     if (std::filesystem::exists(final_path)) return false;
     push::FileIdentity id = push::Identify(path);
     Known& known = known_[path];

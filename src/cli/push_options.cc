@@ -24,17 +24,20 @@ bool IsHeader(const std::string& header) {
 }  // namespace
 
 void AddPushOptions(CLI::App* command, PushArgs& args, const std::string& what_timeout) {
-  command->add_option("--app", args.app,
-                      "Pyroscope application name (service_name); letters, digits, _ . - /")
+  command
+      ->add_option("--app", args.app,
+                   "Pyroscope application name (service_name); letters, digits, _ . - /")
       ->option_text("NAME");
-  command->add_option("--label", args.labels,
-                      "Label every pushed profile with NAME=VALUE (repeatable: service, version, "
-                      "host, ...)")
+  command
+      ->add_option("--label", args.labels,
+                   "Label every pushed profile with NAME=VALUE (repeatable: service, version, "
+                   "host, ...)")
       ->option_text("NAME=VALUE")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  command->add_option("--push-header", args.headers,
-                      "Send this HTTP header with each push (repeatable), e.g. 'X-Scope-OrgID: "
-                      "tenant' or 'Authorization: Bearer TOKEN'")
+  command
+      ->add_option("--push-header", args.headers,
+                   "Send this HTTP header with each push (repeatable), e.g. 'X-Scope-OrgID: "
+                   "tenant' or 'Authorization: Bearer TOKEN'")
       ->option_text("'NAME: VALUE'")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   command->add_option("--push-timeout", args.timeout_seconds, what_timeout)

@@ -103,8 +103,8 @@ void RunPusher::Finish() {
   std::vector<std::string> not_pushed = pusher_.NotAccepted();
   if (not_pushed.empty()) {
     std::cerr << "heaprec: pushed " << pusher_.accepted() << " profile"
-              << (pusher_.accepted() == 1 ? "" : "s") << " to "
-              << push::RedactedUrl(config_.server) << "\n";
+              << (pusher_.accepted() == 1 ? "" : "s") << " to " << push::RedactedUrl(config_.server)
+              << "\n";
   }
   PrintNotPushed("heaprec", not_pushed, config_);
 }

@@ -215,8 +215,8 @@ std::string FinalNameOfPeak(std::string_view peak_name) {
 }
 
 std::string AppNameFromFileName(std::string_view path) {
-  std::string_view name = path.substr(path.rfind('/') == std::string_view::npos ? 0
-                                                                                 : path.rfind('/') + 1);
+  std::string_view name =
+      path.substr(path.rfind('/') == std::string_view::npos ? 0 : path.rfind('/') + 1);
   if (EndsWith(name, kProfileExtension)) name.remove_suffix(kProfileExtension.size());
   name = WithoutCopyNumber(name);
   if (EndsWith(name, kPeakInfix)) name.remove_suffix(kPeakInfix.size());

@@ -29,10 +29,11 @@ std::string CheckAppName(std::string_view app);
 // ("" stays ""): for names heaprec derives itself (a program's name).
 std::string SanitizeAppName(std::string_view name);
 
-// Parses "name=value" into *label; "" on success, else what is wrong. The name: [a-zA-Z_][a-zA-Z0-9_]*,
-// at most 1024 characters, not starting with "__" and not service_name or pyroscope_spy (which
-// Pyroscope sets itself). The value: 1 to 2048 bytes of UTF-8 without control characters, without
-// , { } = " and without leading or trailing spaces (the name syntax could not carry them).
+// Parses "name=value" into *label; "" on success, else what is wrong. The name:
+// [a-zA-Z_][a-zA-Z0-9_]*, at most 1024 characters, not starting with "__" and not service_name or
+// pyroscope_spy (which Pyroscope sets itself). The value: 1 to 2048 bytes of UTF-8 without control
+// characters, without , { } = " and without leading or trailing spaces (the name syntax could not
+// carry them).
 std::string ParseLabel(std::string_view text, Label* label);
 
 // "" when the labels can be sent together (no name twice, at most kMaxUserLabels), else why not.

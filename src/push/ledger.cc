@@ -99,8 +99,7 @@ FileState Ledger::Lookup(const FileIdentity& file) {
   auto [directory, name] = SplitPath(file.path);
   const Directory& entries = Load(directory);
   auto it = entries.find(name);
-  if (it == entries.end() || it->second.size != file.size ||
-      it->second.mtime_ns != file.mtime_ns) {
+  if (it == entries.end() || it->second.size != file.size || it->second.mtime_ns != file.mtime_ns) {
     return FileState::kUnknown;
   }
   return it->second.state;

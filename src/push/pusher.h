@@ -25,13 +25,13 @@ class Symbolizer;
 namespace heaprec::push {
 
 struct PushConfig {
-  std::string server;           // the URL given to --push
-  std::string app;              // "" = AppNameFromFileName of each file
-  std::vector<Label> labels;    // --label, checked (ParseLabel, CheckLabels)
+  std::string server;                // the URL given to --push
+  std::string app;                   // "" = AppNameFromFileName of each file
+  std::vector<Label> labels;         // --label, checked (ParseLabel, CheckLabels)
   std::vector<std::string> headers;  // --push-header "Name: value"
   double retry_initial_seconds = 1;  // the first retry's delay, doubled each time
   double retry_max_seconds = 60;
-  bool symbolize = true;  // name what the file lacks, in memory, before sending it
+  bool symbolize = true;               // name what the file lacks, in memory, before sending it
   std::string log_prefix = "heaprec";  // of every line the pusher prints
   bool log_accepted = false;           // a line per accepted file (the agent's log)
 };

@@ -136,8 +136,8 @@ TEST(PushE2eTest, A503IsRetriedAndTheProfileAcceptedOnce) {
   TempDir dir;
   Receiver receiver(dir.path(), {"--fail-first", "2"});
   ASSERT_TRUE(receiver.up()) << receiver.Stderr();
-  RunResult r = HeaprecRun(dir.path(), {"--push", receiver.url(), "--top", "0"}, {"/bin/true"},
-                           kFastRetries);
+  RunResult r =
+      HeaprecRun(dir.path(), {"--push", receiver.url(), "--top", "0"}, {"/bin/true"}, kFastRetries);
   EXPECT_EQ(r.status, 0) << r.err;
   ASSERT_EQ(ListProfiles(dir.path()).size(), 1u);
   std::vector<Request> requests = receiver.Requests();
@@ -198,9 +198,9 @@ TEST(PushE2eTest, ARefusalIsReportedOnceAndNotRetried) {
   Receiver receiver(dir.path(), {"--reject"});
   ASSERT_TRUE(receiver.up()) << receiver.Stderr();
   double started = MonotonicSeconds();
-  RunResult r = HeaprecRun(dir.path(),
-                           {"--push", receiver.url(), "--push-timeout", "30", "--top", "0"},
-                           {"/bin/true"}, kFastRetries);
+  RunResult r =
+      HeaprecRun(dir.path(), {"--push", receiver.url(), "--push-timeout", "30", "--top", "0"},
+                 {"/bin/true"}, kFastRetries);
   EXPECT_LT(MonotonicSeconds() - started, 10.0) << "a 400 is final: no waiting for the timeout";
   EXPECT_EQ(r.status, 0) << r.err;
   ASSERT_EQ(receiver.Requests().size(), 1u);
@@ -241,6 +241,21 @@ TEST(PushE2eTest, TheAgentRunsUntilSigtermAndPushesNewProfiles) {
       << ended.err;
 }
 
+// The receiver's checks are what the other tests rely on: it must refuse each request that breaks
+// one rule (a wrong method, path, name, label, time, format, Content-Type, an ungzipped body, a
+// sample type with '-') and accept the same profile sent right.
+TEST(PushE2eTest, TheReceiverRefusesWhatPyroscopeWould) {
+  TempDir dir;
+  RunResult made = HeaprecRun(dir.path(), {"--top", "0"}, {"/bin/true"});
+  ASSERT_EQ(made.status, 0) << made.err;
+  std::vector<std::string> profiles = ListProfiles(dir.path());
+  ASSERT_EQ(profiles.size(), 1u);
+  RunResult r =
+      RunProgram({"/usr/bin/python3", PYROSCOPE_RECEIVER, "--self-test", profiles[0]}, dir.path());
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(r.out, "self-test: 17 refused, 1 accepted\n") << r.err;
+}
+
 TEST(PushE2eTest, ABadLabelIsOneUsageLineAndNothingRuns) {
   TempDir dir;
   RunResult r = HeaprecRun(dir.path(), {"--push", "http://127.0.0.1:9", "--label", "bad-name=x"},
@@ -250,7 +265,8 @@ TEST(PushE2eTest, ABadLabelIsOneUsageLineAndNothingRuns) {
   EXPECT_EQ(r.err,
             "heaprec run: --label 'bad-name=x' is invalid: the label name has '-': only letters, "
             "digits and _ are allowed\n");
-  RunResult agent = Agent(dir.path(), {"--push", "http://127.0.0.1:9", "--label", "service_name=x"});
+  RunResult agent =
+      Agent(dir.path(), {"--push", "http://127.0.0.1:9", "--label", "service_name=x"});
   EXPECT_EQ(agent.status, 2);
   EXPECT_EQ(agent.err,
             "heaprec agent: --label 'service_name=x' is invalid: service_name is set from --app\n");

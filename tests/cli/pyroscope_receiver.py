@@ -3,6 +3,10 @@ test machines, so this one checks every request against the rules Pyroscope docu
 implements (docs/design/push.md names the source of each), and records it.
 
     /usr/bin/python3 pyroscope_receiver.py LOG [--fail-first N] [--reject]
+    /usr/bin/python3 pyroscope_receiver.py --self-test PROFILE.pb.gz
+
+The second form checks the checks: it sends requests that each break one rule, and PROFILE in a
+good one, to a receiver of its own, and prints "self-test: N refused, 1 accepted" or what went wrong.
 
 Listens on an ephemeral loopback port and prints "ready PORT". Each request is answered:
   400 "violation: ..."  when it breaks a rule (and logged with "violation");
@@ -183,8 +187,63 @@ class Handler(BaseHTTPRequestHandler):
 state = {"lock": threading.Lock(), "count": 0, "fail_first": 0, "reject": False}
 
 
+def self_test(profile_path):
+    import os
+    import tempfile
+    import urllib.request
+    with open(profile_path, "rb") as f:
+        good = f.read()
+    state["log"] = os.path.join(tempfile.mkdtemp(), "log")
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    types, time_nanos = read_profile(good)
+    t = time_nanos // 10**9
+    ok = {"name": "app{env=prod}", "from": str(t), "until": str(t + 1), "format": "pprof"}
+    octet = "application/octet-stream"
+    bad = [
+        ("GET", "/ingest", ok, octet, good),
+        ("POST", "/push", ok, octet, good),
+        ("POST", "/ingest", dict(ok, name="app"), octet, good),
+        ("POST", "/ingest", dict(ok, name="my app{}"), octet, good),
+        ("POST", "/ingest", dict(ok, name="app{bad-name=1}"), octet, good),
+        ("POST", "/ingest", dict(ok, name="app{__name__=x}"), octet, good),
+        ("POST", "/ingest", dict(ok, name="app{service_name=x}"), octet, good),
+        ("POST", "/ingest", dict(ok, name="app{a=1,a=2}"), octet, good),
+        ("POST", "/ingest", dict(ok, name="app{a=}"), octet, good),
+        ("POST", "/ingest", dict(ok, **{"from": str(t * 1000)}), octet, good),
+        ("POST", "/ingest", dict(ok, until=str(t - 1)), octet, good),
+        ("POST", "/ingest", dict(ok, **{"from": str(t + 5), "until": str(t + 6)}), octet, good),
+        ("POST", "/ingest", dict(ok, format="folded"), octet, good),
+        ("POST", "/ingest", {k: v for k, v in ok.items() if k != "until"}, octet, good),
+        ("POST", "/ingest", ok, "multipart/form-data; boundary=x", good),
+        ("POST", "/ingest", ok, octet, gzip.decompress(good)),
+        ("POST", "/ingest", ok, octet, gzip.compress(gzip.decompress(good).replace(
+            b"inuse_space", b"inuse-space"))),
+    ]
+    refused = 0
+    for method, path, query, content_type, body in bad + [("POST", "/ingest", ok, octet, good)]:
+        url = "http://127.0.0.1:%d%s?%s" % (server.server_address[1], path,
+                                             urllib.parse.urlencode(query))
+        request = urllib.request.Request(url, data=body if method == "POST" else None,
+                                         method=method, headers={"Content-Type": content_type})
+        try:
+            status = urllib.request.urlopen(request).status
+        except urllib.error.HTTPError as e:
+            status = e.code
+        if (status == 200) != (path == "/ingest" and query is ok and body is good and
+                               content_type == octet and method == "POST"):
+            print("self-test: %s %s %r %s answered %d" % (method, path, query, content_type,
+                                                         status))
+            sys.exit(1)
+        refused += status != 200
+    print("self-test: %d refused, 1 accepted" % refused)
+
+
 def main():
     args = sys.argv[1:]
+    if args[:1] == ["--self-test"]:
+        self_test(args[1])
+        return
     state["log"] = args.pop(0)
     while args:
         arg = args.pop(0)

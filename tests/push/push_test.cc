@@ -79,8 +79,9 @@ TEST(IngestTest, TheNameParameterAndTheUrl) {
             "&format=pprof");
   EXPECT_EQ(IngestUrl("https://u:p@h/prefix/", "a{}", 1, 2),
             "https://u:p@h/prefix/ingest?name=a%7B%7D&from=1&until=2&format=pprof");
-  EXPECT_EQ(IngestUrl("http://h/ingest", "a{}", 1, 2), "http://h/ingest?name=a%7B%7D&from=1&until=2"
-                                                       "&format=pprof");
+  EXPECT_EQ(IngestUrl("http://h/ingest", "a{}", 1, 2),
+            "http://h/ingest?name=a%7B%7D&from=1&until=2"
+            "&format=pprof");
   EXPECT_EQ(PercentEncode("a b/é~"), "a%20b%2F%C3%A9~");
   EXPECT_EQ(RedactedUrl("https://user:secret@h:1/x"), "https://***@h:1/x");
   EXPECT_EQ(RedactedUrl("http://h/a@b"), "http://h/a@b");
@@ -214,7 +215,8 @@ TEST(LedgerTest, RemembersAcrossInstancesAndForgetsChangedOrRemovedFiles) {
   }
   std::string text = ReadFile(dir / kLedgerName);
   EXPECT_NE(text.find("accepted\t4\t"), std::string::npos) << text;
-  EXPECT_EQ(text.find("c.pb.gz"), std::string::npos) << "a removed file's line is dropped: " << text;
+  EXPECT_EQ(text.find("c.pb.gz"), std::string::npos)
+      << "a removed file's line is dropped: " << text;
   for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
     EXPECT_EQ(entry.path().filename().string().find(".tmp."), std::string::npos);
   }
