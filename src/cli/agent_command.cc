@@ -194,9 +194,10 @@ void RegisterAgentCommand(CLI::App& app, int* exit_code) {
                 "Push the profiles as written, without naming their frames first");
   cmd->footer(
       "Every complete profile in DIR (*.pb.gz; not heaprec's temporaries) is pushed once, to\n"
-      "POST URL/ingest?name=APP{LABELS}&from=T&until=T+1&format=pprof, symbolized in memory (the\n"
-      "file is never changed or deleted). The application name is --app, else the file name's\n"
-      "%e part (heaprec.%e.%p.pb.gz). A peak profile (NAME.peak.pb.gz) is pushed only once its\n"
+      "POST URL/ingest (format=pprof; name= the application name and labels; from and until the\n"
+      "second the profile was taken), symbolized in memory (the file is never changed or\n"
+      "deleted). The application name is --app, else the file name's %e part\n"
+      "(heaprec.%e.%p.pb.gz). A peak profile (NAME.peak.pb.gz) is pushed only once its\n"
       "process ended without a final profile. Failures without an answer, 408, 429 and 5xx are\n"
       "retried (1 s, doubled to 60 s); another refusal is reported once and not retried.\n"
       "DIR/.heaprec-pushed records what was accepted or refused: a restart sends nothing twice\n"

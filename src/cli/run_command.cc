@@ -276,7 +276,9 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
       "--push: every profile goes to Pyroscope's /ingest as written (peak profiles only for a\n"
       "process that ended without a final one); failed pushes are retried until --push-timeout\n"
       "after the program ends; what was not accepted stays on disk, listed one line each (push it\n"
-      "later with heaprec agent DIR --once --push URL). The exit status stays the program's.");
+      "later with heaprec agent DIR --once --push URL). The exit status stays the program's.\n"
+      "--push, --app, --label, --push-header and --push-timeout are heaprec's own: they have no\n"
+      "environment twin.");
   cmd->add_flag("--ruby", options->ruby,
                 "Profile Ruby objects (through RUBYOPT=-rheaprec/autorun) instead of native "
                 "allocations");
