@@ -186,7 +186,7 @@ TEST_F(CommandLineTest, NoCommandPrintsTheShortUsage) {
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err,
             "Usage: heaprec COMMAND [OPTIONS] [ARGS...]\n"
-            "Commands: run, report, symbolize, flame, diff, leaks\n"
+            "Commands: run, report, symbolize, flame, diff, leaks, agent\n"
             "heaprec --help describes them; heaprec help COMMAND shows a command's options and "
             "examples.\n");
 }

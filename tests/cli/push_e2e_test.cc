@@ -241,6 +241,47 @@ TEST(PushE2eTest, TheAgentRunsUntilSigtermAndPushesNewProfiles) {
       << ended.err;
 }
 
+// A peak profile is pushed only for a process that ended without a final profile: by `run` (from
+// the manifest) and by the agent (no final profile beside it, its pid gone).
+TEST(PushE2eTest, PeakProfilesOnlyForAProcessThatLeftNoFinalOne) {
+  const std::string grow =
+      "x = [bytearray(100000) for i in range(100)]; import time; "
+      "time.sleep(0.2); ";
+  TempDir dir;
+  Receiver receiver(dir.path());
+  ASSERT_TRUE(receiver.up()) << receiver.Stderr();
+  RunResult normal = HeaprecRun(dir.path(), {"--push", receiver.url(), "--top", "0"},
+                                {"/usr/bin/python3", "-c", grow + "print('done')"}, kFastRetries);
+  EXPECT_EQ(normal.status, 0) << normal.err;
+  ASSERT_EQ(ListProfiles(dir.path(), true).size(), 1u) << "the heap grew: a peak profile";
+  EXPECT_EQ(receiver.Requests().size(), 1u) << "the final profile only: " << normal.err;
+
+  RunResult killed = HeaprecRun(
+      dir.path(), {"--push", receiver.url(), "--top", "0"},
+      {"/usr/bin/python3", "-c", grow + "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"},
+      kFastRetries);
+  EXPECT_EQ(killed.status, 128 + SIGKILL) << killed.err;
+  ASSERT_EQ(ListProfiles(dir.path(), true).size(), 2u);
+  std::vector<Request> requests = receiver.Requests();
+  ASSERT_EQ(requests.size(), 2u) << killed.err;
+  EXPECT_EQ(requests[1].Field("status"), "200") << requests[1].line;
+
+  // The agent on a copy of the directory without its ledger: the same choice.
+  std::string copy = dir / "copy";
+  std::filesystem::create_directories(copy);
+  for (const std::string& file : ListProfiles(dir.path(), true)) {
+    std::filesystem::copy_file(file, copy + "/" + std::filesystem::path(file).filename().string());
+  }
+  for (const std::string& file : ListProfiles(dir.path())) {
+    std::filesystem::copy_file(file, copy + "/" + std::filesystem::path(file).filename().string());
+  }
+  RunResult agent = Agent(copy, {"--once", "--push", receiver.url()});
+  EXPECT_EQ(agent.status, 0) << agent.err;
+  EXPECT_EQ(receiver.Requests().size(), 4u)
+      << "the final profile and the killed process's peak: " << agent.err;
+  EXPECT_EQ(Matching(agent.err, "heaprec agent: pushed 2 profiles").size(), 1u) << agent.err;
+}
+
 // The receiver's checks are what the other tests rely on: it must refuse each request that breaks
 // one rule (a wrong method, path, name, label, time, format, Content-Type, an ungzipped body, a
 // sample type with '-') and accept the same profile sent right.
