@@ -220,7 +220,9 @@ TEST(PushE2eTest, TheAgentRunsUntilSigtermAndPushesNewProfiles) {
   std::string watched = dir / "heap";
   std::filesystem::create_directories(watched);
   BackgroundOptions options;
-  options.argv = {HEAPREC_BIN, "agent", watched, "--push", receiver.url(), "--label", "host=h1"};
+  // Basic auth from the URL's user:password@, which the log lines must not show.
+  std::string url = "http://user:secret@" + receiver.url().substr(std::string("http://").size());
+  options.argv = {HEAPREC_BIN, "agent", watched, "--push", url, "--label", "host=h1"};
   options.cwd = dir.path();
   options.env = kFastRetries;
   BackgroundProcess agent(options);
@@ -233,12 +235,15 @@ TEST(PushE2eTest, TheAgentRunsUntilSigtermAndPushesNewProfiles) {
   Request q = receiver.Requests()[0];
   EXPECT_EQ(q.Field("status"), "200") << q.line;
   EXPECT_EQ(q.Field("app"), "p") << "the file name's: p.PID.pb.gz";
+  EXPECT_EQ(q.Field("authorization"), "Basic dXNlcjpzZWNyZXQ=") << q.line;
   kill(agent.pid(), SIGTERM);
   RunResult ended = agent.Wait();
   EXPECT_EQ(ended.status, 0) << ended.err;
   EXPECT_EQ(Matching(ended.err, "heaprec agent: pushed " + watched + "/").size(), 1u) << ended.err;
   EXPECT_EQ(Matching(ended.err, "heaprec agent: stopping; pushed 1, 0 waiting").size(), 1u)
       << ended.err;
+  EXPECT_EQ(ended.err.find("secret"), std::string::npos) << ended.err;
+  EXPECT_EQ(Matching(ended.err, "to http://***@127.0.0.1:").size(), 1u) << ended.err;
 }
 
 // A peak profile is pushed only for a process that ended without a final profile: by `run` (from
