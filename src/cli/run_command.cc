@@ -182,6 +182,11 @@ int Run(const RunOptions& o, const PushArgs& push_args) {
   if (!ValidateOptions(o)) return kExitUsage;
   push::PushConfig push_config;
   bool pushing = !push_args.url.empty();
+  if (!pushing &&
+      (!push_args.app.empty() || !push_args.labels.empty() || !push_args.headers.empty())) {
+    std::cerr << "heaprec run: --app, --label and --push-header go with --push URL\n";
+    return kExitUsage;
+  }
   if (pushing && !MakeRunPushConfig(o, push_args, &push_config)) return kExitUsage;
   std::string library = o.ruby ? FindRubyLibrary() : FindPreloadLibrary();
   if (library.empty()) {

@@ -162,6 +162,7 @@ TEST_F(CommandLineTest, EveryUsageErrorIsOneLineWithStatus2) {
                                           "run --push http://h --app 'a b' -- true",
                                           "run --push http://h --push-header nocolon -- true",
                                           "run --push http://h --push-timeout -1 -- true",
+                                          "run --label a=1 -- true",
                                           "agent",
                                           "agent /tmp",
                                           "agent /nonexistent --push http://h",
