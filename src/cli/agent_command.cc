@@ -148,7 +148,12 @@ int RunAgent(const AgentArgs& args) {
       Scan(args.directory, pusher, peaks);
       next_scan = INFINITY;
     }
-    double next = pusher.Step(now);
+    // A stop request ends the work after the request in flight, not after the whole backlog.
+    double next = pusher.Step(now, [] {
+      sigset_t pending;
+      sigpending(&pending);
+      return sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1;
+    });
     now = push::MonotonicNow();
     if (args.once && (pusher.queued() == 0 || now >= deadline)) break;
     double wake = std::min({next, next_scan, deadline});

@@ -80,9 +80,10 @@ void Pusher::Finish(const Queued& item, FileState state) {
   }
 }
 
-double Pusher::Step(double now) {
+double Pusher::Step(double now, const std::function<bool()>& stop) {
   for (std::size_t i = 0; i < queue_.size();) {
     Queued& item = queue_[i];
+    if (stop && stop()) break;
     if (item.due > now) {
       ++i;
       continue;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <iosfwd>
 #include <limits>
 #include <memory>
@@ -46,8 +47,9 @@ class Pusher {
   bool Offer(const std::string& path);
 
   // Sends each queued file whose attempt is due at `now` (MonotonicNow seconds), in the order
-  // offered; returns the time of the next attempt due (infinity when none is queued).
-  double Step(double now);
+  // offered, until `stop` (checked before each request) says to stop; returns the time of the next
+  // attempt due (infinity when none is queued).
+  double Step(double now, const std::function<bool()>& stop = {});
 
   std::size_t queued() const { return queue_.size(); }
   std::size_t accepted() const { return accepted_; }

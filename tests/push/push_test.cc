@@ -312,6 +312,22 @@ TEST(PusherTest, ARefusalIsFinalAndRecorded) {
   EXPECT_TRUE(std::filesystem::exists(dir / "p.1.pb.gz")) << "kept on disk";
 }
 
+TEST(PusherTest, AStopRequestEndsTheStepBeforeTheNextRequest) {
+  TempDir dir;
+  WriteFile(dir / "p.1.pb.gz", HeapProfile(1700000000'000000000));
+  WriteFile(dir / "p.2.pb.gz", HeapProfile(1700000001'000000000));
+  ScriptedTransport transport;
+  Ledger ledger;
+  std::ostringstream log;
+  Pusher pusher(TestConfig(), &transport, &ledger, &log);
+  pusher.Offer(dir / "p.1.pb.gz");
+  pusher.Offer(dir / "p.2.pb.gz");
+  EXPECT_EQ(pusher.Step(0, [&] { return transport.urls.size() == 1; }), 0);
+  EXPECT_EQ(transport.urls.size(), 1u);
+  EXPECT_EQ(pusher.queued(), 1u);
+  EXPECT_EQ(pusher.NotAccepted(), std::vector<std::string>{dir / "p.2.pb.gz (not sent yet)"});
+}
+
 TEST(PusherTest, AFileThatIsNotAProfileIsNeverSent) {
   TempDir dir;
   WriteFile(dir / "junk.pb.gz", "not a profile");
