@@ -10,6 +10,7 @@ packages=(
   libdw-dev libelf-dev  # symbolization (elfutils), outside the profiled process
   libiberty-dev       # demangling Rust names (GNU libiberty, static), in the heaprec command only
   libdebuginfod-dev   # symbolization: debug files fetched by build id from debuginfod servers
+  libcurl4-openssl-dev  # heaprec run --push / heaprec agent: HTTP(S) to Pyroscope (the CLI only)
   zlib1g-dev          # gzip of profiles
   libzstd-dev         # recognizing zstd files (heaptrack's recordings) handed to the CLI
   libprotozero-dev    # protobuf wire format, header-only

@@ -18,5 +18,6 @@ void RegisterSymbolizeCommand(CLI::App& app, int* exit_code);
 void RegisterFlameCommand(CLI::App& app, int* exit_code);
 void RegisterDiffCommand(CLI::App& app, int* exit_code);
 void RegisterLeaksCommand(CLI::App& app, int* exit_code);
+void RegisterAgentCommand(CLI::App& app, int* exit_code);
 
 }  // namespace heaprec::cli

@@ -219,7 +219,7 @@ void ReserveStandardDescriptors() {
   }
 }
 
-int RunProgram(const RunOptions& o, pid_t* pid) {
+int RunProgram(const RunOptions& o, pid_t* pid, const std::function<void()>& started) {
   SignalState signals;
   ChooseForwardedSignals(o, &signals);
   CatchForwardedSignals(&signals);
@@ -241,6 +241,7 @@ int RunProgram(const RunOptions& o, pid_t* pid) {
               << "\n";
     return exec_errno == ENOENT ? 127 : 126;
   }
+  if (started) started();
   int status = WaitForProgram(*pid);
   RestoreSignals(signals);
   return status;

@@ -6,6 +6,8 @@
 
 #include <sys/types.h>
 
+#include <functional>
+
 #include "cli/run_environment.h"
 
 namespace heaprec::cli {
@@ -18,7 +20,9 @@ void ReserveStandardDescriptors();
 
 // Runs options.command with the signals forwarded and says how it ended; returns heaprec's exit
 // status: the program's, 128+N when signal N killed it, 126/127 when it could not be executed.
-// `pid` is the program's, or -1 if it could not be started.
-int RunProgram(const RunOptions& options, pid_t* pid);
+// `pid` is the program's, or -1 if it could not be started. `started`, when set, is called once the
+// program has been executed, before heaprec waits for it: where heaprec may start threads of its
+// own (none may run across the fork, which would leave the child's copies of their locks held).
+int RunProgram(const RunOptions& options, pid_t* pid, const std::function<void()>& started = {});
 
 }  // namespace heaprec::cli

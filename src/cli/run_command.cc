@@ -17,14 +17,17 @@
 #include <filesystem>
 #include <iostream>
 #include <limits>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "cli/commands.h"
 #include "cli/program_runner.h"
+#include "cli/push_options.h"
 #include "cli/run_environment.h"
 #include "cli/run_manifest.h"
+#include "cli/run_push.h"
 #include "cli/run_summary.h"
 #include "preload/settings.h"
 
@@ -39,7 +42,8 @@ std::vector<std::string> g_program_arguments;
 bool TakesValue(std::string_view option) {
   for (std::string_view known :
        {"--sample-interval", "--sample-every", "-o", "--output", "--dump-interval", "--dump-signal",
-        "--max-depth", "--unwind", "--seed", "--top", "--dump-above"}) {
+        "--max-depth", "--unwind", "--seed", "--top", "--dump-above", "--push", "--app", "--label",
+        "--push-header", "--push-timeout"}) {
     if (option == known) return true;
   }
   return false;
@@ -154,7 +158,21 @@ bool WarnIfStatic(const RunOptions& o) {
   return true;
 }
 
-int Run(const RunOptions& o) {
+// With --push: the pusher's settings, checked before the program runs; the application name is
+// the program's unless --app gives one. False after the usage error.
+bool MakeRunPushConfig(const RunOptions& o, const PushArgs& args, push::PushConfig* config) {
+  if (std::string error = MakePushConfig(args, config); !error.empty()) {
+    std::cerr << "heaprec run: " << error << "\n";
+    return false;
+  }
+  if (config->app.empty()) {
+    config->app = push::SanitizeAppName(std::filesystem::path(o.command[0]).filename().string());
+  }
+  config->symbolize = o.symbolize;
+  return true;
+}
+
+int Run(const RunOptions& o, const PushArgs& push_args) {
   ReserveStandardDescriptors();
   if (o.command.empty()) {
     std::cerr
@@ -162,6 +180,14 @@ int Run(const RunOptions& o) {
     return kExitUsage;
   }
   if (!ValidateOptions(o)) return kExitUsage;
+  push::PushConfig push_config;
+  bool pushing = !push_args.url.empty();
+  if (!pushing &&
+      (!push_args.app.empty() || !push_args.labels.empty() || !push_args.headers.empty())) {
+    std::cerr << "heaprec run: --app, --label and --push-header go with --push URL\n";
+    return kExitUsage;
+  }
+  if (pushing && !MakeRunPushConfig(o, push_args, &push_config)) return kExitUsage;
   std::string library = o.ruby ? FindRubyLibrary() : FindPreloadLibrary();
   if (library.empty()) {
     if (!o.ruby) {
@@ -174,12 +200,20 @@ int Run(const RunOptions& o) {
   std::string manifest = CreateManifest();
   if (manifest.empty()) return kExitFailure;
   SetEnvironment(o, library, manifest);
+  std::unique_ptr<RunPusher> pusher;
+  if (pushing) {
+    pusher = std::make_unique<RunPusher>(push_config, manifest, push_args.timeout_seconds);
+  }
   pid_t pid = -1;
-  int status = RunProgram(o, &pid);
+  int status = RunProgram(o, &pid, [&] {
+    if (pusher) pusher->Start();
+  });
+  if (pusher) pusher->Finish();  // before the files are rewritten with their symbols
   Manifest written = ReadManifest(manifest);
   unlink(manifest.c_str());
   if (pid < 0) return status;
   if (o.symbolize) SymbolizeProfiles(written.profiles);
+  if (pusher) pusher->FollowRewrites(written.profiles);
   PrintSummary(o, pid, written, unprofiled);
   return status;
 }
@@ -208,6 +242,7 @@ int SplitRunCommandLine(int argc, char** argv) {
 
 void RegisterRunCommand(CLI::App& app, int* exit_code) {
   auto options = std::make_shared<RunOptions>();
+  auto push_args = std::make_shared<PushArgs>();
   options->output = preload::kDefaultOutputTemplate;
   CLI::App* cmd = app.add_subcommand(
       "run",
@@ -239,7 +274,16 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
       "  heaprec run -- ./myprogram --its-own-flag\n"
       "  heaprec run --sample-interval 1 --top 20 -- ./myprogram     every allocation, exactly\n"
       "  heaprec run --dump-interval 10 -o /var/tmp/heap/%e.%p.pb.gz -- ./server\n"
-      "  heaprec run --ruby -- bundle exec ruby app.rb");
+      "  heaprec run --ruby -- bundle exec ruby app.rb\n"
+      "  heaprec run --dump-interval 60 --push http://pyroscope:4040 --label env=staging -- "
+      "./server\n"
+      "\n"
+      "--push: every profile goes to Pyroscope's /ingest as written (peak profiles only for a\n"
+      "process that ended without a final one); failed pushes are retried until --push-timeout\n"
+      "after the program ends; what was not accepted stays on disk, listed one line each (push it\n"
+      "later with heaprec agent DIR --once --push URL). The exit status stays the program's.\n"
+      "--push, --app, --label, --push-header and --push-timeout are heaprec's own: they have no\n"
+      "environment twin.");
   cmd->add_flag("--ruby", options->ruby,
                 "Profile Ruby objects (through RUBYOPT=-rheaprec/autorun) instead of native "
                 "allocations");
@@ -280,9 +324,14 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
                 "Native: do not profile programs the program executes");
   cmd->add_flag("!--no-symbolize", options->symbolize, "Leave the profiles unsymbolized");
   cmd->add_option("--top", options->top, "Sites to print at the end (0 = none)")->default_val(10);
-  cmd->callback([options, exit_code] {
+  cmd->add_option("--push", push_args->url,
+                  "Push each profile to this Pyroscope server (POST URL/ingest) as it is written")
+      ->option_text("URL");
+  AddPushOptions(cmd, *push_args,
+                 "With --push: how long to keep pushing after the program ended (default 10)");
+  cmd->callback([options, push_args, exit_code] {
     options->command = g_program_arguments;
-    *exit_code = Run(*options);
+    *exit_code = Run(*options, *push_args);
   });
 }
 

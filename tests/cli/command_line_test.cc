@@ -18,7 +18,8 @@ namespace {
 
 using testing::ShellQuote;
 
-const std::vector<std::string> kCommands = {"run", "report", "symbolize", "flame", "diff", "leaks"};
+const std::vector<std::string> kCommands = {"run",  "report", "symbolize", "flame",
+                                            "diff", "leaks",  "agent"};
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -155,7 +156,17 @@ TEST_F(CommandLineTest, EveryUsageErrorIsOneLineWithStatus2) {
                                           "leaks --single-series=maybe" + file,
                                           "run",
                                           "run --max-depth 0 -- true",
-                                          "run --unwind sideways -- true"};
+                                          "run --unwind sideways -- true",
+                                          "run --push ftp://h -- true",
+                                          "run --push http://h --label x -- true",
+                                          "run --push http://h --app 'a b' -- true",
+                                          "run --push http://h --push-header nocolon -- true",
+                                          "run --push http://h --push-timeout -1 -- true",
+                                          "run --label a=1 -- true",
+                                          "agent",
+                                          "agent /tmp",
+                                          "agent /nonexistent --push http://h",
+                                          "agent /tmp --push http://h --label a=1 --label a=2"};
   for (const std::string& args : cases) {
     Result r = Heaprec(args);
     EXPECT_EQ(r.status, 2) << args << "\n" << r.err;
@@ -176,7 +187,7 @@ TEST_F(CommandLineTest, NoCommandPrintsTheShortUsage) {
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err,
             "Usage: heaprec COMMAND [OPTIONS] [ARGS...]\n"
-            "Commands: run, report, symbolize, flame, diff, leaks\n"
+            "Commands: run, report, symbolize, flame, diff, leaks, agent\n"
             "heaprec --help describes them; heaprec help COMMAND shows a command's options and "
             "examples.\n");
 }

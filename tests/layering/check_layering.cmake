@@ -23,10 +23,12 @@ set(allowed_profile schema/)
 set(allowed_symbolize profile/ schema/)
 set(allowed_analysis profile/ schema/)
 set(allowed_render analysis/ profile/ schema/)
+# push sends profiles to Pyroscope: it reads them, and symbolizes them in memory before sending.
+set(allowed_push profile/ symbolize/ schema/)
 # run_command.cc validates `heaprec run`'s flags with the preload library's own parsers.
-set(allowed_cli render/ analysis/ profile/ symbolize/ schema/ preload/settings.h)
+set(allowed_cli render/ analysis/ profile/ symbolize/ push/ schema/ preload/settings.h)
 
-set(layers schema core preload profile symbolize analysis render cli)
+set(layers schema core preload profile symbolize analysis render push cli)
 # The first directory of an include path that names a header of heaprec (src/ or include/): an
 # include of one of these, in quotes or angle brackets, is checked.
 set(heaprec_roots ${layers} heaprec)
