@@ -18,5 +18,7 @@ void RegisterSymbolizeCommand(CLI::App& app, int* exit_code);
 void RegisterFlameCommand(CLI::App& app, int* exit_code);
 void RegisterDiffCommand(CLI::App& app, int* exit_code);
 void RegisterLeaksCommand(CLI::App& app, int* exit_code);
+// `heaprec attach PID` and `heaprec detach PID`, for processes started dormant.
+void RegisterAttachCommands(CLI::App& app, int* exit_code);
 
 }  // namespace heaprec::cli

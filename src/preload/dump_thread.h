@@ -18,6 +18,9 @@ namespace heaprec::preload {
 // Start-up, and the child after fork(): starts the thread if an interval or a dump signal is set.
 void StartDumpThreadIfConfigured();
 
+// Async-signal-safe. Wakes the thread to look at its requests (dormant.cc's commands).
+void WakeDumpThread();
+
 // Async-signal-safe. A dump of reason=signal.
 void RequestSignalDump();
 

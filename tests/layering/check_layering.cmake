@@ -23,7 +23,8 @@ set(allowed_profile schema/)
 set(allowed_symbolize profile/ schema/)
 set(allowed_analysis profile/ schema/)
 set(allowed_render analysis/ profile/ schema/)
-# run_command.cc validates `heaprec run`'s flags with the preload library's own parsers.
+# run_command.cc validates `heaprec run`'s flags with the preload library's own parsers, and
+# attach_command.cc reads a process's dump signal with them.
 set(allowed_cli render/ analysis/ profile/ symbolize/ schema/ preload/settings.h)
 
 set(layers schema core preload profile symbolize analysis render cli)
