@@ -23,7 +23,7 @@ int heaprec_dump(const char* path);
 int heaprec_stop(void);
 
 /* Resumes sampling after heaprec_stop(). In a process started dormant (HEAPREC_DORMANT=1) this is
- * `heaprec attach`: sampling starts moments later, once heaprec's thread has set the profiler up. */
+ * `heaprec attach`: sampling starts a moment later, once heaprec's thread has set it up. */
 int heaprec_start(void);
 
 /* Changes the mean sampling interval in bytes (1 = every allocation). Objects sampled before keep
