@@ -7,11 +7,11 @@ Three measures, each on bench/workloads/malloc_stress (random sizes, random slot
 frees: many addresses in random order):
   instructions  callgrind's instruction count (Ir) of the whole run, deterministic (fixed seeds);
   CPU time      user + system, in interleaved rounds whose order rotates (hot_paths.interleave);
-  memory        ru_maxrss of a run with a tiny heap (1 thread, 2,000 operations, 16 live blocks),
-                where the profiler's own pages are most of the difference.
+  memory        VmRSS of tests/workloads/wl_dormant idle after its start-up (about 1.4 MiB of
+                heap), and once more after `heaprec attach` and its first sampled allocations.
 
     /usr/bin/python3 bench/dormant_cost.py --build-dir build [--floor lib.so] [--stress bin]
-                                           [--rounds 5] [--quick]
+                                           [--idle wl_dormant] [--rounds 5] [--quick]
 
 The build needs HEAPREC_BUILD_BENCHMARKS=ON for libheaprec_floor.so and malloc_stress, or give
 them with --floor and --stress (a hand build: g++ -O2 -shared -fPIC bench/floor/floor_preload.cc;
@@ -59,26 +59,57 @@ def instructions(argv, env, d):
     raise RuntimeError("no instruction total in " + out)
 
 
+def status_kib(pid, field):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise RuntimeError(f"no {field} for {pid}")
+
+
+def idle_rss(cfg, idle, heaprec, lib, floor, d):
+    """VmRSS, RssAnon and RssFile (KiB) of tests/workloads/wl_dormant once it says "ready" (its start-up allocations
+    done: 1 MiB and 4,000 small blocks), under `cfg`; "attached" is dormant, then heaprec attach."""
+    env = environment("dormant" if cfg == "attached" else cfg, lib, floor, d)
+    p = subprocess.Popen([idle], env=env, cwd=d, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, text=True)
+    try:
+        p.stdout.readline()  # "ready PID"
+        if cfg == "attached":
+            subprocess.run([heaprec, "attach", str(p.pid)], check=True, stdout=subprocess.DEVNULL)
+            p.stdin.write("alloc_attached\n")  # the first sampled allocations after the attach
+            p.stdin.flush()
+            p.stdout.readline()
+        return tuple(status_kib(p.pid, f) for f in ("VmRSS", "RssAnon", "RssFile"))
+    finally:
+        p.stdin.write("exit\n")
+        p.stdin.close()
+        p.wait()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--build-dir", default=os.environ.get("HEAPREC_BUILD_DIR", "build"))
     ap.add_argument("--floor", help="libheaprec_floor.so (default: BUILD/lib)")
     ap.add_argument("--stress", help="malloc_stress (default: BUILD/bin)")
+    ap.add_argument("--idle", help="tests/workloads/wl_dormant (default: BUILD/tests/e2e/workloads)")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--quick", action="store_true", help="smaller runs, for a smoke test")
     a = ap.parse_args()
     lib = os.path.join(a.build_dir, "lib", "libheaprec.so")
     floor = a.floor or os.path.join(a.build_dir, "lib", "libheaprec_floor.so")
     stress = a.stress or os.path.join(a.build_dir, "bin", "malloc_stress")
-    lib, floor, stress = (os.path.abspath(p) for p in (lib, floor, stress))
-    for f in (lib, floor, stress):
+    idle = a.idle or os.path.join(a.build_dir, "tests", "e2e", "workloads", "wl_dormant")
+    heaprec = os.path.join(a.build_dir, "bin", "heaprec")
+    lib, floor, stress, idle, heaprec = (os.path.abspath(p)
+                                         for p in (lib, floor, stress, idle, heaprec))
+    for f in (lib, floor, stress, idle, heaprec):
         if not os.path.exists(f):
             sys.exit(f"dormant_cost.py: {f} is missing")
     scale = 10 if a.quick else 1
     grind = [stress, "4", str(200000 // scale), "4096"]
     cpu_runs = [("1 thread", [stress, "1", str(4000000 // scale), "32768"]),
                 ("4 threads", [stress, "4", str(2000000 // scale), "16384"])]
-    tiny = [stress, "1", "2000", "16"]
     root = tempfile.mkdtemp(prefix="heaprec-dormant-bench-")
 
     print(f"## instructions (callgrind), malloc_stress {' '.join(grind[1:])}")
@@ -109,14 +140,17 @@ def main():
         print("  median: " + "  ".join(f"{c} {cpu[c].median():.3f}" for c in CONFIGS) +
               f" s; dormant / floor {ratio.fmt('.3f', 'x')}")
 
-    print("## memory (ru_maxrss), malloc_stress 1 2000 16, median of 5")
-    rss = {c: Series() for c in CONFIGS}
+    print("## memory of the idle workload after its start-up (KiB), median of 5")
+    fields = ("VmRSS", "RssAnon", "RssFile")
+    rss = {c: [Series() for _ in fields] for c in CONFIGS + ("attached",)}
     for _ in range(5):
-        for cfg in CONFIGS:
+        for cfg in rss:
             d = tempfile.mkdtemp(dir=root)
-            rss[cfg].add(run(tiny, env=environment(cfg, lib, floor, d), cwd=d).maxrss_kib)
-    for cfg in CONFIGS:
-        print(f"  {cfg:8} {rss[cfg].median():>8.0f} KiB")
+            for series, value in zip(rss[cfg], idle_rss(cfg, idle, heaprec, lib, floor, d)):
+                series.add(value)
+    print("  " + " " * 8 + "".join(f"{f:>10}" for f in fields))
+    for cfg in rss:
+        print(f"  {cfg:8}" + "".join(f"{s.median():>10.0f}" for s in rss[cfg]))
     # A dormant process that was never attached writes nothing: its directories must be empty.
     for d in dormant_dirs:
         left = [f for f in os.listdir(d) if f.endswith(".pb.gz")]

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "e2e_util.h"
+#include "profile/pprof_reader.h"
 
 namespace heaprec::e2e {
 namespace {
@@ -36,6 +37,29 @@ RunResult Control(const std::string& command, const std::string& pid) {
   TempDir cwd;
   return RunProgram({HEAPREC_BIN, command, pid}, cwd.path(), {}, 30);
 }
+
+// The workload under `heaprec run FLAGS`, once it said "ready PID" (pid: -1 if it never did).
+struct Started {
+  explicit Started(const TempDir& dir, const std::vector<std::string>& flags = kDormantFlags)
+      : process(Workload(dir, flags)), pid(process.WaitUntilReady()) {}
+  // `heaprec attach|detach PID`, which must succeed.
+  void Command(const std::string& command) const {
+    RunResult result = Control(command, std::to_string(pid));
+    EXPECT_EQ(result.status, 0) << result.err;
+  }
+  BackgroundProcess process;
+  pid_t pid;
+};
+
+// A test that starts with the workload running dormant.
+class DormantProcess : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_GT(pid, 0) << process.Stderr(); }
+  TempDir dir;
+  Started started{dir};
+  BackgroundProcess& process = started.process;
+  const pid_t pid = started.pid;
+};
 
 void Step(BackgroundProcess& process, const std::string& command) {
   process.Send(command);
@@ -76,11 +100,7 @@ TEST(Dormant, NeverAttachedWritesNothingAndChangesNothing) {
       << result.err;
 }
 
-TEST(Dormant, APlainDumpSignalWhileDormantWritesNothingAndSaysSo) {
-  TempDir dir;
-  BackgroundProcess process(Workload(dir, kDormantFlags));
-  pid_t pid = process.WaitUntilReady();
-  ASSERT_GT(pid, 0);
+TEST_F(DormantProcess, APlainDumpSignalWhileDormantWritesNothingAndSaysSo) {
   ASSERT_EQ(kill(pid, SIGUSR2), 0);
   // The dump thread answers on stderr; the program, still running, answers the next line.
   for (int i = 0; i < 3000 && process.Stderr().find("never attached") == std::string::npos; ++i) {
@@ -96,11 +116,7 @@ TEST(Dormant, APlainDumpSignalWhileDormantWritesNothingAndSaysSo) {
   EXPECT_TRUE(ListProfiles(dir.path()).empty());
 }
 
-TEST(Dormant, AttachRecordsWhatFollowsAndNothingFromBefore) {
-  TempDir dir;
-  BackgroundProcess process(Workload(dir, kDormantFlags));
-  pid_t pid = process.WaitUntilReady();
-  ASSERT_GT(pid, 0);
+TEST_F(DormantProcess, AttachRecordsWhatFollowsAndNothingFromBefore) {
   RunResult attach = Control("attach", std::to_string(pid));
   ASSERT_EQ(attach.status, 0) << attach.err;
   EXPECT_NE(attach.out.find("samples now"), std::string::npos) << attach.out;
@@ -126,15 +142,10 @@ TEST(Dormant, AttachRecordsWhatFollowsAndNothingFromBefore) {
   EXPECT_GT(CommentValue(profile, "attached_at"), 0);
 }
 
-TEST(Dormant, DetachStopsSamplingAndKeepsWhatWasSampled) {
-  TempDir dir;
-  BackgroundProcess process(Workload(dir, kDormantFlags));
-  pid_t pid = process.WaitUntilReady();
-  ASSERT_GT(pid, 0);
-  ASSERT_EQ(Control("attach", std::to_string(pid)).status, 0);
+TEST_F(DormantProcess, DetachStopsSamplingAndKeepsWhatWasSampled) {
+  started.Command("attach");
   Step(process, "alloc_attached");
-  RunResult detach = Control("detach", std::to_string(pid));
-  ASSERT_EQ(detach.status, 0) << detach.err;
+  started.Command("detach");
   Step(process, "alloc_detached");
   Step(process, "churn");
   // A dump after detach still shows what was sampled while attached.
@@ -155,15 +166,11 @@ TEST(Dormant, DetachStopsSamplingAndKeepsWhatWasSampled) {
   }
 }
 
-TEST(Dormant, AttachAgainAfterDetachCountsBothAttaches) {
-  TempDir dir;
-  BackgroundProcess process(Workload(dir, kDormantFlags));
-  pid_t pid = process.WaitUntilReady();
-  ASSERT_GT(pid, 0);
-  ASSERT_EQ(Control("attach", std::to_string(pid)).status, 0);
-  ASSERT_EQ(Control("detach", std::to_string(pid)).status, 0);
+TEST_F(DormantProcess, AttachAgainAfterDetachCountsBothAttaches) {
+  started.Command("attach");
+  started.Command("detach");
   Step(process, "alloc_detached");
-  ASSERT_EQ(Control("attach", std::to_string(pid)).status, 0);
+  started.Command("attach");
   Step(process, "alloc_attached");
   process.Send("exit");
   ASSERT_EQ(process.Wait().status, 0);
@@ -173,14 +180,10 @@ TEST(Dormant, AttachAgainAfterDetachCountsBothAttaches) {
   EXPECT_EQ(SiteValues(profile, "after_detach_site"), Values{});
 }
 
-TEST(Dormant, AForkedChildKeepsItsParentsState) {
-  TempDir dir;
-  BackgroundProcess process(Workload(dir, kDormantFlags));
-  pid_t pid = process.WaitUntilReady();
-  ASSERT_GT(pid, 0);
+TEST_F(DormantProcess, AForkedChildKeepsItsParentsState) {
   Step(process, "fork");  // a dormant child: it writes nothing
   EXPECT_TRUE(ListProfiles(dir.path()).empty());
-  ASSERT_EQ(Control("attach", std::to_string(pid)).status, 0);
+  started.Command("attach");
   Step(process, "fork");  // an attached child: its own final profile, its own allocations in it
   process.Send("exit");
   ASSERT_EQ(process.Wait().status, 0);
@@ -229,12 +232,11 @@ TEST(Dormant, AttachRefusesWhatItCannotCommandInOneLine) {
   for (const Case& c : {Case{{}, "has no dump signal"},
                         Case{{"--dump-signal", "SIGUSR2"}, "was not started dormant"}}) {
     TempDir dir;
-    BackgroundProcess process(Workload(dir, c.flags));
-    pid_t pid = process.WaitUntilReady();
-    ASSERT_GT(pid, 0);
-    ExpectRefusal(Control("attach", std::to_string(pid)), "attach", c.text);
-    process.Send("exit");
-    EXPECT_EQ(process.Wait().status, 0);
+    Started started(dir, c.flags);
+    ASSERT_GT(started.pid, 0);
+    ExpectRefusal(Control("attach", std::to_string(started.pid)), "attach", c.text);
+    started.process.Send("exit");
+    EXPECT_EQ(started.process.Wait().status, 0);
   }
 }
 

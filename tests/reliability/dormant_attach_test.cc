@@ -5,6 +5,7 @@
 // tests/workloads/wl_dormant.c is the program; tests/e2e/dormant_test.cc checks the sites exactly.
 #include <gtest/gtest.h>
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,8 @@ namespace {
 struct Param {
   std::string interval;  // HEAPREC_SAMPLE_INTERVAL: exact, and the default
 };
+
+void PrintTo(const Param& param, std::ostream* os) { *os << "interval " << param.interval; }
 
 class DormantAttach : public ReliabilityTest, public ::testing::WithParamInterface<Param> {};
 
