@@ -37,10 +37,11 @@ def environment(cfg, lib, floor, d):
     env = clean_env()
     if cfg == "floor":
         env["LD_PRELOAD"] = floor
-    elif cfg in ("dormant", "heaprec"):
+    elif cfg in ("dormant", "heaprec", "attached"):
         env.update(LD_PRELOAD=lib, HEAPREC_OUTPUT=f"{d}/p.%e.%p.pb.gz")
         if cfg == "dormant":
-            dormant_dirs.append(d)
+            dormant_dirs.append(d)  # never attached: must stay empty
+        if cfg in ("dormant", "attached"):
             env.update(HEAPREC_DORMANT="1", HEAPREC_DUMP_SIGNAL="SIGUSR2")
     return env
 
@@ -70,7 +71,7 @@ def status_kib(pid, field):
 def idle_rss(cfg, idle, heaprec, lib, floor, d):
     """VmRSS, RssAnon and RssFile (KiB) of tests/workloads/wl_dormant once it says "ready" (its start-up allocations
     done: 1 MiB and 4,000 small blocks), under `cfg`; "attached" is dormant, then heaprec attach."""
-    env = environment("dormant" if cfg == "attached" else cfg, lib, floor, d)
+    env = environment(cfg, lib, floor, d)
     p = subprocess.Popen([idle], env=env, cwd=d, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.DEVNULL, text=True)
     try:
