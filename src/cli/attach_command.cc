@@ -176,18 +176,21 @@ void Register(CLI::App& app, int* exit_code, bool attach) {
                "What was sampled stays tracked and in its later profiles; new allocations are "
                "not sampled.");
   cmd->add_option("PID", args->pid, "The process")->required();
-  cmd->footer(std::string("The command is sent with the process's dump signal (HEAPREC_DUMP_SIGNAL "
-                          "in its environment) and a value\n"
-                          "sigqueue(2) carries, so a plain kill stays a dump. heaprec waits until "
-                          "the process confirms.\n"
-                          "Exit status: 0 done, 1 not confirmed, 2 not a dormant heaprec process "
-                          "(or no such process).\n"
-                          "\n"
-                          "Examples:\n"
-                          "  heaprec run --dormant --dump-signal SIGUSR2 -o /var/tmp/%e.%p.pb.gz "
-                          "-- ./server &\n") +
-              (attach ? "  heaprec attach 1234\n  kill -USR2 1234                 a profile now"
-                      : "  heaprec detach 1234"));
+  cmd->footer(
+      std::string(
+          "The command travels on the process's dump signal (HEAPREC_DUMP_SIGNAL in its\n"
+          "environment) with a value sigqueue(2) carries, so a plain kill stays a dump.\n"
+          "heaprec waits up to 2 s for the process to confirm.\n"
+          "Exit status: 0 done, 1 sent but not confirmed, 2 not a dormant heaprec process,\n"
+          "no such process, or permission denied.\n"
+          "\n"
+          "Examples:\n"
+          "  heaprec run --dormant --dump-signal SIGUSR2 -o /var/tmp/%e.%p.pb.gz -- ./server &\n") +
+      (attach ? "  heaprec attach 1234\n"
+                "  kill -USR2 1234                     a profile now\n"
+                "  heaprec attach \"$(pidof server)\"    the same, by name"
+              : "  heaprec detach 1234\n"
+                "  heaprec detach \"$(pidof server)\"    the same, by name"));
   cmd->callback([args, exit_code, attach] { *exit_code = Control(*args, attach); });
 }
 
