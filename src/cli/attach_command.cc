@@ -26,7 +26,7 @@
 namespace heaprec::cli {
 namespace {
 
-constexpr int kConfirmWaitMs = 2000;  // the dump thread wakes at once; a loaded machine is slower
+constexpr int kConfirmWaitMs = 5000;  // the dump thread answers at once; a loaded machine is slower
 
 struct ControlArgs {
   std::string pid;
@@ -153,7 +153,8 @@ int Control(const ControlArgs& args, bool attach) {
   if (!WaitForConfirmation(static_cast<pid_t>(pid), attach)) {
     std::string state = HeaprecThreadName(static_cast<pid_t>(pid));
     return fail("sent SIG" + std::string(sigabbrev_np(signal_number)) + " to process " + args.pid +
-                    ", which did not confirm within 2 s (" +
+                    ", which did not confirm within " + std::to_string(kConfirmWaitMs / 1000) +
+                    " s (" +
                     (state.empty() ? std::string("no heaprec thread found")
                                    : "its heaprec thread is " + state) +
                     "; does the program block or ignore the signal?)",
@@ -180,7 +181,7 @@ void Register(CLI::App& app, int* exit_code, bool attach) {
       std::string(
           "The command travels on the process's dump signal (HEAPREC_DUMP_SIGNAL in its\n"
           "environment) with a value sigqueue(2) carries, so a plain kill stays a dump.\n"
-          "heaprec waits up to 2 s for the process to confirm.\n"
+          "heaprec waits up to 5 s for the process to confirm.\n"
           "Exit status: 0 done, 1 sent but not confirmed, 2 not a dormant heaprec process,\n"
           "no such process, or permission denied.\n"
           "\n"
