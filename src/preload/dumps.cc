@@ -82,7 +82,7 @@ WriteOptions KeepingNewerFiles(char* written_path, std::size_t capacity) {
 // unwound), then the counters a user needs to judge it (how much was sampled, what was lost). Each
 // field is NAME=VALUE with a schema field name, separated by spaces (analysis::CommentField reads
 // them). Fixed storage: dumps never call malloc. A field that does not fit is left out (none
-// comes close: the longest comment, every counter at 20 digits, is about 420 characters).
+// comes close: the longest comment, every counter at 20 digits, is about 475 characters).
 class ProfileComments {
  public:
   // Starts the next comment with `text`.
