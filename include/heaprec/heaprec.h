@@ -18,10 +18,12 @@ extern "C" {
  * (HEAPREC_OUTPUT, with a sequence number). The file is written atomically. */
 int heaprec_dump(const char* path);
 
-/* Stops sampling new allocations; objects already sampled stay tracked until freed. */
+/* Stops sampling new allocations; objects already sampled stay tracked until freed. In a process
+ * started dormant (HEAPREC_DORMANT=1) this is `heaprec detach`. */
 int heaprec_stop(void);
 
-/* Resumes sampling after heaprec_stop(). */
+/* Resumes sampling after heaprec_stop(). In a process started dormant (HEAPREC_DORMANT=1) this is
+ * `heaprec attach`: sampling starts a moment later, once heaprec's thread has set it up. */
 int heaprec_start(void);
 
 /* Changes the mean sampling interval in bytes (1 = every allocation). Objects sampled before keep

@@ -262,8 +262,8 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
       "RUBYLIB and -rheaprec/autorun to RUBYOPT, so every Ruby process of the program profiles\n"
       "its live objects. The library is lib/ruby beside heaprec's lib/ directory;\n"
       "HEAPREC_RUBY_LIB overrides it. --sample-every is HEAPREC_SAMPLE_EVERY.\n"
-      "--sample-interval, --unwind, --dump-signal, --dump-above, --quiet and --no-follow are for\n"
-      "native programs only.\n"
+      "--sample-interval, --unwind, --dump-signal, --dump-above, --quiet, --no-follow and\n"
+      "--dormant are for native programs only.\n"
       "Output templates expand %p (pid), %t (time), %e (program name).\n"
       "Signals: a terminal's Ctrl-C, Ctrl-\\ and hangup reach the program directly; INT, QUIT,\n"
       "TERM, HUP, USR1 and USR2 sent to heaprec with kill are passed on to it.\n"
@@ -322,6 +322,9 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
       ->option_text("N");
   cmd->add_flag("--no-follow", options->no_follow,
                 "Native: do not profile programs the program executes");
+  cmd->add_flag("--dormant", options->dormant,
+                "Native: start with sampling off, at no cost, until `heaprec attach PID` "
+                "(needs --dump-signal, which carries attach and detach)");
   cmd->add_flag("!--no-symbolize", options->symbolize, "Leave the profiles unsymbolized");
   cmd->add_option("--top", options->top, "Sites to print at the end (0 = none)")->default_val(10);
   cmd->add_option("--push", push_args->url,

@@ -67,6 +67,10 @@ bool IsNativeElf(const unsigned char (&ident)[EI_NIDENT]) {
 
 std::string CheckRunMode(const RunOptions& o) {
   if (!o.ruby) {
+    if (o.dormant && o.dump_signal.empty()) {
+      return "--dormant needs --dump-signal, which carries `heaprec attach` and `detach` "
+             "(e.g. --dormant --dump-signal SIGUSR2)";
+    }
     if (!o.sample_every.empty()) {
       return "--sample-every samples Ruby objects and needs --ruby; native programs are sampled "
              "by bytes with --sample-interval";
@@ -83,6 +87,7 @@ std::string CheckRunMode(const RunOptions& o) {
   if (!o.dump_above.empty()) return "--dump-above is for native programs, not with --ruby";
   if (o.quiet) return "--quiet is for native programs, not with --ruby";
   if (o.no_follow) return "--no-follow is for native programs, not with --ruby";
+  if (o.dormant) return "--dormant is for native programs, not with --ruby";
   return "";
 }
 
@@ -130,6 +135,7 @@ EnvironmentChanges RunEnvironment(const RunOptions& o, const std::string& librar
     set_if("HEAPREC_DUMP_ABOVE", o.dump_above);
     if (o.quiet) env.emplace_back("HEAPREC_QUIET", "1");
     set_if("HEAPREC_UNWIND", o.unwind);
+    if (o.dormant) env.emplace_back("HEAPREC_DORMANT", "1");
   }
   set_if("HEAPREC_MAX_DEPTH", o.max_depth);
   set_if("HEAPREC_SEED", o.seed);

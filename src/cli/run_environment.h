@@ -33,6 +33,7 @@ struct RunOptions {
   std::string max_depth;
   std::string seed;
   bool no_follow = false;  // native only
+  bool dormant = false;    // native only: sampling off until `heaprec attach`; needs dump_signal
   bool symbolize = true;
   size_t top = 10;
   std::vector<std::string> command;
@@ -40,7 +41,7 @@ struct RunOptions {
 
 // Why the options do not go together, in one line ("" when they do): --sample-every without --ruby,
 // or an option only libheaprec.so reads (--sample-interval, --unwind, --dump-signal, --dump-above,
-// --quiet, --no-follow) with --ruby.
+// --quiet, --no-follow, --dormant) with --ruby, or --dormant without --dump-signal.
 std::string CheckRunMode(const RunOptions& options);
 
 // The directory that holds heaprec/autorun.rb: `override_directory` ($HEAPREC_RUBY_LIB) when set

@@ -187,7 +187,9 @@ void PrintSummary(const RunOptions& o, pid_t root, const Manifest& manifest, boo
   if (profiles.empty()) {
     // Profiles are written at exit, _exit, abort and fatal or terminating signals, and the peak
     // one as it grows: these are what is left.
-    if (!unprofiled) {
+    if (o.dormant) {
+      std::cerr << "heaprec: no profile was written (dormant, never attached)\n";
+    } else if (!unprofiled) {
       std::cerr << "heaprec: no profile was written (was the program killed by SIGKILL before its "
                    "first peak profile, statically linked, or run with profiling turned off?)\n";
     }

@@ -2,7 +2,9 @@
 #include <errno.h>
 
 #include "heaprec/heaprec.h"
+#include "preload/dormant.h"
 #include "preload/profiler.h"
+#include "preload/profiler_state.h"
 
 #define HEAPREC_API extern "C" __attribute__((visibility("default")))
 
@@ -14,12 +16,21 @@ HEAPREC_API int heaprec_dump(const char* path) {
 }
 
 HEAPREC_API int heaprec_stop(void) {
+  if (heaprec::preload::g_settings.dormant) {
+    heaprec::preload::SetSampling(false);  // at once, as without dormant mode
+    heaprec::preload::RequestDetach();     // and the dump thread's name follows
+    return 0;
+  }
   if (heaprec::preload::g_recorder.load() == nullptr) return -ENOSYS;
   heaprec::preload::SetSampling(false);
   return 0;
 }
 
 HEAPREC_API int heaprec_start(void) {
+  if (heaprec::preload::g_settings.dormant) {
+    heaprec::preload::RequestAttach();  // the deferred start-up runs on the dump thread
+    return 0;
+  }
   if (heaprec::preload::g_recorder.load() == nullptr) return -ENOSYS;
   heaprec::preload::SetSampling(true);
   return 0;

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "preload/dormant.h"
 #include "preload/profiler.h"
 #include "preload/profiler_state.h"
 #include "preload/thread_state.h"
@@ -42,6 +43,16 @@ void Sleep(std::uint32_t seen, std::uint64_t timeout_ns) {
           timeout_ns == UINT64_MAX ? nullptr : &timeout, nullptr, 0);
 }
 
+// A dump on the dump signal. A process started dormant and never attached has no recorder and
+// writes nothing: one line says why, rather than silence.
+void SignalDump() {
+  if (Dump(DumpReason::kSignal, nullptr) != ENOSYS || !g_settings.dormant || g_settings.quiet)
+    return;
+  const char* parts[] = {
+      "heaprec: sampling is off (dormant, never attached): no profile written\n"};
+  ReportMessage(parts, 1);
+}
+
 void* DumpLoop(void*) {
   t_state.in_hook = true;  // everything this thread allocates is heaprec's own
   const std::uint64_t interval_ns = DumpIntervalMs() * 1000000ull;
@@ -49,7 +60,8 @@ void* DumpLoop(void*) {
   std::uint64_t next_peak_allowed = 0;
   for (;;) {
     std::uint32_t seen = g_wake.load(std::memory_order_acquire);
-    if (g_signal_requests.exchange(0) != 0) Dump(DumpReason::kSignal, nullptr);
+    RunControlCommand();
+    if (g_signal_requests.exchange(0) != 0) SignalDump();
     if (g_above_requested.exchange(false)) Dump(DumpReason::kAbove, nullptr);
     std::uint64_t now = NowNs(CLOCK_MONOTONIC);
     if (interval_ns != 0 && now >= next_interval) {
@@ -96,6 +108,8 @@ void StartThread() {
 void StartDumpThreadIfConfigured() {
   if (DumpIntervalMs() != 0 || DumpSignal() != 0) StartThread();
 }
+
+void WakeDumpThread() { Wake(); }
 
 void RequestSignalDump() {
   g_signal_requests.fetch_add(1);

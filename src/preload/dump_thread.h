@@ -4,6 +4,7 @@
 //   on HEAPREC_DUMP_SIGNAL                       reason=signal (one line on stderr unless quiet)
 //   when the live heap crossed HEAPREC_DUMP_ABOVE reason=above
 //   the peak profile, as the peak grows          reason=peak, at most once per second
+//   attach and detach in a dormant process       (dormant.h: the deferred start-up, no profile)
 //
 // Signal handlers and allocation hooks only raise a flag and wake the thread with a futex (no
 // descriptor: nothing for the program to find in /proc/self/fd or close by mistake); the thread,
@@ -17,6 +18,9 @@ namespace heaprec::preload {
 
 // Start-up, and the child after fork(): starts the thread if an interval or a dump signal is set.
 void StartDumpThreadIfConfigured();
+
+// Async-signal-safe. Wakes the thread to look at its requests (dormant.cc's commands).
+void WakeDumpThread();
 
 // Async-signal-safe. A dump of reason=signal.
 void RequestSignalDump();

@@ -17,6 +17,7 @@
 #include "core/arena.h"
 #include "core/manifest_writer.h"
 #include "core/profile_file.h"
+#include "preload/dormant.h"
 #include "preload/dump_thread.h"
 #include "preload/process_mappings.h"
 #include "preload/profiler.h"
@@ -81,7 +82,7 @@ WriteOptions KeepingNewerFiles(char* written_path, std::size_t capacity) {
 // unwound), then the counters a user needs to judge it (how much was sampled, what was lost). Each
 // field is NAME=VALUE with a schema field name, separated by spaces (analysis::CommentField reads
 // them). Fixed storage: dumps never call malloc. A field that does not fit is left out (none
-// comes close: the longest comment, every counter at 20 digits, is about 420 characters).
+// comes close: the longest comment, every counter at 20 digits, is about 475 characters).
 class ProfileComments {
  public:
   // Starts the next comment with `text`.
@@ -175,6 +176,10 @@ int WriteSnapshot(HeapSnapshot& snapshot, DumpReason reason, int signal_number, 
     comments.Add(schema::kUnwindChecksField, check.checked);
     comments.Add(schema::kUnwindMismatchesField, check.mismatched);
     comments.Add(schema::kUnwindHandoversField, check.handed_over);
+  }
+  if (std::uint64_t attaches = AttachCount(); attaches != 0) {
+    comments.Add(schema::kAttachedField, attaches);
+    comments.Add(schema::kAttachedAtField, LastAttachNs() / 1000000000ull);
   }
   if (IsFinal(reason)) {
     comments.Add(schema::kPeakWritesField, g_peak_writes.load());

@@ -7,6 +7,7 @@
 
 #include <atomic>
 
+#include "preload/dormant.h"
 #include "preload/dump_thread.h"
 #include "preload/profiler.h"
 #include "preload/signal_table.h"
@@ -107,6 +108,11 @@ void OnEndingSignal(int signal_number, siginfo_t* info, void* context) {
 
 void OnDumpSignal(int signal_number, siginfo_t* info, void* context) {
   int saved_errno = errno;
+  // `heaprec attach` and `detach` are heaprec's, not the program's: its handler does not see them.
+  if (TakeControlCommand(info)) {
+    errno = saved_errno;
+    return;
+  }
   RequestSignalDump();
   struct sigaction program = ProgramAction(signal_number);
   bool is_handler = (program.sa_flags & SA_SIGINFO) != 0 ||

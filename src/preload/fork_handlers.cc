@@ -9,6 +9,7 @@
 #include <signal.h>
 
 #include "core/arena.h"
+#include "preload/dormant.h"
 #include "preload/dump_thread.h"
 #include "preload/endings.h"
 #include "preload/profiler.h"
@@ -61,6 +62,7 @@ void ForkChild() {
   RememberOwnPid();
   OpenUnwindGateInChild();
   ForgetDumpThreadInChild();
+  ForgetControlCommandInChild();
   if (g_fork_from_inside) {
     TurnSamplingOff();
     g_recorder.store(nullptr);  // its tables may be half-updated: never touch them again

@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 
+#include "schema/control.h"
 #include "schema/manifest.h"
 #include "schema/profile_schema.h"
 
@@ -243,6 +244,21 @@ bool ReadSettings(Settings* settings) {
       !CopyPath(value, settings->manifest, sizeof(settings->manifest))) {
     Complain(schema::kManifestVariable, value, "a path shorter than PATH_MAX");
     return false;
+  }
+  // Attach and detach arrive on the dump signal (docs/design/dormant.md): without one, a dormant
+  // process could never be woken.
+  if ((value = getenv(schema::kDormantVariable)) != nullptr) {
+    if (IsTrue(value) || EqualsIgnoreCase(value, "1")) {
+      settings->dormant = true;
+    } else if (!IsFalse(value) && value[0] != '\0') {
+      Complain(schema::kDormantVariable, value, "1 or 0");
+      return false;
+    }
+    if (settings->dormant && settings->dump_signal == 0) {
+      Complain(schema::kDormantVariable, value,
+               "1 only together with HEAPREC_DUMP_SIGNAL, which carries attach and detach");
+      return false;
+    }
   }
   return true;
 }

@@ -31,6 +31,7 @@ struct Settings {
   int only_pid = 0;                            // HEAPREC_NO_FOLLOW=PID: profile only this pid
   std::uint64_t seed = 0;        // HEAPREC_SEED: fixed sampler seed (tests), 0 = random
   char manifest[PATH_MAX] = {};  // HEAPREC_MANIFEST: (internal) list of files written
+  bool dormant = false;          // HEAPREC_DORMANT: start with sampling off until `heaprec attach`
 };
 
 inline constexpr std::uint32_t kMaxStackDepth = 1024;

@@ -1,10 +1,11 @@
 // Start-up and the end of the process. The library's constructor reads the settings, checks that
 // profiles can be written where the user asked (finding out at exit would lose the profile), that
-// the program's malloc is really heaprec's, then creates the arena and the recorder, registers the
-// fork handlers and the signal handlers and publishes the recorder, which switches the hooks' slow
-// paths on. Any failure leaves the program running as if heaprec were absent, with at most one
-// line on stderr. Its destructor writes the exit profile, after the program's static destructors
-// and atexit handlers: the leak view.
+// the program's malloc is really heaprec's, then creates the arena, registers the fork handlers,
+// creates and publishes the recorder, which switches the hooks' slow paths on (a dormant process
+// defers that to its first attach, dormant.h), and installs the signal handlers. Any failure leaves
+// the program running as if heaprec were absent, with at most one line on stderr. Its destructor
+// writes the exit profile, after the program's static destructors and atexit handlers: the leak
+// view.
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -17,6 +18,7 @@
 
 #include "core/arena.h"
 #include "core/profile_file.h"
+#include "preload/dormant.h"
 #include "preload/dump_thread.h"
 #include "preload/endings.h"
 #include "preload/fork_handlers.h"
@@ -28,7 +30,6 @@
 #include "preload/settings.h"
 #include "preload/signal_table.h"
 #include "preload/thread_state.h"
-#include "preload/unwinder.h"
 
 extern "C" char* program_invocation_short_name;  // glibc: the program's base name, no allocation
 
@@ -38,7 +39,6 @@ namespace {
 // Placement storage: these must not have dynamic initializers, which could run after the first
 // allocation hook already used them.
 alignas(MmapArena) unsigned char g_arena_storage[sizeof(MmapArena)];
-alignas(HeapRecorder) unsigned char g_recorder_storage[sizeof(HeapRecorder)];
 
 // Makes a relative output template absolute against the start-up directory, so that a program that
 // changes directory still writes its profile where the user asked.
@@ -165,13 +165,14 @@ __attribute__((constructor(101))) void StartProfiler() {
   RememberOwnPid();
   RememberExecutablePath();
   g_interval.store(g_settings.sample_interval);
-  g_arena = new (g_arena_storage) MmapArena();
-  RecorderOptions options;
-  auto* recorder = new (g_recorder_storage) HeapRecorder(*g_arena, options);
-  InitUnwinder(g_settings.unwind, *g_arena);
+  g_arena = new (g_arena_storage) MmapArena();  // maps nothing until first used
   InstallForkHandlers();
-  g_recorder.store(recorder, std::memory_order_release);
-  SetSampling(true);
+  // A dormant process defers the recorder and the unwinder's tables to its first attach, on the
+  // dump thread (dormant.h): until then it costs what the do-nothing interposer costs.
+  if (!g_settings.dormant) {
+    StartRecording();
+    SetSampling(true);
+  }
   InstallSignalHandlers(g_settings.dump_signal);
   StartDumpThreadIfConfigured();
 }

@@ -66,6 +66,11 @@ inline constexpr char kUnwindMismatchesField[] = "unwind_mismatches";
 inline constexpr char kUnwindHandoversField[] = "unwind_handovers";
 inline constexpr char kPeakWritesField[] = "peak_writes";
 inline constexpr char kPeakWriteUsField[] = "peak_write_us";
+// In a process started dormant (HEAPREC_DORMANT) that was attached: how many times, and when the
+// latest attach was (Unix seconds). Such a profile covers only allocations sampled while attached:
+// blocks allocated before the first attach (or while detached) are not in it.
+inline constexpr char kAttachedField[] = "attached";
+inline constexpr char kAttachedAtField[] = "attached_at";
 // The Ruby front end's: its N, objects sampled, skipped (pending queue full, or profiler memory
 // exhausted), tracked now, and stacks stored.
 inline constexpr char kSampleEveryField[] = "sample_every";

@@ -18,8 +18,8 @@ namespace {
 
 using testing::ShellQuote;
 
-const std::vector<std::string> kCommands = {"run",  "report", "symbolize", "flame",
-                                            "diff", "leaks",  "agent"};
+const std::vector<std::string> kCommands = {"run",   "report", "symbolize", "flame", "diff",
+                                            "leaks", "agent",  "attach",    "detach"};
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -154,7 +154,11 @@ TEST_F(CommandLineTest, EveryUsageErrorIsOneLineWithStatus2) {
                                           "leaks --chart-sites 0" + file,
                                           "leaks --min-t -1" + file,
                                           "leaks --single-series=maybe" + file,
+                                          "attach",
+                                          "attach 12x",
+                                          "detach 1 2",
                                           "run",
+                                          "run --dormant -- true",
                                           "run --max-depth 0 -- true",
                                           "run --unwind sideways -- true",
                                           "run --push ftp://h -- true",
@@ -187,7 +191,7 @@ TEST_F(CommandLineTest, NoCommandPrintsTheShortUsage) {
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err,
             "Usage: heaprec COMMAND [OPTIONS] [ARGS...]\n"
-            "Commands: run, report, symbolize, flame, diff, leaks, agent\n"
+            "Commands: run, report, symbolize, flame, diff, leaks, agent, attach, detach\n"
             "heaprec --help describes them; heaprec help COMMAND shows a command's options and "
             "examples.\n");
 }

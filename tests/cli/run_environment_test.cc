@@ -111,6 +111,24 @@ TEST(RunEnvironmentTest, EachModeRejectsTheOthersOptions) {
   o = RubyOptions();
   o.no_follow = true;
   EXPECT_NE(CheckRunMode(o).find("--no-follow"), std::string::npos);
+  o = RubyOptions();
+  o.dormant = true;
+  EXPECT_NE(CheckRunMode(o).find("--dormant is for native programs"), std::string::npos);
+}
+
+// Attach and detach arrive on the dump signal: --dormant without one could never be woken.
+TEST(RunEnvironmentTest, DormantNeedsTheDumpSignalAndIsPassedOn) {
+  RunOptions o;
+  o.output = "/out/p.pb.gz";
+  o.dormant = true;
+  EXPECT_NE(CheckRunMode(o).find("--dormant needs --dump-signal"), std::string::npos);
+  o.dump_signal = "SIGUSR2";
+  EXPECT_EQ(CheckRunMode(o), "");
+  Variables env = Environment(o, "/lib/libheaprec.so", {});
+  EXPECT_EQ(env["HEAPREC_DORMANT"], "1");
+  EXPECT_EQ(env["HEAPREC_DUMP_SIGNAL"], "SIGUSR2");
+  o.dormant = false;
+  EXPECT_EQ(Environment(o, "/lib/libheaprec.so", {}).count("HEAPREC_DORMANT"), 0u);
 }
 
 TEST(RunEnvironmentTest, RubyLibraryIsBesideTheLibDirectoryUnlessOverridden) {

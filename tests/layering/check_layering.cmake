@@ -25,7 +25,8 @@ set(allowed_analysis profile/ schema/)
 set(allowed_render analysis/ profile/ schema/)
 # push sends profiles to Pyroscope: it reads them, and symbolizes them in memory before sending.
 set(allowed_push profile/ symbolize/ schema/)
-# run_command.cc validates `heaprec run`'s flags with the preload library's own parsers.
+# run_command.cc validates `heaprec run`'s flags with the preload library's own parsers, and
+# attach_command.cc reads a process's dump signal with them.
 set(allowed_cli render/ analysis/ profile/ symbolize/ push/ schema/ preload/settings.h)
 
 set(layers schema core preload profile symbolize analysis render push cli)

@@ -54,7 +54,7 @@ class ReadSettingsTest : public ::testing::Test {
   void TearDown() override {
     for (const char* name : {"HEAPREC_SAMPLE_INTERVAL", "HEAPREC_OUTPUT", "HEAPREC_DUMP_INTERVAL",
                              "HEAPREC_DUMP_SIGNAL", "HEAPREC_MAX_DEPTH", "HEAPREC_UNWIND",
-                             "HEAPREC_NO_FOLLOW", "HEAPREC_SEED"}) {
+                             "HEAPREC_NO_FOLLOW", "HEAPREC_SEED", "HEAPREC_DORMANT"}) {
       unsetenv(name);
     }
   }
@@ -69,6 +69,7 @@ TEST_F(ReadSettingsTest, DefaultsWithoutEnvironment) {
   EXPECT_EQ(s.dump_interval_ms, 0u);
   EXPECT_EQ(s.dump_signal, 0);
   EXPECT_FALSE(s.no_follow);
+  EXPECT_FALSE(s.dormant);
 }
 
 TEST_F(ReadSettingsTest, EveryVariableIsRead) {
@@ -80,6 +81,7 @@ TEST_F(ReadSettingsTest, EveryVariableIsRead) {
   setenv("HEAPREC_UNWIND", "fp", 1);
   setenv("HEAPREC_NO_FOLLOW", "4242", 1);
   setenv("HEAPREC_SEED", "99", 1);
+  setenv("HEAPREC_DORMANT", "1", 1);
   Settings s;
   ASSERT_TRUE(ReadSettings(&s));
   EXPECT_EQ(s.sample_interval, 1u);
@@ -91,6 +93,25 @@ TEST_F(ReadSettingsTest, EveryVariableIsRead) {
   EXPECT_TRUE(s.no_follow);
   EXPECT_EQ(s.only_pid, 4242);
   EXPECT_EQ(s.seed, 99u);
+  EXPECT_TRUE(s.dormant);
+}
+
+// Attach and detach arrive on the dump signal: dormant without one is a bad setting.
+TEST_F(ReadSettingsTest, DormantNeedsADumpSignal) {
+  setenv("HEAPREC_DORMANT", "1", 1);
+  Settings s;
+  testing::internal::CaptureStderr();
+  EXPECT_FALSE(ReadSettings(&s));
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("HEAPREC_DORMANT='1' is invalid: expected 1 only together with "
+                     "HEAPREC_DUMP_SIGNAL"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  setenv("HEAPREC_DORMANT", "0", 1);
+  Settings off;
+  EXPECT_TRUE(ReadSettings(&off));
+  EXPECT_FALSE(off.dormant);
 }
 
 TEST_F(ReadSettingsTest, BadValuesAreRejectedWithTheirName) {
@@ -102,7 +123,8 @@ TEST_F(ReadSettingsTest, BadValuesAreRejectedWithTheirName) {
                                                        {"HEAPREC_UNWIND", "magic"},
                                                        {"HEAPREC_NO_FOLLOW", "maybe"},
                                                        {"HEAPREC_OUTPUT", ""},
-                                                       {"HEAPREC_SEED", "-1"}};
+                                                       {"HEAPREC_SEED", "-1"},
+                                                       {"HEAPREC_DORMANT", "sometimes"}};
   for (const auto& [name, value] : cases) {
     setenv(name, value, 1);
     Settings s;
