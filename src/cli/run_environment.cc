@@ -66,6 +66,7 @@ bool IsNativeElf(const unsigned char (&ident)[EI_NIDENT]) {
 }  // namespace
 
 std::string CheckRunMode(const RunOptions& o) {
+  if (o.http_public && o.http.empty()) return "--http-public goes with --http ADDR";
   if (!o.ruby) {
     if (!o.sample_every.empty()) {
       return "--sample-every samples Ruby objects and needs --ruby; native programs are sampled "
@@ -83,6 +84,7 @@ std::string CheckRunMode(const RunOptions& o) {
   if (!o.dump_above.empty()) return "--dump-above is for native programs, not with --ruby";
   if (o.quiet) return "--quiet is for native programs, not with --ruby";
   if (o.no_follow) return "--no-follow is for native programs, not with --ruby";
+  if (!o.http.empty()) return "--http is for native programs, not with --ruby";
   return "";
 }
 
@@ -130,6 +132,8 @@ EnvironmentChanges RunEnvironment(const RunOptions& o, const std::string& librar
     set_if("HEAPREC_DUMP_ABOVE", o.dump_above);
     if (o.quiet) env.emplace_back("HEAPREC_QUIET", "1");
     set_if("HEAPREC_UNWIND", o.unwind);
+    set_if("HEAPREC_HTTP", o.http);
+    if (o.http_public) env.emplace_back("HEAPREC_HTTP_PUBLIC", "1");
   }
   set_if("HEAPREC_MAX_DEPTH", o.max_depth);
   set_if("HEAPREC_SEED", o.seed);

@@ -32,7 +32,9 @@ struct RunOptions {
   std::string unwind;       // native only
   std::string max_depth;
   std::string seed;
-  bool no_follow = false;  // native only
+  bool no_follow = false;    // native only
+  std::string http;          // native only: HEAPREC_HTTP, where the process serves its profile
+  bool http_public = false;  // native only: HEAPREC_HTTP_PUBLIC, allow a non-loopback --http
   bool symbolize = true;
   size_t top = 10;
   std::vector<std::string> command;
@@ -40,7 +42,7 @@ struct RunOptions {
 
 // Why the options do not go together, in one line ("" when they do): --sample-every without --ruby,
 // or an option only libheaprec.so reads (--sample-interval, --unwind, --dump-signal, --dump-above,
-// --quiet, --no-follow) with --ruby.
+// --quiet, --no-follow, --http) with --ruby, or --http-public without --http.
 std::string CheckRunMode(const RunOptions& options);
 
 // The directory that holds heaprec/autorun.rb: `override_directory` ($HEAPREC_RUBY_LIB) when set

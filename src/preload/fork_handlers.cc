@@ -11,6 +11,7 @@
 #include "core/arena.h"
 #include "preload/dump_thread.h"
 #include "preload/endings.h"
+#include "preload/http_server.h"
 #include "preload/profiler.h"
 #include "preload/profiler_state.h"
 #include "preload/sampling.h"
@@ -61,6 +62,7 @@ void ForkChild() {
   RememberOwnPid();
   OpenUnwindGateInChild();
   ForgetDumpThreadInChild();
+  CloseHttpServerInChild();  // the parent serves; the child must not hold its sockets open
   if (g_fork_from_inside) {
     TurnSamplingOff();
     g_recorder.store(nullptr);  // its tables may be half-updated: never touch them again

@@ -1,0 +1,40 @@
+// The request head of the profiled process's HTTP endpoint (http_server.cc), parsed as a pure
+// function of the bytes received so far: no allocation, no state, no I/O, so that it can be unit
+// tested and fuzzed (fuzz/http_request_fuzzer.cc) apart from the sockets.
+//
+// Served: GET or HEAD of /debug/pprof/heap (also in absolute form, http://host/debug/pprof/heap),
+// HTTP/1.0 or 1.1, with any query string: `gc` and `debug=0` are accepted and ignored, as Go's
+// net/http/pprof ignores what heaprec has no use for; `seconds=N` (N > 0, Go's delta profile) and
+// `debug=N` (N > 0, Go's text format) are answered 400 with a one-line reason. Any other path is
+// 404, any other method on the profile's path 405, anything malformed 400, and a head that does not
+// fit in the caller's buffer 431.
+#pragma once
+
+#include <cstddef>
+
+namespace heaprec::preload {
+
+enum class HttpVerdict {
+  kIncomplete,        // no complete head yet, nothing wrong so far: read more
+  kServe,             // 200: the profile
+  kBadRequest,        // 400
+  kNotFound,          // 404
+  kMethodNotAllowed,  // 405
+  kHeadTooLarge,      // 431
+};
+
+struct HttpRequest {
+  HttpVerdict verdict = HttpVerdict::kIncomplete;
+  bool head_only = false;   // HEAD: the response without its body
+  const char* reason = "";  // for an error: one line for the body, without newline
+};
+
+// Parses the first `size` bytes received on a connection; `capacity` is the most the caller will
+// ever hold (a head that does not end within it is kHeadTooLarge). Decides as soon as it can: a
+// malformed request line is kBadRequest before its headers arrive.
+HttpRequest ParseHttpRequest(const char* data, std::size_t size, std::size_t capacity);
+
+// The status line's text for a verdict other than kIncomplete: "404 Not Found".
+const char* HttpStatusText(HttpVerdict verdict);
+
+}  // namespace heaprec::preload
