@@ -4,12 +4,12 @@
 //
 // The input is a request head, copied into an exactly sized heap block (ASan sees one byte read
 // too many). The last byte picks the buffer capacity the server would have (8 KiB, or the input's
-// size, or less). Checks: a verdict is always one of the six; an error has a non-empty reason on
-// one line; a head as long as the capacity is never kIncomplete; and the verdict is consistent
-// the way the server reads: once a prefix of the input decides, every longer prefix decides the
-// same (the server stops reading at the first decision; prefixes are tried at every line end). The
-// whole input, as a string, also goes to ParseHttpAddress, whose accepted addresses must format
-// into a bounded endpoint string.
+// size, or less). Checks: a verdict is always one of the seven; an error has a non-empty reason on
+// one line, and a 405 (only) the methods to allow; a head as long as the capacity is never
+// kIncomplete; and the verdict is consistent the way the server reads: once a prefix of the input
+// decides, every longer prefix decides the same (the server stops reading at the first decision;
+// prefixes are tried at every line end). The whole input, as a string, also goes to
+// ParseHttpAddress, whose accepted addresses must format into a bounded endpoint string.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -42,12 +42,19 @@ void CheckVerdict(const HttpRequest& r) {
     case HttpVerdict::kIncomplete:
     case HttpVerdict::kServe:
       return;
+    case HttpVerdict::kNoSymbols:
+      if (r.reason == nullptr || std::strchr(r.reason, '\n') != nullptr) Bug("symbols' body");
+      return;
     case HttpVerdict::kBadRequest:
     case HttpVerdict::kNotFound:
     case HttpVerdict::kMethodNotAllowed:
     case HttpVerdict::kHeadTooLarge:
       if (r.reason == nullptr || r.reason[0] == '\0' || std::strchr(r.reason, '\n') != nullptr) {
         Bug("an error without a one-line reason");
+      }
+      if ((r.verdict == HttpVerdict::kMethodNotAllowed) !=
+          (r.allow != nullptr && r.allow[0] != 0)) {
+        Bug("Allow goes with 405 and only with it");
       }
       return;
   }

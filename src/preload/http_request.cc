@@ -7,6 +7,7 @@ namespace heaprec::preload {
 namespace {
 
 constexpr char kProfilePath[] = "/debug/pprof/heap";
+constexpr char kSymbolPath[] = "/debug/pprof/symbol";
 
 struct Text {
   const char* data;
@@ -21,6 +22,12 @@ HttpRequest Verdict(HttpVerdict verdict, const char* reason, bool head_only = fa
   request.verdict = verdict;
   request.reason = reason;
   request.head_only = head_only;
+  return request;
+}
+
+HttpRequest NotAllowed(const char* reason, const char* allow) {
+  HttpRequest request = Verdict(HttpVerdict::kMethodNotAllowed, reason);
+  request.allow = allow;
   return request;
 }
 
@@ -124,13 +131,17 @@ HttpRequest Route(const RequestLine& request) {
   const char* question = static_cast<const char*>(memchr(target.data, '?', target.size));
   Text path = {target.data, question != nullptr ? static_cast<std::size_t>(question - target.data)
                                                 : target.size};
+  bool head_only = request.method.Is("HEAD");
+  bool get = head_only || request.method.Is("GET");
+  if (path.Is(kSymbolPath)) {
+    if (request.method.Is("POST")) return Verdict(HttpVerdict::kNoSymbols, "");
+    if (get) return Verdict(HttpVerdict::kNoSymbols, "num_symbols: 0", head_only);
+    return NotAllowed("method not allowed: use GET, HEAD or POST", "GET, HEAD, POST");
+  }
   if (!path.Is(kProfilePath)) {
     return Verdict(HttpVerdict::kNotFound, "not found: heaprec serves only /debug/pprof/heap");
   }
-  bool head_only = request.method.Is("HEAD");
-  if (!head_only && !request.method.Is("GET")) {
-    return Verdict(HttpVerdict::kMethodNotAllowed, "method not allowed: use GET or HEAD");
-  }
+  if (!get) return NotAllowed("method not allowed: use GET or HEAD", "GET, HEAD");
   if (question == nullptr) return Verdict(HttpVerdict::kServe, "", head_only);
   return CheckQuery({question + 1, target.size - path.size - 1}, head_only);
 }
@@ -168,6 +179,7 @@ HttpRequest ParseHttpRequest(const char* data, std::size_t size, std::size_t cap
 const char* HttpStatusText(HttpVerdict verdict) {
   switch (verdict) {
     case HttpVerdict::kServe:
+    case HttpVerdict::kNoSymbols:
       return "200 OK";
     case HttpVerdict::kBadRequest:
       return "400 Bad Request";

@@ -5,9 +5,14 @@
 // Served: GET or HEAD of /debug/pprof/heap (also in absolute form, http://host/debug/pprof/heap),
 // HTTP/1.0 or 1.1, with any query string: `gc` and `debug=0` are accepted and ignored, as Go's
 // net/http/pprof ignores what heaprec has no use for; `seconds=N` (N > 0, Go's delta profile) and
-// `debug=N` (N > 0, Go's text format) are answered 400 with a one-line reason. Any other path is
-// 404, any other method on the profile's path 405, anything malformed 400, and a head that does not
-// fit in the caller's buffer 431.
+// `debug=N` (N > 0, Go's text format) are answered 400 with a one-line reason.
+//
+// /debug/pprof/symbol, Go's remote symbolizer, answers that it knows no symbols (GET:
+// "num_symbols: 0"; POST: no lines): `go tool pprof` asks it for every mapping its local
+// symbolization left without names (a stripped libc), and a 404 there stops pprof altogether.
+//
+// Any other path is 404, any other method 405, anything malformed 400, and a head that does not fit
+// in the caller's buffer 431.
 #pragma once
 
 #include <cstddef>
@@ -17,6 +22,7 @@ namespace heaprec::preload {
 enum class HttpVerdict {
   kIncomplete,        // no complete head yet, nothing wrong so far: read more
   kServe,             // 200: the profile
+  kNoSymbols,         // 200: /debug/pprof/symbol, `reason` the body's one line ("" for none)
   kBadRequest,        // 400
   kNotFound,          // 404
   kMethodNotAllowed,  // 405
@@ -26,7 +32,8 @@ enum class HttpVerdict {
 struct HttpRequest {
   HttpVerdict verdict = HttpVerdict::kIncomplete;
   bool head_only = false;   // HEAD: the response without its body
-  const char* reason = "";  // for an error: one line for the body, without newline
+  const char* reason = "";  // the body's one line, without newline: an error's, or kNoSymbols'
+  const char* allow = "";   // kMethodNotAllowed: the methods the path takes ("GET, HEAD")
 };
 
 // Parses the first `size` bytes received on a connection; `capacity` is the most the caller will

@@ -24,6 +24,8 @@
 #include "preload/profiler_state.h"
 #include "preload/thread_state.h"
 
+extern char** environ;
+
 namespace heaprec::preload {
 namespace {
 
@@ -176,10 +178,13 @@ class SocketSink final : public ByteSink {
   std::uint64_t deadline_ns_;
 };
 
-void SendError(SocketSink& out, const HttpRequest& request) {
+// An answer without a profile: an error, or the symbol endpoint's. Its body is `reason` and a
+// newline, or nothing when `reason` is empty.
+void SendText(SocketSink& out, const HttpRequest& request) {
+  bool empty = request.reason[0] == '\0';
   char length[24];
   Appender digits(length, sizeof(length));
-  digits.AddUnsigned(strlen(request.reason) + 1, 1);
+  digits.AddUnsigned(empty ? 0 : strlen(request.reason) + 1, 1);
   digits.Finish();
   char head[512];
   Appender a(head, sizeof(head));
@@ -187,9 +192,12 @@ void SendError(SocketSink& out, const HttpRequest& request) {
   a.Add(HttpStatusText(request.verdict));
   a.Add("\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ");
   a.Add(length);
-  if (request.verdict == HttpVerdict::kMethodNotAllowed) a.Add("\r\nAllow: GET, HEAD");
+  if (request.allow[0] != '\0') {
+    a.Add("\r\nAllow: ");
+    a.Add(request.allow);
+  }
   a.Add("\r\nConnection: close\r\nX-Content-Type-Options: nosniff\r\n\r\n");
-  if (!a.Finish() || !out.Write(head)) return;
+  if (!a.Finish() || !out.Write(head) || empty || request.head_only) return;
   out.Write(request.reason);
   out.Write("\n");
 }
@@ -219,7 +227,7 @@ void Serve(int fd, char* head) {
   }
   SocketSink out(fd, NowNs(CLOCK_MONOTONIC) + kResponseDeadlineNs);
   if (request.verdict != HttpVerdict::kServe) {
-    SendError(out, request);
+    SendText(out, request);
   } else if (out.Write(kProfileHead) && !request.head_only) {
     StreamProfile(out);  // a failure midway cuts the body short: the client sees a broken gzip
   }
@@ -258,8 +266,35 @@ void* ServeLoop(void*) {
   }
 }
 
+// The environment is read and changed here through `environ` itself, not getenv and unsetenv: a
+// program may define its own (bash does, over its variable table, which is not set up yet while
+// the library starts), and its unsetenv would leave the entry for every child.
+bool IsEntry(const char* entry, const char* name, std::size_t length) {
+  return strncmp(entry, name, length) == 0 && entry[length] == '=';
+}
+
+const char* EnvironmentValue(const char* name) {
+  std::size_t length = strlen(name);
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    if (IsEntry(*entry, name, length)) return *entry + length + 1;
+  }
+  return nullptr;
+}
+
+// Takes every NAME=... out of the environment in place, as glibc's unsetenv does.
+void RemoveFromEnvironment(const char* name) {
+  std::size_t length = strlen(name);
+  for (char** entry = environ; entry != nullptr && *entry != nullptr;) {
+    if (!IsEntry(*entry, name, length)) {
+      ++entry;
+      continue;
+    }
+    for (char** move = entry; *move != nullptr; ++move) move[0] = move[1];
+  }
+}
+
 bool ReadPublic() {
-  const char* value = getenv(kPublicVariable);
+  const char* value = EnvironmentValue(kPublicVariable);
   return value != nullptr && (strcmp(value, "1") == 0 || strcasecmp(value, "true") == 0 ||
                               strcasecmp(value, "yes") == 0 || strcasecmp(value, "on") == 0);
 }
@@ -267,7 +302,7 @@ bool ReadPublic() {
 }  // namespace
 
 void StartHttpServerIfConfigured() {
-  const char* value = getenv(kVariable);
+  const char* value = EnvironmentValue(kVariable);
   if (value == nullptr || value[0] == '\0') return;
   Appender variable(g_variable, sizeof(g_variable));
   variable.Add(kVariable);
@@ -282,8 +317,8 @@ void StartHttpServerIfConfigured() {
   g_public = ReadPublic();  // read before the variables leave the environment
   // Children started by fork-and-exec, posix_spawn or system() must not try the same address: the
   // exec hooks give it back to this process's own exec only (HttpVariablesForExec).
-  unsetenv(kVariable);
-  unsetenv(kPublicVariable);
+  RemoveFromEnvironment(kVariable);
+  RemoveFromEnvironment(kPublicVariable);
   const char* error = nullptr;
   if (!ParseHttpAddress(g_variable + sizeof(kVariable), &g_address, &error)) {
     Complain(error);
@@ -329,9 +364,8 @@ void StopHttpServerAtExit() {
 
 std::size_t HttpVariablesForExec(char* const* envp, const char** variables) {
   if (g_owner_pid == 0 || getpid() != g_owner_pid) return 0;
-  constexpr std::size_t kPrefix = sizeof(kVariable) - 1;
   for (char* const* p = envp; p != nullptr && *p != nullptr; ++p) {
-    if (strncmp(*p, kVariable, kPrefix) == 0 && (*p)[kPrefix] == '=') return 0;
+    if (IsEntry(*p, kVariable, sizeof(kVariable) - 1)) return 0;
   }
   std::size_t count = 0;
   variables[count++] = g_variable;

@@ -50,12 +50,13 @@ TEST(HttpRequestTest, WaitsForTheWholeHead) {
 
 TEST(HttpRequestTest, RefusesOtherPathsMethodsAndQueries) {
   EXPECT_EQ(VerdictOf("GET / HTTP/1.1\r\n\r\n"), HttpVerdict::kNotFound);
-  // What go tool pprof asks for when it symbolizes remotely.
-  EXPECT_EQ(VerdictOf("POST /debug/pprof/symbol HTTP/1.1\r\n\r\n"), HttpVerdict::kNotFound);
+  EXPECT_EQ(VerdictOf("GET /debug/pprof/ HTTP/1.1\r\n\r\n"), HttpVerdict::kNotFound);
   EXPECT_EQ(VerdictOf("GET /debug/pprof/heapx HTTP/1.1\r\n\r\n"), HttpVerdict::kNotFound);
   EXPECT_EQ(VerdictOf("GET /debug/pprof/heap/ HTTP/1.1\r\n\r\n"), HttpVerdict::kNotFound);
   EXPECT_EQ(VerdictOf("GET /debug/pprof/profile HTTP/1.1\r\n\r\n"), HttpVerdict::kNotFound);
-  EXPECT_EQ(VerdictOf("POST /debug/pprof/heap HTTP/1.1\r\n\r\n"), HttpVerdict::kMethodNotAllowed);
+  HttpRequest post = Parse("POST /debug/pprof/heap HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(post.verdict, HttpVerdict::kMethodNotAllowed);
+  EXPECT_STREQ(post.allow, "GET, HEAD");
   EXPECT_EQ(VerdictOf("get /debug/pprof/heap HTTP/1.1\r\n\r\n"), HttpVerdict::kMethodNotAllowed);
   HttpRequest delta = Parse("GET /debug/pprof/heap?seconds=30 HTTP/1.1\r\n\r\n");
   EXPECT_EQ(delta.verdict, HttpVerdict::kBadRequest);
@@ -63,6 +64,19 @@ TEST(HttpRequestTest, RefusesOtherPathsMethodsAndQueries) {
   EXPECT_EQ(VerdictOf("GET /debug/pprof/heap?seconds=x HTTP/1.1\r\n\r\n"),
             HttpVerdict::kBadRequest);
   EXPECT_EQ(VerdictOf("GET /debug/pprof/heap?debug=1 HTTP/1.1\r\n\r\n"), HttpVerdict::kBadRequest);
+}
+
+// What go tool pprof asks for when its local symbolization left a mapping without names: no
+// symbols known here, which lets it go on with what it found locally.
+TEST(HttpRequestTest, TheSymbolEndpointKnowsNoSymbols) {
+  HttpRequest post = Parse("POST /debug/pprof/symbol HTTP/1.1\r\nContent-Length: 5\r\n\r\n");
+  EXPECT_EQ(post.verdict, HttpVerdict::kNoSymbols);
+  EXPECT_STREQ(post.reason, "");
+  HttpRequest get = Parse("GET /debug/pprof/symbol HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(get.verdict, HttpVerdict::kNoSymbols);
+  EXPECT_STREQ(get.reason, "num_symbols: 0");
+  EXPECT_EQ(VerdictOf("PUT /debug/pprof/symbol HTTP/1.1\r\n\r\n"), HttpVerdict::kMethodNotAllowed);
+  EXPECT_STREQ(HttpStatusText(HttpVerdict::kNoSymbols), "200 OK");
 }
 
 TEST(HttpRequestTest, RefusesMalformedHeads) {
