@@ -49,6 +49,8 @@ void CheckVerdict(const HttpRequest& r) {
     case HttpVerdict::kNotFound:
     case HttpVerdict::kMethodNotAllowed:
     case HttpVerdict::kHeadTooLarge:
+    case HttpVerdict::kUnavailable:
+      if (r.verdict == HttpVerdict::kUnavailable) Bug("the parser never answers 503");
       if (r.reason == nullptr || r.reason[0] == '\0' || std::strchr(r.reason, '\n') != nullptr) {
         Bug("an error without a one-line reason");
       }

@@ -189,6 +189,8 @@ const char* HttpStatusText(HttpVerdict verdict) {
       return "405 Method Not Allowed";
     case HttpVerdict::kHeadTooLarge:
       return "431 Request Header Fields Too Large";
+    case HttpVerdict::kUnavailable:
+      return "503 Service Unavailable";
     case HttpVerdict::kIncomplete:
       break;
   }

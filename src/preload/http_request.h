@@ -27,6 +27,7 @@ enum class HttpVerdict {
   kNotFound,          // 404
   kMethodNotAllowed,  // 405
   kHeadTooLarge,      // 431
+  kUnavailable,       // 503: never from the parser; the server's, when no profile can be taken
 };
 
 struct HttpRequest {

@@ -211,6 +211,23 @@ constexpr char kProfileHead[] =
     "Connection: close\r\n"
     "\r\n";
 
+// The 200 head goes out with the first byte of the body, so that a profile that cannot be taken
+// at all is still a 503.
+class ProfileBody final : public ByteSink {
+ public:
+  explicit ProfileBody(SocketSink& out) : out_(out) {}
+  bool Write(const void* data, std::size_t size) override {
+    if (!started_ && !out_.Write(kProfileHead)) return false;
+    started_ = true;
+    return out_.Write(data, size);
+  }
+  bool started() const { return started_; }
+
+ private:
+  SocketSink& out_;
+  bool started_ = false;
+};
+
 // One connection: the head within kHeadDeadlineNs, then the answer. The body of a profile is
 // close-delimited (streamed as it is encoded: no buffer of its size).
 void Serve(int fd, char* head) {
@@ -228,8 +245,19 @@ void Serve(int fd, char* head) {
   SocketSink out(fd, NowNs(CLOCK_MONOTONIC) + kResponseDeadlineNs);
   if (request.verdict != HttpVerdict::kServe) {
     SendText(out, request);
-  } else if (out.Write(kProfileHead) && !request.head_only) {
-    StreamProfile(out);  // a failure midway cuts the body short: the client sees a broken gzip
+  } else if (request.head_only) {
+    out.Write(kProfileHead);
+  } else {
+    ProfileBody body(out);
+    int error = StreamProfile(body);
+    // Before the first byte (no memory for the snapshot) the answer can still say so; a failure
+    // midway cuts the body short, and the client sees a broken gzip stream.
+    if (error != 0 && !body.started()) {
+      HttpRequest failed;
+      failed.verdict = HttpVerdict::kUnavailable;
+      failed.reason = strerrordesc_np(error);
+      SendText(out, failed);
+    }
   }
   // Closing with unread request bytes would reset the connection and could discard the answer
   // before the client read it: end our side, then read what is left until the client closes.
