@@ -266,6 +266,22 @@ TEST_F(HttpEndpointTest, AnswersWhatItDoesNotServeAndSurvivesBadClients) {
   EXPECT_EQ(err[0].rfind(kServing, 0), 0u);
 }
 
+TEST_F(HttpEndpointTest, ExitWaitsForNoClient) {
+  BackgroundProcess process(Options("127.0.0.1:0"));
+  ASSERT_EQ(process.WaitForLine("ready"), "ready") << process.Stderr();
+  Endpoint endpoint{ServingPort(process), ""};
+  // A client that connected and says nothing holds the server thread for its 5 s head deadline;
+  // the program's exit must not wait for it, and the final profile is written all the same.
+  int silent = Connect(endpoint);
+  ASSERT_GE(silent, 0);
+  double start = MonotonicSeconds();
+  ExpectOwnEnding(process, "ready\ndone\n");
+  EXPECT_LT(MonotonicSeconds() - start, 4.5) << "exit waited for the silent client";
+  close(silent);
+  ASSERT_EQ(Profiles().size(), 1u);
+  EXPECT_EQ(CommentText(ReadProfileFile(Profiles()[0]), "reason"), "exit");
+}
+
 TEST_F(HttpEndpointTest, UnixSocketWithCurlReplacesAStaleOne) {
   std::string path = dir_ / "heap.sock";
   {  // a socket file nobody listens on, as a killed process leaves it
