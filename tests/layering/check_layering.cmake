@@ -23,8 +23,10 @@ set(allowed_profile schema/)
 set(allowed_symbolize profile/ schema/)
 set(allowed_analysis profile/ schema/)
 set(allowed_render analysis/ profile/ schema/)
-# run_command.cc validates `heaprec run`'s flags with the preload library's own parsers.
-set(allowed_cli render/ analysis/ profile/ symbolize/ schema/ preload/settings.h)
+# run_command.cc validates `heaprec run`'s flags with the preload library's own parsers (the
+# settings', and --http's address).
+set(allowed_cli render/ analysis/ profile/ symbolize/ schema/ preload/settings.h
+    preload/http_address.h)
 
 set(layers schema core preload profile symbolize analysis render cli)
 # The first directory of an include path that names a header of heaprec (src/ or include/): an
