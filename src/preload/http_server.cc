@@ -44,7 +44,16 @@ bool g_public = false;
 // "HEAPREC_HTTP=ADDR", for exec from the serving process (http_server.h).
 char g_variable[PATH_MAX + sizeof(kVariable) + 1];
 HttpAddress g_address;
-ino_t g_socket_inode = 0;  // of the Unix socket's file, removed at exit only if still ours
+ino_t g_socket_inode = 0;    // of the Unix socket's file, removed at exit only if still ours
+ino_t g_listener_inode = 0;  // of the listening socket itself (sockfs), to recognize its descriptor
+
+// Whether descriptor `fd` is still the listening socket: a program that closed descriptors it did
+// not know (closefrom) may have reused the number for a socket of its own, whose connections are
+// not heaprec's to accept.
+bool IsOurListener(int fd) {
+  struct stat st;
+  return fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_ino == g_listener_inode;
+}
 
 // "heaprec: HEAPREC_HTTP=ADDR: REASON", REASON's first letter in lower case (strerror's start with
 // a capital).
@@ -116,6 +125,8 @@ int Listen() {
     if (stat(path, &st) == 0) g_socket_inode = st.st_ino;
   }
   if (listen(fd, 16) != 0) return Fail(fd, strerrordesc_np(errno));
+  struct stat st;
+  if (fstat(fd, &st) == 0) g_listener_inode = st.st_ino;
   return fd;
 }
 
@@ -275,7 +286,7 @@ void* ServeLoop(void*) {
   char head[kHeadBytes];
   for (;;) {
     int listener = g_listener.load();
-    if (listener < 0) return nullptr;
+    if (listener < 0 || !IsOurListener(listener)) return nullptr;
     int fd = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED || errno == EAGAIN || errno == EPROTO) continue;
