@@ -296,9 +296,10 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--no-follow", options->no_follow,
                 "Native: do not profile programs the program executes");
   cmd->add_option("--http", options->http,
-                  "Native: the process serves a fresh profile at GET /debug/pprof/heap on ADDR: "
-                  "PORT or HOST:PORT (loopback unless --http-public; port 0 = any, printed), or a "
-                  "Unix socket path (/PATH, ./PATH, unix:PATH)")
+                  "Native: the process serves a fresh profile at GET /debug/pprof/heap on ADDR: a "
+                  "port (6060), a host and port (127.0.0.1:6060, [::1]:6060, localhost:6060; "
+                  "loopback only unless --http-public; port 0 = any free one, printed), or a Unix "
+                  "socket path (/run/app.sock, ./app.sock, unix:app.sock)")
       ->option_text("ADDR");
   cmd->add_flag("--http-public", options->http_public,
                 "Native: let --http listen on a non-loopback address (anyone who can reach it "
