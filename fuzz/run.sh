@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds heaprec's libFuzzer targets and runs each for a while; CI calls it briefly (fuzz/run.sh 20).
+# Builds heaprec's libFuzzer targets and runs each for a while; CI calls it briefly (fuzz/run.sh 13).
 #
 #   fuzz/run.sh [SECONDS] [FUZZER...]     SECONDS per fuzzer (default 30); all fuzzers by default
 #
@@ -25,13 +25,14 @@ repo=$(cd "$fuzz_dir/.." && pwd)
 build=${FUZZ_BUILD_DIR:-$repo/build-fuzz}
 
 # fuzzer name, corpus directory, extra libFuzzer flags
-declare -A corpus=([pprof_reader_fuzzer]=pprof [settings_fuzzer]=settings)
+declare -A corpus=([pprof_reader_fuzzer]=pprof [settings_fuzzer]=settings [http_request_fuzzer]=http)
 declare -A flags=(
   [pprof_reader_fuzzer]="-max_len=8192"
   [settings_fuzzer]="-max_len=5000 -dict=$fuzz_dir/settings.dict"
+  [http_request_fuzzer]="-max_len=9000 -dict=$fuzz_dir/http.dict"
 )
 fuzzers=("$@")
-((${#fuzzers[@]})) || fuzzers=(pprof_reader_fuzzer settings_fuzzer)
+((${#fuzzers[@]})) || fuzzers=(pprof_reader_fuzzer settings_fuzzer http_request_fuzzer)
 for f in "${fuzzers[@]}"; do
   [[ -n ${corpus[$f]:-} ]] || { echo "fuzz/run.sh: unknown fuzzer $f" >&2; exit 2; }
 done

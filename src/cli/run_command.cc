@@ -29,6 +29,7 @@
 #include "cli/run_manifest.h"
 #include "cli/run_push.h"
 #include "cli/run_summary.h"
+#include "preload/http_address.h"
 #include "preload/settings.h"
 
 namespace heaprec::cli {
@@ -43,7 +44,7 @@ bool TakesValue(std::string_view option) {
   for (std::string_view known :
        {"--sample-interval", "--sample-every", "-o", "--output", "--dump-interval", "--dump-signal",
         "--max-depth", "--unwind", "--seed", "--top", "--dump-above", "--push", "--app", "--label",
-        "--push-header", "--push-timeout"}) {
+        "--push-header", "--push-timeout", "--http"}) {
     if (option == known) return true;
   }
   return false;
@@ -110,6 +111,20 @@ bool ValidateOptions(const RunOptions& o) {
   }
   if (!o.dump_above.empty() && !preload::ParseByteCount(o.dump_above.c_str(), &u64)) {
     return fail("--dump-above", o.dump_above, "a byte count such as 100M or 2G");
+  }
+  if (!o.http.empty()) {
+    preload::HttpAddress address;
+    const char* error = nullptr;
+    if (!preload::ParseHttpAddress(o.http.c_str(), &address, &error)) {
+      std::cerr << "heaprec run: --http '" << o.http << "' is invalid: " << error << "\n";
+      return false;
+    }
+    if (!address.is_loopback && !o.http_public) {
+      std::cerr << "heaprec run: --http '" << o.http
+                << "' is not a loopback address, and whoever can reach it could read the heap "
+                   "profile; add --http-public to serve on it anyway\n";
+      return false;
+    }
   }
   if (o.output.empty() || o.output.size() >= PATH_MAX) {
     return fail("-o", o.output, "a non-empty path template");
@@ -262,8 +277,8 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
       "RUBYLIB and -rheaprec/autorun to RUBYOPT, so every Ruby process of the program profiles\n"
       "its live objects. The library is lib/ruby beside heaprec's lib/ directory;\n"
       "HEAPREC_RUBY_LIB overrides it. --sample-every is HEAPREC_SAMPLE_EVERY.\n"
-      "--sample-interval, --unwind, --dump-signal, --dump-above, --quiet, --no-follow and\n"
-      "--dormant are for native programs only.\n"
+      "--sample-interval, --unwind, --dump-signal, --dump-above, --quiet, --no-follow,\n"
+      "--dormant and --http are for native programs only.\n"
       "Output templates expand %p (pid), %t (time), %e (program name).\n"
       "Signals: a terminal's Ctrl-C, Ctrl-\\ and hangup reach the program directly; INT, QUIT,\n"
       "TERM, HUP, USR1 and USR2 sent to heaprec with kill are passed on to it.\n"
@@ -274,6 +289,8 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
       "  heaprec run -- ./myprogram --its-own-flag\n"
       "  heaprec run --sample-interval 1 --top 20 -- ./myprogram     every allocation, exactly\n"
       "  heaprec run --dump-interval 10 -o /var/tmp/heap/%e.%p.pb.gz -- ./server\n"
+      "  heaprec run --http 6060 -- ./server   then: go tool pprof "
+      "http://127.0.0.1:6060/debug/pprof/heap\n"
       "  heaprec run --ruby -- bundle exec ruby app.rb\n"
       "  heaprec run --dump-interval 60 --push http://pyroscope:4040 --label env=staging -- "
       "./server\n"
@@ -325,6 +342,15 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--dormant", options->dormant,
                 "Native: start with sampling off, at no cost, until `heaprec attach PID` "
                 "(needs --dump-signal, which carries attach and detach)");
+  cmd->add_option("--http", options->http,
+                  "Native: the process serves a fresh profile at GET /debug/pprof/heap on ADDR: a "
+                  "port (6060), a host and port (127.0.0.1:6060, [::1]:6060, localhost:6060; "
+                  "loopback only unless --http-public; port 0 = any free one, printed), or a Unix "
+                  "socket path (/run/app.sock, ./app.sock, unix:app.sock)")
+      ->option_text("ADDR");
+  cmd->add_flag("--http-public", options->http_public,
+                "Native: let --http listen on a non-loopback address (anyone who can reach it "
+                "can read the profile)");
   cmd->add_flag("!--no-symbolize", options->symbolize, "Leave the profiles unsymbolized");
   cmd->add_option("--top", options->top, "Sites to print at the end (0 = none)")->default_val(10);
   cmd->add_option("--push", push_args->url,

@@ -66,6 +66,7 @@ bool IsNativeElf(const unsigned char (&ident)[EI_NIDENT]) {
 }  // namespace
 
 std::string CheckRunMode(const RunOptions& o) {
+  if (o.http_public && o.http.empty()) return "--http-public goes with --http ADDR";
   if (!o.ruby) {
     if (o.dormant && o.dump_signal.empty()) {
       return "--dormant needs --dump-signal, which carries `heaprec attach` and `detach` "
@@ -88,6 +89,7 @@ std::string CheckRunMode(const RunOptions& o) {
   if (o.quiet) return "--quiet is for native programs, not with --ruby";
   if (o.no_follow) return "--no-follow is for native programs, not with --ruby";
   if (o.dormant) return "--dormant is for native programs, not with --ruby";
+  if (!o.http.empty()) return "--http is for native programs, not with --ruby";
   return "";
 }
 
@@ -136,6 +138,8 @@ EnvironmentChanges RunEnvironment(const RunOptions& o, const std::string& librar
     if (o.quiet) env.emplace_back("HEAPREC_QUIET", "1");
     set_if("HEAPREC_UNWIND", o.unwind);
     if (o.dormant) env.emplace_back("HEAPREC_DORMANT", "1");
+    set_if("HEAPREC_HTTP", o.http);
+    if (o.http_public) env.emplace_back("HEAPREC_HTTP_PUBLIC", "1");
   }
   set_if("HEAPREC_MAX_DEPTH", o.max_depth);
   set_if("HEAPREC_SEED", o.seed);

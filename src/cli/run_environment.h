@@ -32,8 +32,10 @@ struct RunOptions {
   std::string unwind;       // native only
   std::string max_depth;
   std::string seed;
-  bool no_follow = false;  // native only
-  bool dormant = false;    // native only: sampling off until `heaprec attach`; needs dump_signal
+  bool no_follow = false;    // native only
+  bool dormant = false;      // native only: sampling off until `heaprec attach`; needs dump_signal
+  std::string http;          // native only: HEAPREC_HTTP, where the process serves its profile
+  bool http_public = false;  // native only: HEAPREC_HTTP_PUBLIC, allow a non-loopback --http
   bool symbolize = true;
   size_t top = 10;
   std::vector<std::string> command;
@@ -41,7 +43,8 @@ struct RunOptions {
 
 // Why the options do not go together, in one line ("" when they do): --sample-every without --ruby,
 // or an option only libheaprec.so reads (--sample-interval, --unwind, --dump-signal, --dump-above,
-// --quiet, --no-follow, --dormant) with --ruby, or --dormant without --dump-signal.
+// --quiet, --no-follow, --dormant, --http) with --ruby, --dormant without --dump-signal, or
+// --http-public without --http.
 std::string CheckRunMode(const RunOptions& options);
 
 // The directory that holds heaprec/autorun.rb: `override_directory` ($HEAPREC_RUBY_LIB) when set

@@ -27,6 +27,10 @@ void ZFree(voidpf opaque, voidpf address) {
 
 }  // namespace
 
+GzipFileSink::GzipFileSink(ByteSink& output, MemoryResource& memory) : GzipFileSink(-1, memory) {
+  next_ = &output;
+}
+
 GzipFileSink::GzipFileSink(int fd, MemoryResource& memory) : fd_(fd), memory_(memory) {
   auto* stream = static_cast<z_stream*>(memory_.Allocate(sizeof(z_stream)));
   output_ = static_cast<unsigned char*>(memory_.Allocate(kOutputBytes));
@@ -58,6 +62,7 @@ GzipFileSink::~GzipFileSink() {
 }
 
 bool GzipFileSink::WriteAll(const unsigned char* data, std::size_t size) {
+  if (next_ != nullptr) return next_->Write(data, size);
   while (size > 0) {
     ssize_t n = write(fd_, data, size);
     if (n < 0) {

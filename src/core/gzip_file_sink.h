@@ -1,4 +1,5 @@
-// GzipFileSink: compresses what is written to it with zlib and writes it to a file descriptor.
+// GzipFileSink: compresses what is written to it with zlib and writes it to a file descriptor, or
+// to another ByteSink (the HTTP endpoint's socket, which needs send() rather than write()).
 //
 // zlib's own state (about 270 KiB) comes from the MemoryResource, not malloc. Not thread-safe; may
 // block in write(2); never throws.
@@ -14,6 +15,7 @@ namespace heaprec {
 class GzipFileSink final : public ByteSink {
  public:
   GzipFileSink(int fd, MemoryResource& memory);
+  GzipFileSink(ByteSink& output, MemoryResource& memory);
   ~GzipFileSink() override;
   GzipFileSink(const GzipFileSink&) = delete;
   GzipFileSink& operator=(const GzipFileSink&) = delete;
@@ -28,7 +30,8 @@ class GzipFileSink final : public ByteSink {
   bool WriteAll(const unsigned char* data, std::size_t size);
 
   static constexpr std::size_t kOutputBytes = 64 * 1024;
-  int fd_;
+  int fd_ = -1;
+  ByteSink* next_ = nullptr;  // instead of fd_, when set
   MemoryResource& memory_;
   void* stream_ = nullptr;  // z_stream, kept opaque so zlib.h stays out of the header
   unsigned char* output_ = nullptr;

@@ -149,7 +149,10 @@ int Publish(const char* temporary, const char* path, const WriteOptions& options
 // open() returns the lowest free descriptor: in a program started with 0, 1 or 2 closed that would
 // be one of them, which the program (or a library it calls meanwhile) then finds taken. Move it.
 int OpenAboveStdio(const char* path, int flags, mode_t mode) {
-  int fd = open(path, flags | O_CLOEXEC, mode);
+  return MoveAboveStdio(open(path, flags | O_CLOEXEC, mode));
+}
+
+int MoveAboveStdio(int fd) {
   if (fd < 0 || fd > STDERR_FILENO) return fd;
   int moved = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
   int saved_errno = errno;

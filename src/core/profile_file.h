@@ -58,4 +58,8 @@ int WriteHeapProfileFile(const char* path, const HeapSnapshot& snapshot,
 // them closed would find taken). Returns the descriptor or -1 with errno set.
 int OpenAboveStdio(const char* path, int flags, mode_t mode);
 
+// A new descriptor (from socket(), accept()) moved above 2 if it is 0, 1 or 2, close-on-exec; -1
+// passes through. Returns the descriptor or -1 with errno set.
+int MoveAboveStdio(int fd);
+
 }  // namespace heaprec

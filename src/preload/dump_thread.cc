@@ -90,6 +90,12 @@ void* DumpLoop(void*) {
 void StartThread() {
   bool expected = false;
   if (!g_running.compare_exchange_strong(expected, true)) return;
+  if (!StartHeaprecThread(DumpLoop)) g_running.store(false);
+}
+
+}  // namespace
+
+bool StartHeaprecThread(void* (*body)(void*)) {
   sigset_t all, previous;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &previous);  // the new thread inherits "everything blocked"
@@ -98,12 +104,11 @@ void StartThread() {
   pthread_attr_init(&attr);
   pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
   pthread_attr_setstacksize(&attr, 256 * 1024);
-  if (pthread_create(&thread, &attr, DumpLoop, nullptr) != 0) g_running.store(false);
+  bool started = pthread_create(&thread, &attr, body, nullptr) == 0;
   pthread_attr_destroy(&attr);
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  return started;
 }
-
-}  // namespace
 
 void StartDumpThreadIfConfigured() {
   if (DumpIntervalMs() != 0 || DumpSignal() != 0) StartThread();

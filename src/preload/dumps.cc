@@ -15,6 +15,7 @@
 
 #include "core/appender.h"
 #include "core/arena.h"
+#include "core/gzip_file_sink.h"
 #include "core/manifest_writer.h"
 #include "core/profile_file.h"
 #include "preload/dormant.h"
@@ -57,6 +58,8 @@ const char* ReasonName(DumpReason reason) {
       return schema::kReasonApi;
     case DumpReason::kPeak:
       return schema::kReasonPeak;
+    case DumpReason::kHttp:
+      return schema::kReasonHttp;
   }
   return "unknown";
 }
@@ -146,9 +149,11 @@ bool ChooseTarget(DumpReason reason, const char* path, char* target, std::size_t
 std::atomic<std::uint64_t> g_peak_writes{0};
 std::atomic<std::uint64_t> g_peak_write_ns{0};
 
-// Writes `snapshot`, taken at `taken_ns`, to `target` with the comments every profile carries.
-int WriteSnapshot(HeapSnapshot& snapshot, DumpReason reason, int signal_number, const char* target,
-                  std::uint64_t taken_ns, const WriteOptions& options) {
+// Calls write(metadata) with the metadata of `snapshot`, taken at `taken_ns`: the process's
+// mappings and the comments every profile carries. Returns write's result, or ENOMEM.
+template <typename Write>
+int WithMetadata(HeapSnapshot& snapshot, DumpReason reason, int signal_number,
+                 std::uint64_t taken_ns, Write&& write) {
   snapshot.SortByStackAndSize();
   ProcessMappings mappings(*g_arena);
   if (!mappings.Read(snapshot)) return ENOMEM;
@@ -192,7 +197,16 @@ int WriteSnapshot(HeapSnapshot& snapshot, DumpReason reason, int signal_number, 
                               mappings.count(),
                               comments.list(),
                               comments.count()};
-  return WriteHeapProfileFile(target, snapshot, metadata, *g_arena, options);
+  return write(metadata);
+}
+
+// Writes `snapshot`, taken at `taken_ns`, to `target` with the comments every profile carries.
+int WriteSnapshot(HeapSnapshot& snapshot, DumpReason reason, int signal_number, const char* target,
+                  std::uint64_t taken_ns, const WriteOptions& options) {
+  return WithMetadata(snapshot, reason, signal_number, taken_ns,
+                      [&](const ProfileMetadata& metadata) {
+                        return WriteHeapProfileFile(target, snapshot, metadata, *g_arena, options);
+                      });
 }
 
 // After a privilege drop: where profiles go that the new user may not write at their usual place.
@@ -339,6 +353,29 @@ int DumpAs(DumpReason reason, const char* path, int signal_number) {
 }  // namespace
 
 int Dump(DumpReason reason, const char* path) { return DumpAs(reason, path, 0); }
+
+int StreamProfile(ByteSink& body) {
+  HeapRecorder* recorder = g_recorder.load(std::memory_order_acquire);
+  if (recorder == nullptr) return ENOSYS;
+  HookGuard guard;
+  HeapSnapshot snapshot;
+  // The copy is taken under the dump lock, as every dump's; encoding and sending happen without
+  // it, so a client that reads slowly or not at all holds nothing the program or its dumps need.
+  bool taken;
+  {
+    MutexLock lock(g_dump_mutex);
+    taken = snapshot.Take(*recorder);
+  }
+  if (!taken) return ENOMEM;
+  return WithMetadata(
+      snapshot, DumpReason::kHttp, 0, NowNs(CLOCK_REALTIME), [&](const ProfileMetadata& metadata) {
+        errno = 0;
+        GzipFileSink sink(body, *g_arena);
+        bool ok =
+            sink.ok() && EncodeHeapProfile(snapshot, metadata, *g_arena, sink) && sink.Finish();
+        return ok ? 0 : (errno != 0 ? errno : EIO);
+      });
+}
 
 void SetFallbackDirectory(const char* directory) {
   std::size_t length = strlen(directory);

@@ -3,11 +3,16 @@
 // and a peak profile half-rewritten. So the calling thread waits for dumps in progress (taking the
 // dump locks) and holds them across the real call; if exec fails, it lets them go. A vfork child
 // shares its parent's memory and must not take them (they would stay taken in the parent).
+//
+// The serving process of HEAPREC_HTTP took the variable out of its environment at start-up (so that
+// its other children do not try its address); its own exec puts it back, in a copy of the
+// environment on the caller's stack, so that the new program serves again (http_server.h).
 #include <alloca.h>
 #include <stdarg.h>
 #include <unistd.h>
 
 #include "preload/endings.h"
+#include "preload/http_server.h"
 #include "preload/next_symbol.h"
 #include "preload/profiler.h"
 #include "preload/profiler_state.h"
@@ -64,6 +69,23 @@ class DumpsHeldForExec {
     for (int i = 1; i <= count; ++i) argv[i] = va_arg(args, char*);  \
   } while (0)
 
+// `envp` with the HTTP endpoint's variables added when the caller is the serving process (see
+// HttpVariablesForExec), as an array on the caller's stack; else `envp` itself.
+#define HEAPREC_EXEC_ENVIRONMENT(envp, out)                                                      \
+  do {                                                                                           \
+    const char* extra[2];                                                                        \
+    std::size_t extra_count = HttpVariablesForExec(envp, extra);                                 \
+    out = const_cast<char* const*>(envp);                                                        \
+    if (extra_count == 0) break;                                                                 \
+    std::size_t count = 0;                                                                       \
+    while (envp != nullptr && envp[count] != nullptr) ++count;                                   \
+    auto** copy = static_cast<char**>(alloca((count + extra_count + 1) * sizeof(char*)));        \
+    for (std::size_t i = 0; i < count; ++i) copy[i] = envp[i];                                   \
+    for (std::size_t i = 0; i < extra_count; ++i) copy[count + i] = const_cast<char*>(extra[i]); \
+    copy[count + extra_count] = nullptr;                                                         \
+    out = copy;                                                                                  \
+  } while (0)
+
 }  // namespace
 }  // namespace heaprec::preload
 
@@ -71,29 +93,44 @@ using heaprec::preload::DumpsHeldForExec;
 using namespace heaprec::preload;
 
 HEAPREC_EXPORT int execve(const char* path, char* const argv[], char* const envp[]) {
+  char* const* env;
+  HEAPREC_EXEC_ENVIRONMENT(envp, env);
   DumpsHeldForExec hold;
-  return g_real_execve.get()(path, argv, envp);
+  return g_real_execve.get()(path, argv, env);
 }
+// execv and execvp pass `environ`: when it needs the HTTP variables back, through execve/execvpe.
 HEAPREC_EXPORT int execv(const char* path, char* const argv[]) {
+  char* const* env;
+  HEAPREC_EXEC_ENVIRONMENT(environ, env);
   DumpsHeldForExec hold;
+  if (env != environ) return g_real_execve.get()(path, argv, env);
   return g_real_execv.get()(path, argv);
 }
 HEAPREC_EXPORT int execvp(const char* file, char* const argv[]) {
+  char* const* env;
+  HEAPREC_EXEC_ENVIRONMENT(environ, env);
   DumpsHeldForExec hold;
+  if (env != environ) return g_real_execvpe.get()(file, argv, env);
   return g_real_execvp.get()(file, argv);
 }
 HEAPREC_EXPORT int execvpe(const char* file, char* const argv[], char* const envp[]) {
+  char* const* env;
+  HEAPREC_EXEC_ENVIRONMENT(envp, env);
   DumpsHeldForExec hold;
-  return g_real_execvpe.get()(file, argv, envp);
+  return g_real_execvpe.get()(file, argv, env);
 }
 HEAPREC_EXPORT int fexecve(int fd, char* const argv[], char* const envp[]) {
+  char* const* env;
+  HEAPREC_EXEC_ENVIRONMENT(envp, env);
   DumpsHeldForExec hold;
-  return g_real_fexecve.get()(fd, argv, envp);
+  return g_real_fexecve.get()(fd, argv, env);
 }
 HEAPREC_EXPORT int execveat(int dirfd, const char* path, char* const argv[], char* const envp[],
                             int flags) {
+  char* const* env;
+  HEAPREC_EXEC_ENVIRONMENT(envp, env);
   DumpsHeldForExec hold;
-  return g_real_execveat.get()(dirfd, path, argv, envp, flags);
+  return g_real_execveat.get()(dirfd, path, argv, env, flags);
 }
 HEAPREC_EXPORT int execl(const char* path, const char* arg, ...) {
   va_list args;

@@ -12,6 +12,7 @@
 #include "preload/dormant.h"
 #include "preload/dump_thread.h"
 #include "preload/endings.h"
+#include "preload/http_server.h"
 #include "preload/profiler.h"
 #include "preload/profiler_state.h"
 #include "preload/sampling.h"
@@ -63,6 +64,7 @@ void ForkChild() {
   OpenUnwindGateInChild();
   ForgetDumpThreadInChild();
   ForgetControlCommandInChild();
+  CloseHttpServerInChild();  // the parent serves; the child must not hold its sockets open
   if (g_fork_from_inside) {
     TurnSamplingOff();
     g_recorder.store(nullptr);  // its tables may be half-updated: never touch them again

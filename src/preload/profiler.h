@@ -26,6 +26,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/byte_sink.h"
 #include "core/heap_recorder.h"
 
 namespace heaprec::preload {
@@ -74,12 +75,18 @@ enum class DumpReason {
   kApi,             // heaprec_dump()
   kPeak,            // the peak profile
   kAbove,           // HEAPREC_DUMP_ABOVE
+  kHttp,            // served at /debug/pprof/heap (HEAPREC_HTTP), never written to a file
 };
 
 // Writes a profile (to `path`, or the next name from the template when null). Returns 0 or an errno
 // value. Takes the dump lock; allocates only from the profiler's arena, never calls malloc:
 // async-signal-safe unless the calling thread is inside heaprec (holding its locks).
 int Dump(DumpReason reason, const char* path);
+
+// A fresh profile, gzipped, into `body` (the HTTP endpoint's response). The snapshot is taken under
+// the dump lock, then encoded and written without any of heaprec's locks held. Returns 0 or an
+// errno value. Allocates only from the profiler's arena.
+int StreamProfile(ByteSink& body);
 
 // The process's final profile (once; later calls do nothing), with the ending signal's name in its
 // comments when `signal_number` is not 0; then the peak profile next to it. Like Dump.

@@ -22,6 +22,7 @@
 #include "preload/dump_thread.h"
 #include "preload/endings.h"
 #include "preload/fork_handlers.h"
+#include "preload/http_server.h"
 #include "preload/identity.h"
 #include "preload/loaded_objects.h"
 #include "preload/profiler.h"
@@ -175,11 +176,13 @@ __attribute__((constructor(101))) void StartProfiler() {
   }
   InstallSignalHandlers(g_settings.dump_signal);
   StartDumpThreadIfConfigured();
+  StartHttpServerIfConfigured();
 }
 
 __attribute__((destructor(101))) void StopProfiler() {
   if (g_recorder.load(std::memory_order_acquire) == nullptr) return;
   DumpFinal(DumpReason::kExit, 0);
+  StopHttpServerAtExit();
   // Recording goes on: frees from later destructors still find consistent tables.
 }
 

@@ -90,6 +90,7 @@ inline constexpr char kReasonSignal[] = "signal";
 inline constexpr char kReasonApi[] = "api";
 inline constexpr char kReasonPeak[] = "peak";
 inline constexpr char kReasonAbove[] = "above";
+inline constexpr char kReasonHttp[] = "http";  // served over HTTP (HEAPREC_HTTP), not a file
 
 // File names: NAME.pb.gz; a peak profile is NAME.peak.pb.gz. Readers also accept raw NAME.pb.
 inline constexpr char kProfileSuffix[] = ".pb.gz";

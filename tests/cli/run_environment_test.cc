@@ -87,6 +87,24 @@ TEST(RunEnvironmentTest, NativeModeIsUnchanged) {
                             {"HEAPREC_UNWIND", "fp"}}));
 }
 
+TEST(RunEnvironmentTest, HttpPassesItsAddressAndPublicFlag) {
+  RunOptions o;
+  o.output = "/out/heap.pb.gz";
+  o.http = "0.0.0.0:6060";
+  o.http_public = true;
+  Variables env = Environment(o, "/lib/libheaprec.so", {});
+  EXPECT_EQ(env["HEAPREC_HTTP"], "0.0.0.0:6060");
+  EXPECT_EQ(env["HEAPREC_HTTP_PUBLIC"], "1");
+  o.http_public = false;
+  env = Environment(o, "/lib/libheaprec.so", {});
+  EXPECT_EQ(env.count("HEAPREC_HTTP_PUBLIC"), 0u);
+  o.http.clear();
+  EXPECT_EQ(Environment(o, "/lib/libheaprec.so", {}).count("HEAPREC_HTTP"), 0u);
+  EXPECT_EQ(CheckRunMode(o), "");
+  o.http_public = true;
+  EXPECT_EQ(CheckRunMode(o), "--http-public goes with --http ADDR");
+}
+
 TEST(RunEnvironmentTest, EachModeRejectsTheOthersOptions) {
   EXPECT_EQ(CheckRunMode(RubyOptions()), "");
   RunOptions native;
@@ -114,6 +132,9 @@ TEST(RunEnvironmentTest, EachModeRejectsTheOthersOptions) {
   o = RubyOptions();
   o.dormant = true;
   EXPECT_NE(CheckRunMode(o).find("--dormant is for native programs"), std::string::npos);
+  o = RubyOptions();
+  o.http = "6060";
+  EXPECT_EQ(CheckRunMode(o), "--http is for native programs, not with --ruby");
 }
 
 // Attach and detach arrive on the dump signal: --dormant without one could never be woken.

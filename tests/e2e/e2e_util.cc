@@ -320,6 +320,11 @@ void BackgroundProcess::Send(const std::string& line) {
   }
 }
 
+void BackgroundProcess::CloseStdin() {
+  if (stdin_ >= 0) close(stdin_);
+  stdin_ = -1;
+}
+
 std::string BackgroundProcess::Stderr() const { return ReadFile(cwd_ + "/err"); }
 
 RunResult BackgroundProcess::Wait() {

@@ -102,6 +102,8 @@ class BackgroundProcess {
   // Writes one line to the program's stdin (BackgroundOptions::stdin_pipe); a gtest failure if it
   // cannot.
   void Send(const std::string& line);
+  // Closes the program's stdin (BackgroundOptions::stdin_pipe): it reads end-of-file.
+  void CloseStdin();
 
   // What the process wrote to stderr so far, for failure messages.
   std::string Stderr() const;

@@ -25,9 +25,10 @@ set(allowed_analysis profile/ schema/)
 set(allowed_render analysis/ profile/ schema/)
 # push sends profiles to Pyroscope: it reads them, and symbolizes them in memory before sending.
 set(allowed_push profile/ symbolize/ schema/)
-# run_command.cc validates `heaprec run`'s flags with the preload library's own parsers, and
-# attach_command.cc reads a process's dump signal with them.
-set(allowed_cli render/ analysis/ profile/ symbolize/ push/ schema/ preload/settings.h)
+# run_command.cc validates `heaprec run`'s flags with the preload library's own parsers (the
+# settings', and --http's address), and attach_command.cc reads a process's dump signal with them.
+set(allowed_cli render/ analysis/ profile/ symbolize/ push/ schema/ preload/settings.h
+    preload/http_address.h)
 
 set(layers schema core preload profile symbolize analysis render push cli)
 # The first directory of an include path that names a header of heaprec (src/ or include/): an

@@ -1,0 +1,164 @@
+// The HTTP endpoint's pure parts: the request-head parser (http_request.h) and HEAPREC_HTTP's
+// address syntax (http_address.h).
+#include "preload/http_request.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "preload/http_address.h"
+
+namespace heaprec::preload {
+namespace {
+
+constexpr std::size_t kCapacity = 8192;
+
+HttpRequest Parse(const std::string& head, std::size_t capacity = kCapacity) {
+  return ParseHttpRequest(head.data(), head.size(), capacity);
+}
+
+HttpVerdict VerdictOf(const std::string& head) { return Parse(head).verdict; }
+
+TEST(HttpRequestTest, ServesTheHeapProfile) {
+  HttpRequest get = Parse("GET /debug/pprof/heap HTTP/1.1\r\nHost: x\r\nUser-Agent: Go\r\n\r\n");
+  EXPECT_EQ(get.verdict, HttpVerdict::kServe);
+  EXPECT_FALSE(get.head_only);
+  HttpRequest head = Parse("HEAD /debug/pprof/heap HTTP/1.0\r\n\r\n");
+  EXPECT_EQ(head.verdict, HttpVerdict::kServe);
+  EXPECT_TRUE(head.head_only);
+  // Bare LF line ends, a few empty lines before the request line, absolute form, Go's parameters.
+  EXPECT_EQ(VerdictOf("GET /debug/pprof/heap HTTP/1.1\nHost: x\n\n"), HttpVerdict::kServe);
+  EXPECT_EQ(VerdictOf("\r\n\r\nGET /debug/pprof/heap HTTP/1.1\r\n\r\n"), HttpVerdict::kServe);
+  EXPECT_EQ(VerdictOf("GET http://127.0.0.1:6060/debug/pprof/heap HTTP/1.1\r\n\r\n"),
+            HttpVerdict::kServe);
+  for (const char* query :
+       {"?gc=1", "?debug=0", "?seconds=0", "?gc=1&debug=0&x", "?", "?seconds="}) {
+    EXPECT_EQ(VerdictOf(std::string("GET /debug/pprof/heap") + query + " HTTP/1.1\r\n\r\n"),
+              HttpVerdict::kServe)
+        << query;
+  }
+}
+
+TEST(HttpRequestTest, WaitsForTheWholeHead) {
+  std::string full = "GET /debug/pprof/heap HTTP/1.1\r\nHost: x\r\n\r\n";
+  for (std::size_t n = 0; n < full.size(); ++n) {
+    EXPECT_EQ(VerdictOf(full.substr(0, n)), HttpVerdict::kIncomplete) << n;
+  }
+  EXPECT_EQ(VerdictOf(full), HttpVerdict::kServe);
+}
+
+TEST(HttpRequestTest, RefusesOtherPathsMethodsAndQueries) {
+  EXPECT_EQ(VerdictOf("GET / HTTP/1.1\r\n\r\n"), HttpVerdict::kNotFound);
+  EXPECT_EQ(VerdictOf("GET /debug/pprof/ HTTP/1.1\r\n\r\n"), HttpVerdict::kNotFound);
+  EXPECT_EQ(VerdictOf("GET /debug/pprof/heapx HTTP/1.1\r\n\r\n"), HttpVerdict::kNotFound);
+  EXPECT_EQ(VerdictOf("GET /debug/pprof/heap/ HTTP/1.1\r\n\r\n"), HttpVerdict::kNotFound);
+  EXPECT_EQ(VerdictOf("GET /debug/pprof/profile HTTP/1.1\r\n\r\n"), HttpVerdict::kNotFound);
+  HttpRequest post = Parse("POST /debug/pprof/heap HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(post.verdict, HttpVerdict::kMethodNotAllowed);
+  EXPECT_STREQ(post.allow, "GET, HEAD");
+  EXPECT_EQ(VerdictOf("get /debug/pprof/heap HTTP/1.1\r\n\r\n"), HttpVerdict::kMethodNotAllowed);
+  HttpRequest delta = Parse("GET /debug/pprof/heap?seconds=30 HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(delta.verdict, HttpVerdict::kBadRequest);
+  EXPECT_NE(std::string(delta.reason).find("seconds"), std::string::npos) << delta.reason;
+  EXPECT_EQ(VerdictOf("GET /debug/pprof/heap?seconds=x HTTP/1.1\r\n\r\n"),
+            HttpVerdict::kBadRequest);
+  EXPECT_EQ(VerdictOf("GET /debug/pprof/heap?debug=1 HTTP/1.1\r\n\r\n"), HttpVerdict::kBadRequest);
+}
+
+// What go tool pprof asks for when its local symbolization left a mapping without names: no
+// symbols known here, which lets it go on with what it found locally.
+TEST(HttpRequestTest, TheSymbolEndpointKnowsNoSymbols) {
+  HttpRequest post = Parse("POST /debug/pprof/symbol HTTP/1.1\r\nContent-Length: 5\r\n\r\n");
+  EXPECT_EQ(post.verdict, HttpVerdict::kNoSymbols);
+  EXPECT_STREQ(post.reason, "");
+  HttpRequest get = Parse("GET /debug/pprof/symbol HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(get.verdict, HttpVerdict::kNoSymbols);
+  EXPECT_STREQ(get.reason, "num_symbols: 0");
+  EXPECT_EQ(VerdictOf("PUT /debug/pprof/symbol HTTP/1.1\r\n\r\n"), HttpVerdict::kMethodNotAllowed);
+  EXPECT_STREQ(HttpStatusText(HttpVerdict::kNoSymbols), "200 OK");
+}
+
+TEST(HttpRequestTest, RefusesMalformedHeads) {
+  for (const char* bad : {
+           "GET\r\n\r\n", "GET  /debug/pprof/heap HTTP/1.1\r\n\r\n",
+           "GET /debug/pprof/heap HTTP/2.0\r\n\r\n", "GET /debug/pprof/heap HTTP/1.1 \r\n\r\n",
+           "GET /debug/pprof/heap\r\n\r\n", "G(T /debug/pprof/heap HTTP/1.1\r\n\r\n",
+           "GET /debug/pprof/\x01heap HTTP/1.1\r\n\r\n",
+           "GET /debug/pprof/heap HTTP/1.1\r\nno colon\r\n\r\n",
+           "GET /debug/pprof/heap HTTP/1.1\r\n: empty name\r\n\r\n",
+           "GET /debug/pprof/heap HTTP/1.1\r\nHost: x\r\n folded\r\n\r\n",
+           "GET /debug/pprof/heap HTTP/1.1\r\nHost: a\x01z\r\n\r\n",
+           "\r\n\r\n\r\n\r\n\r\n\r\nGET /debug/pprof/heap HTTP/1.1\r\n\r\n",
+           "\x16\x03\x01\x02\x05\x01\xfc\x03\x03\n",  // a TLS ClientHello's start, then a newline
+       }) {
+    EXPECT_EQ(VerdictOf(bad), HttpVerdict::kBadRequest) << bad;
+  }
+  // A bad request line is refused before the headers arrive.
+  EXPECT_EQ(VerdictOf("garbage\r\nHost: x"), HttpVerdict::kBadRequest);
+}
+
+TEST(HttpRequestTest, HeadTooLargeForTheBuffer) {
+  std::string head = "GET /debug/pprof/heap HTTP/1.1\r\nCookie: " + std::string(9000, 'a');
+  EXPECT_EQ(Parse(head.substr(0, kCapacity)).verdict, HttpVerdict::kHeadTooLarge);
+  EXPECT_EQ(Parse(std::string(kCapacity, 'G')).verdict, HttpVerdict::kHeadTooLarge);
+  // A head that ends exactly at the buffer's end still fits.
+  std::string exact = "GET /debug/pprof/heap HTTP/1.1\r\nX: ";
+  exact += std::string(kCapacity - exact.size() - 4, 'b') + "\r\n\r\n";
+  ASSERT_EQ(exact.size(), kCapacity);
+  EXPECT_EQ(Parse(exact).verdict, HttpVerdict::kServe);
+  EXPECT_STREQ(HttpStatusText(HttpVerdict::kHeadTooLarge), "431 Request Header Fields Too Large");
+}
+
+std::string Endpoint(const HttpAddress& address) {
+  char text[160];
+  return FormatHttpEndpoint(address, text, sizeof(text)) ? text : "(does not fit)";
+}
+
+TEST(HttpAddressTest, PortsAndHosts) {
+  HttpAddress a;
+  const char* error = nullptr;
+  ASSERT_TRUE(ParseHttpAddress("6060", &a, &error));
+  EXPECT_TRUE(a.is_loopback);
+  EXPECT_EQ(Endpoint(a), "http://127.0.0.1:6060/debug/pprof/heap");
+  ASSERT_TRUE(ParseHttpAddress("localhost:0", &a, &error));
+  EXPECT_EQ(Endpoint(a), "http://127.0.0.1:0/debug/pprof/heap");
+  ASSERT_TRUE(ParseHttpAddress("127.1.2.3:65535", &a, &error));
+  EXPECT_TRUE(a.is_loopback);
+  ASSERT_TRUE(ParseHttpAddress("[::1]:8080", &a, &error));
+  EXPECT_TRUE(a.is_loopback);
+  EXPECT_EQ(Endpoint(a), "http://[::1]:8080/debug/pprof/heap");
+  for (const char* open : {"0.0.0.0:6060", "192.168.1.2:80", "[::]:6060", "[fe80::1]:1"}) {
+    ASSERT_TRUE(ParseHttpAddress(open, &a, &error)) << open;
+    EXPECT_FALSE(a.is_loopback) << open;
+  }
+}
+
+TEST(HttpAddressTest, UnixSockets) {
+  HttpAddress a;
+  const char* error = nullptr;
+  for (const char* path : {"/tmp/heaprec.sock", "./heap.sock", "unix:relative.sock"}) {
+    ASSERT_TRUE(ParseHttpAddress(path, &a, &error)) << path;
+    EXPECT_TRUE(a.is_unix);
+    EXPECT_TRUE(a.is_loopback);
+  }
+  EXPECT_EQ(Endpoint(a), "unix:relative.sock");
+  EXPECT_FALSE(ParseHttpAddress(("/" + std::string(120, 's')).c_str(), &a, &error));
+  EXPECT_NE(std::string(error).find("too long"), std::string::npos);
+  EXPECT_FALSE(ParseHttpAddress("unix:", &a, &error));
+}
+
+TEST(HttpAddressTest, BadSyntax) {
+  HttpAddress a;
+  const char* error = nullptr;
+  for (const char* bad :
+       {"", "x", "65536", "-1", "6060 ", "host:6060", ":6060", "1.2.3:80", "::1:80", "[::1]",
+        "[::1:80", "[1.2.3.4]:80", "localhost", "127.0.0.1:", "127.0.0.1:99999999999", "[]:80"}) {
+    error = nullptr;
+    EXPECT_FALSE(ParseHttpAddress(bad, &a, &error)) << bad;
+    EXPECT_NE(error, nullptr) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace heaprec::preload
