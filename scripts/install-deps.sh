@@ -24,6 +24,7 @@ packages=(
   # tests/reliability: other allocators beside heaprec, and real programs run under it
   libjemalloc2 libtcmalloc-minimal4 sqlite3 git perl
   heaptrack           # tests/cli: a real heaptrack recording, which heaprec must recognize
+  lintian             # tests/package: checks the Debian package CPack makes
 )
 # Node.js and npm install the flame-graph page's packages at build time (web/package-lock.json).
 # The machines come with them (Node.js 20, npm bundled); Debian's packages only where they are missing.
