@@ -8,9 +8,13 @@
 # small program and reports its allocating function; a program built with
 # `pkg-config --cflags --libs heaprec` links the installed libheaprec.so and writes a profile
 # through the C API; the man pages read without a groff warning; the bash completion completes.
-# Usage: package_test.sh BUILD_DIR SOURCE_DIR LIBDIR (CMAKE_INSTALL_LIBDIR, relative to the prefix)
+# With the Ruby front end built, `cmake --install` puts it in Ruby's vendor directories under the
+# prefix, and the installed `heaprec run --ruby` profiles a Ruby program from there; the package
+# leaves it out.
+# Usage: package_test.sh BUILD_DIR SOURCE_DIR LIBDIR [RUBY_VENDORDIR RUBY_VENDORARCHDIR]
+# (CMAKE_INSTALL_LIBDIR and the Ruby directories relative to the prefix, ruby/CMakeLists.txt)
 set -euo pipefail
-build=$1 source=$2 libdir=$3
+build=$1 source=$2 libdir=$3 ruby_lib=${4:-} ruby_arch=${5:-}
 work=$(mktemp -d "${TMPDIR:-/tmp}/heaprec-package.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 start=$(date +%s)
@@ -114,6 +118,9 @@ done
 mkdir "$work/root"
 dpkg-deb -x "$deb" "$work/root"
 [[ -f $work/root/usr/share/doc/heaprec/copyright ]] || fail "the package has no copyright file"
+if find "$work/root" -name '*.rb' -o -name 'heaprec_ext.so' | grep -q .; then
+  fail "the package holds the Ruby front end"
+fi
 check_tree "$work/root" /usr package
 step "the package's files work"
 
@@ -121,4 +128,15 @@ cmake --install "$build" --prefix "$work/prefix" >"$work/install.log" 2>&1 ||
   fail "cmake --install failed: $(cat "$work/install.log")"
 [[ ! -e $work/prefix/share/lintian ]] || fail "cmake --install installed the package's lintian file"
 check_tree "$work/prefix" "" install
+if [[ -n $ruby_lib ]]; then
+  for file in "$ruby_lib/heaprec.rb" "$ruby_lib/heaprec/autorun.rb" \
+    "$ruby_arch/heaprec/heaprec_ext.so"; do
+    [[ -f $work/prefix/$file ]] || fail "cmake --install did not install $file"
+  done
+  env -u HEAPREC_RUBY_LIB -u RUBYLIB PATH=/usr/bin:/bin "$work/prefix/bin/heaprec" run --ruby \
+    --sample-every 1 -o "$work/ruby.%p.pb.gz" -- ruby -e 'def held = Array.new(100) { "x" * 50 }
+      $kept = held' >"$work/ruby.log" 2>&1 || fail "heaprec run --ruby failed: $(cat "$work/ruby.log")"
+  grep -q 'ruby front end' "$work/ruby.log" && compgen -G "$work/ruby.*.pb.gz" >/dev/null ||
+    fail "the installed Ruby front end wrote no profile: $(cat "$work/ruby.log")"
+fi
 step "cmake --install's files work"
