@@ -13,8 +13,10 @@ execute_process(COMMAND gzip -9nf ${CMAKE_CURRENT_BINARY_DIR}/changelog.Debian
                 COMMAND_ERROR_IS_FATAL ANY)
 install(FILES copyright ${CMAKE_CURRENT_BINARY_DIR}/changelog.Debian.gz
         DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT debian EXCLUDE_FROM_ALL)
-# What lintian reports and is so by design, each with its reason (lintian.overrides).
-install(FILES lintian.overrides DESTINATION ${CMAKE_INSTALL_DATADIR}/lintian/overrides
+# What lintian reports and is so by design, each with its reason (lintian.overrides.in; the paths
+# are the package's, under /usr).
+configure_file(lintian.overrides.in ${CMAKE_CURRENT_BINARY_DIR}/lintian.overrides @ONLY)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/lintian.overrides DESTINATION ${CMAKE_INSTALL_DATADIR}/lintian/overrides
         RENAME heaprec COMPONENT debian EXCLUDE_FROM_ALL)
 
 set(CPACK_GENERATOR DEB)
