@@ -31,14 +31,13 @@ _heaprec_options() {
 }
 
 _heaprec() {
-  local cur=${COMP_WORDS[COMP_CWORD]} prev=
-  ((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
+  local cur=${COMP_WORDS[COMP_CWORD]}
   local heaprec=${COMP_WORDS[0]}
   heaprec=${heaprec/#\~/$HOME}
   COMPREPLY=()
 
   # The command: the first word after heaprec that is not an option.
-  local command= i
+  local command='' i
   for ((i = 1; i < COMP_CWORD; i++)); do
     if [[ ${COMP_WORDS[i]} != -* ]]; then
       command=${COMP_WORDS[i]}

@@ -8,9 +8,9 @@
 # small program and reports its allocating function; a program built with
 # `pkg-config --cflags --libs heaprec` links the installed libheaprec.so and writes a profile
 # through the C API; the man pages read without a groff warning; the bash completion completes.
-# With the Ruby front end built, `cmake --install` puts it in Ruby's vendor directories under the
-# prefix, and the installed `heaprec run --ruby` profiles a Ruby program from there; the package
-# leaves it out.
+# With the Ruby front end built, it is in a package of its own, ruby-heaprec (heaprec must not
+# depend on libruby), and `cmake --install` puts it in Ruby's vendor directories under the prefix;
+# from either, the installed `heaprec run --ruby` profiles a Ruby program.
 # Usage: package_test.sh BUILD_DIR SOURCE_DIR LIBDIR [RUBY_VENDORDIR RUBY_VENDORARCHDIR]
 # (CMAKE_INSTALL_LIBDIR and the Ruby directories relative to the prefix, ruby/CMakeLists.txt)
 set -euo pipefail
@@ -95,15 +95,36 @@ check_tree() {
   [[ $completed == $'report\n--sample-interval' ]] || fail "$name: completion gave: $completed"
 }
 
-# The package, made from the tree that was built.
+# check_ruby TOP NAME: the Ruby front end in Ruby's vendor directories under TOP, used by TOP's
+# `heaprec run --ruby` with no RUBYLIB or HEAPREC_RUBY_LIB.
+check_ruby() {
+  local top=$1 name=$2
+  for file in "$ruby_lib/heaprec.rb" "$ruby_lib/heaprec/autorun.rb" \
+    "$ruby_arch/heaprec/heaprec_ext.so"; do
+    [[ -f $top/$file ]] || fail "$name: $file is missing"
+  done
+  env -u HEAPREC_RUBY_LIB -u RUBYLIB PATH=/usr/bin:/bin "$top/bin/heaprec" run --ruby \
+    --sample-every 1 -o "$work/$name/ruby.%p.pb.gz" -- ruby -e "\$kept = Array.new(100) { 'x' * 50 }" \
+    >"$work/$name/ruby.log" 2>&1 || fail "$name: heaprec run --ruby failed: $(cat "$work/$name/ruby.log")"
+  if ! grep -q 'ruby front end' "$work/$name/ruby.log" ||
+    ! compgen -G "$work/$name/ruby.*.pb.gz" >/dev/null; then
+    fail "$name: the Ruby front end wrote no profile: $(cat "$work/$name/ruby.log")"
+  fi
+}
+
+# The packages, made from the tree that was built.
 cpack -G DEB -B "$work/cpack" --config "$build/CPackConfig.cmake" >"$work/cpack.log" 2>&1 ||
   fail "cpack failed: $(cat "$work/cpack.log")"
-debs=("$work"/cpack/heaprec_*.deb)
-[[ -f ${debs[0]} ]] || fail "cpack made no heaprec_*.deb: $(ls "$work/cpack")"
-deb=${debs[0]}
-step "made $(basename "$deb")"
+deb=$(compgen -G "$work/cpack/heaprec_*.deb") || fail "cpack made no heaprec_*.deb: $(ls "$work/cpack")"
+ruby_debs=()
+if [[ -n $ruby_lib ]]; then
+  ruby_deb=$(compgen -G "$work/cpack/ruby-heaprec_*.deb") ||
+    fail "cpack made no ruby-heaprec_*.deb: $(ls "$work/cpack")"
+  ruby_debs=("$ruby_deb")
+fi
+step "made $(cd "$work/cpack" && echo *.deb)"
 
-lintian --no-cfg --fail-on none "$deb" >"$work/lintian.log" 2>&1 ||
+lintian --no-cfg --fail-on none "$deb" "${ruby_debs[@]}" >"$work/lintian.log" 2>&1 ||
   fail "lintian failed to run: $(cat "$work/lintian.log")"
 cat "$work/lintian.log"
 ! grep -q '^E: ' "$work/lintian.log" || fail "lintian reports errors"
@@ -111,32 +132,30 @@ step "lintian: $(grep -c '^W: ' "$work/lintian.log" || true) warnings, no error"
 
 depends=$(dpkg-deb -f "$deb" Depends)
 for library in libc6 libdw1 libelf1 zlib1g libzstd1 libstdc++6; do
-  [[ $depends == *"$library"* ]] || fail "Depends lacks $library: $depends"
+  [[ $depends == *"$library"* ]] || fail "heaprec's Depends lacks $library: $depends"
 done
+[[ $depends != *libruby* ]] || fail "heaprec depends on libruby: $depends"
 [[ $(dpkg-deb -f "$deb" Recommends) == *libdebuginfod1* ]] || fail "Recommends lacks libdebuginfod1"
 
-mkdir "$work/root"
+mkdir -p "$work/root" "$work/package"
 dpkg-deb -x "$deb" "$work/root"
-[[ -f $work/root/usr/share/doc/heaprec/copyright ]] || fail "the package has no copyright file"
+[[ -f $work/root/usr/share/doc/heaprec/copyright ]] || fail "heaprec has no copyright file"
 if find "$work/root" -name '*.rb' -o -name 'heaprec_ext.so' | grep -q .; then
-  fail "the package holds the Ruby front end"
+  fail "the heaprec package holds the Ruby front end"
 fi
 check_tree "$work/root" /usr package
-step "the package's files work"
+if [[ -n $ruby_lib ]]; then
+  [[ $(dpkg-deb -f "$ruby_deb" Depends) == *libruby3* ]] ||
+    fail "ruby-heaprec's Depends lacks libruby: $(dpkg-deb -f "$ruby_deb" Depends)"
+  dpkg-deb -x "$ruby_deb" "$work/root"
+  [[ -f $work/root/usr/share/doc/ruby-heaprec/copyright ]] || fail "ruby-heaprec has no copyright file"
+  check_ruby "$work/root/usr" package
+fi
+step "the packages' files work"
 
 cmake --install "$build" --prefix "$work/prefix" >"$work/install.log" 2>&1 ||
   fail "cmake --install failed: $(cat "$work/install.log")"
 [[ ! -e $work/prefix/share/lintian ]] || fail "cmake --install installed the package's lintian file"
 check_tree "$work/prefix" "" install
-if [[ -n $ruby_lib ]]; then
-  for file in "$ruby_lib/heaprec.rb" "$ruby_lib/heaprec/autorun.rb" \
-    "$ruby_arch/heaprec/heaprec_ext.so"; do
-    [[ -f $work/prefix/$file ]] || fail "cmake --install did not install $file"
-  done
-  env -u HEAPREC_RUBY_LIB -u RUBYLIB PATH=/usr/bin:/bin "$work/prefix/bin/heaprec" run --ruby \
-    --sample-every 1 -o "$work/ruby.%p.pb.gz" -- ruby -e 'def held = Array.new(100) { "x" * 50 }
-      $kept = held' >"$work/ruby.log" 2>&1 || fail "heaprec run --ruby failed: $(cat "$work/ruby.log")"
-  grep -q 'ruby front end' "$work/ruby.log" && compgen -G "$work/ruby.*.pb.gz" >/dev/null ||
-    fail "the installed Ruby front end wrote no profile: $(cat "$work/ruby.log")"
-fi
+[[ -z $ruby_lib ]] || check_ruby "$work/prefix" install
 step "cmake --install's files work"
