@@ -51,11 +51,17 @@ std::string SelfExecutable() {
   return std::filesystem::read_symlink("/proc/self/exe", ec).string();
 }
 
+// $HEAPREC_LIBRARY, or nullptr when it is unset or empty.
+const char* ExplicitPreloadLibrary() {
+  const char* path = std::getenv("HEAPREC_LIBRARY");
+  return path != nullptr && *path != '\0' ? path : nullptr;
+}
+
 // libheaprec.so: HEAPREC_LIBRARY when set, else the first candidate that exists
 // (install_layout.h). "" after one line saying what is wrong with it, or which paths were tried.
 std::string FindPreloadLibrary() {
   std::string self = SelfExecutable();
-  if (const char* explicit_path = std::getenv("HEAPREC_LIBRARY")) {
+  if (const char* explicit_path = ExplicitPreloadLibrary()) {
     std::string problem = PreloadLibraryProblem(explicit_path, self);
     if (problem.empty()) return explicit_path;
     std::cerr << "heaprec run: HEAPREC_LIBRARY=" << explicit_path << ": " << problem << "\n";
@@ -149,7 +155,7 @@ std::string FindRubyLibrary() {
     return installed;
   }
   std::cerr << "heaprec run: --ruby: no heaprec/autorun.rb in '" << directory << "'"
-            << (override_directory != nullptr && *override_directory != '\0'
+            << (overridden
                     ? " (from HEAPREC_RUBY_LIB)"
                     : "; set HEAPREC_RUBY_LIB to the directory that holds heaprec/autorun.rb")
             << "\n";
@@ -186,7 +192,7 @@ int Run(const RunOptions& o) {
   if (library.empty()) {
     // A HEAPREC_LIBRARY that cannot be preloaded is the caller's mistake; a missing or broken
     // installed library is not.
-    return !o.ruby && std::getenv("HEAPREC_LIBRARY") != nullptr ? kExitUsage : kExitFailure;
+    return !o.ruby && ExplicitPreloadLibrary() != nullptr ? kExitUsage : kExitFailure;
   }
   bool unprofiled = WarnIfStatic(o);
   std::string manifest = CreateManifest();

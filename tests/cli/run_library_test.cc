@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 
 #include "test_profiles.h"
 
@@ -24,11 +25,12 @@ class RunLibraryTest : public ::testing::Test {
     marker_ = dir_ + "/ran";
   }
 
-  // `heaprec run -- touch MARKER` with HEAPREC_LIBRARY=library (unset when empty).
-  int Run(const std::string& library, std::string* output,
+  // `heaprec run -- touch MARKER` with HEAPREC_LIBRARY=library; `env -u HEAPREC_LIBRARY` with
+  // std::nullopt.
+  int Run(const std::optional<std::string>& library, std::string* output,
           const std::string& heaprec = HEAPREC_BINARY) {
-    std::string env = library.empty() ? "env -u HEAPREC_LIBRARY "
-                                      : "HEAPREC_LIBRARY=" + ShellQuote(library) + " ";
+    std::string env =
+        library ? "HEAPREC_LIBRARY=" + ShellQuote(*library) + " " : "env -u HEAPREC_LIBRARY ";
     return testing::RunCommand(env + ShellQuote(heaprec) + " run -o " +
                                    ShellQuote(dir_ + "/p.%p.pb.gz") + " -- touch " +
                                    ShellQuote(marker_),
@@ -82,6 +84,12 @@ TEST_F(RunLibraryTest, TheRealLibraryRunsTheProgram) {
   EXPECT_TRUE(std::filesystem::exists(marker_)) << out;
 }
 
+TEST_F(RunLibraryTest, EmptyIsUnset) {
+  std::string out;
+  EXPECT_EQ(Run("", &out), 0) << out;
+  EXPECT_TRUE(std::filesystem::exists(marker_)) << "the build tree's library is used: " << out;
+}
+
 // A heaprec copied where neither the installed nor the build tree's library is: it names both.
 TEST_F(RunLibraryTest, NoLibraryFoundNamesThePathsTried) {
   std::filesystem::create_directories(dir_ + "/prefix/bin");
@@ -90,7 +98,7 @@ TEST_F(RunLibraryTest, NoLibraryFoundNamesThePathsTried) {
   std::filesystem::permissions(heaprec, std::filesystem::perms::owner_exec,
                                std::filesystem::perm_options::add);
   std::string out;
-  EXPECT_EQ(Run("", &out, heaprec), 1) << out;
+  EXPECT_EQ(Run(std::nullopt, &out, heaprec), 1) << out;
   std::string prefix = std::filesystem::canonical(dir_ + "/prefix").string();
   EXPECT_EQ(out, "heaprec run: cannot find libheaprec.so (tried " + prefix + "/" +
                      HEAPREC_PRELOAD_INSTALL_DIR + "/libheaprec.so, " + prefix +
