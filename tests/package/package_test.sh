@@ -53,11 +53,19 @@ check_tree() {
   grep -q 'package_test_allocate' "$out/report.txt" ||
     fail "$name: the report does not name package_test_allocate: $(cat "$out/report.txt")"
 
-  # The C API through pkg-config, linked against the installed library and run as built.
+  # The C API through pkg-config, linked against the installed library. heaprec.pc names the
+  # prefix it was installed under; the package's /usr is under ROOT here, which pkg-config is told
+  # with PKG_CONFIG_SYSROOT_DIR, as for any package unpacked outside / (pkgconf puts ROOT in front
+  # of the run path too, so the program runs as built).
+  local sysroot=''
+  [[ -z $prefix ]] || sysroot=$root
+  grep -qx "prefix=${prefix:-$root}" "$top/$libdir/pkgconfig/heaprec.pc" ||
+    fail "$name: heaprec.pc's prefix is not ${prefix:-$root}: $(cat "$top/$libdir/pkgconfig/heaprec.pc")"
   local flags
   flags=$(PKG_CONFIG_PATH=$top/$libdir/pkgconfig PKG_CONFIG_LIBDIR=/nonexistent \
-    pkg-config --cflags --libs heaprec)
-  [[ $flags == *-I* && $flags == *-Wl,-rpath,* && $flags == *-lheaprec* ]] ||
+    PKG_CONFIG_SYSROOT_DIR=$sysroot pkg-config --cflags --libs heaprec)
+  [[ $flags == *"-I$top/include "* && $flags == *"-L$top/$libdir/heaprec "* &&
+    $flags == *"-Wl,-rpath,$top/$libdir/heaprec "* && $flags == *-lheaprec* ]] ||
     fail "$name: pkg-config gives $flags"
   # shellcheck disable=SC2086  # the flags are words
   cc -DUSE_API -o "$out/api_program" "$source/tests/package/alloc_program.c" $flags
