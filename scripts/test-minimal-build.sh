@@ -2,8 +2,9 @@
 # The minimal build (README.md, "Minimal build"): configures heaprec in a fresh temporary directory
 # with the tests, benchmarks, Ruby front end, flame page and browser tests off, builds it, and checks
 #  - that configuring looked for none of what only those parts need (GoogleTest, Google Benchmark,
-#    Ruby, Node.js, npm, Chromium, Go, rustc, the other allocators, the debuginfod server): none of
-#    them is in CMakeCache.txt (libdebuginfod, the client library, is not optional: heaprec links it);
+#    Ruby, Node.js, npm, Chromium, Go, rustc, the other allocators, the debuginfod server, lintian):
+#    none of them is in CMakeCache.txt (libdebuginfod, the client library, is not optional: heaprec
+#    links it);
 #  - that its heaprec profiles a program (the demo, exactly) and reports the profile, symbolized,
 #    with the version in VERSION;
 #  - that its `heaprec flame` fails with one line saying how to build heaprec with the page;
@@ -34,7 +35,7 @@ quietly cmake -S "$root" -B "$build" -G Ninja -DHEAPREC_BUILD_TESTS=OFF \
 # and the options themselves (which name the parts, not what they need) are left out of the search.
 found=$(grep -vE '^(//|#)|^HEAPREC_(BUILD_TESTS|BUILD_BENCHMARKS|BUILD_RUBY|FLAME_PAGE|BROWSER_TESTS)[:-]' \
   "$build/CMakeCache.txt" |
-  grep -inE 'gtest|gmock|benchmark|ruby|rustc|node|npm|chromium|jemalloc|tcmalloc|golang|pprof|(^|[^a-z])go([^a-z]|$)|debuginfod_server' ||
+  grep -inE 'gtest|gmock|benchmark|ruby|rustc|node|npm|chromium|jemalloc|tcmalloc|golang|pprof|lintian|(^|[^a-z])go([^a-z]|$)|debuginfod_server' ||
   true)
 [[ -z $found ]] || fail "the minimal configuration looked for optional dependencies:"$'\n'"$found"
 
@@ -87,9 +88,11 @@ if ((lines != 1)) || ! grep -q -- '-DHEAPREC_FLAME_PAGE=ON' "$work/flame.err"; t
 fi
 
 # The README's install command, into a scratch prefix: the installed heaprec finds the installed
-# libheaprec.so beside it and profiles a program with it.
+# libheaprec.so in its private directory and profiles a program with it.
 quietly cmake --install "$build" --prefix "$work/prefix"
-for file in bin/heaprec lib/libheaprec.so include/heaprec/heaprec.h share/doc/heaprec/LICENSE; do
+for file in bin/heaprec lib/heaprec/libheaprec.so include/heaprec/heaprec.h lib/pkgconfig/heaprec.pc \
+  share/doc/heaprec/LICENSE share/bash-completion/completions/heaprec \
+  share/man/man1/heaprec-run.1.gz; do
   [[ -e $work/prefix/$file ]] || fail "cmake --install did not install $file"
 done
 quietly "$work/prefix/bin/heaprec" run -o "$work/installed.%p.pb.gz" -- /bin/true

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/install_layout.h"
 #include "cli/program_runner.h"
 #include "cli/push_options.h"
 #include "cli/run_environment.h"
@@ -50,18 +51,40 @@ bool TakesValue(std::string_view option) {
   return false;
 }
 
-// The preload library sits next to the CLI in the build tree and in an installed prefix:
-// <prefix>/bin/heaprec and <prefix>/lib/libheaprec.so. HEAPREC_LIBRARY overrides.
-std::string FindPreloadLibrary() {
-  if (const char* explicit_path = std::getenv("HEAPREC_LIBRARY")) return explicit_path;
+std::string SelfExecutable() {
   std::error_code ec;
-  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) return {};
-  for (const char* relative : {"../lib/libheaprec.so", "libheaprec.so"}) {
-    std::filesystem::path candidate = self.parent_path() / relative;
-    if (std::filesystem::exists(candidate, ec))
-      return std::filesystem::canonical(candidate, ec).string();
+  return std::filesystem::read_symlink("/proc/self/exe", ec).string();
+}
+
+// $HEAPREC_LIBRARY, or nullptr when it is unset or empty.
+const char* ExplicitPreloadLibrary() {
+  const char* path = std::getenv("HEAPREC_LIBRARY");
+  return path != nullptr && *path != '\0' ? path : nullptr;
+}
+
+// libheaprec.so: HEAPREC_LIBRARY when set, else the first candidate that exists
+// (install_layout.h). "" after one line saying what is wrong with it, or which paths were tried.
+std::string FindPreloadLibrary() {
+  std::string self = SelfExecutable();
+  if (const char* explicit_path = ExplicitPreloadLibrary()) {
+    std::string problem = PreloadLibraryProblem(explicit_path, self);
+    if (problem.empty()) return explicit_path;
+    std::cerr << "heaprec run: HEAPREC_LIBRARY=" << explicit_path << ": " << problem << "\n";
+    return {};
   }
+  std::vector<std::string> candidates = PreloadLibraryCandidates(self);
+  std::string tried;
+  for (const std::string& candidate : candidates) {
+    std::string problem = PreloadLibraryProblem(candidate, self);
+    if (problem.empty()) return candidate;
+    if (problem != "no such file") {
+      std::cerr << "heaprec run: " << candidate << ": " << problem << "; set HEAPREC_LIBRARY\n";
+      return {};
+    }
+    tried += (tried.empty() ? "" : ", ") + candidate;
+  }
+  std::cerr << "heaprec run: cannot find libheaprec.so (tried " << tried
+            << "); set HEAPREC_LIBRARY to its path\n";
   return {};
 }
 
@@ -143,12 +166,15 @@ bool ValidateOptions(const RunOptions& o) {
 // The directory holding the Ruby gem's heaprec/autorun.rb, or "" after saying why there is none.
 std::string FindRubyLibrary() {
   const char* override_directory = std::getenv("HEAPREC_RUBY_LIB");
-  std::error_code ec;
-  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  std::string directory = RubyLibraryDirectory(self.string(), override_directory);
+  std::string self = SelfExecutable();
+  std::string directory = RubyLibraryDirectory(self, override_directory);
   if (HasRubyAutorun(directory)) return directory;
+  bool overridden = override_directory != nullptr && *override_directory != '\0';
+  if (std::string installed = InstalledRubyLibrary(self); !overridden && !installed.empty()) {
+    return installed;
+  }
   std::cerr << "heaprec run: --ruby: no heaprec/autorun.rb in '" << directory << "'"
-            << (override_directory != nullptr && *override_directory != '\0'
+            << (overridden
                     ? " (from HEAPREC_RUBY_LIB)"
                     : "; set HEAPREC_RUBY_LIB to the directory that holds heaprec/autorun.rb")
             << "\n";
@@ -205,11 +231,9 @@ int Run(const RunOptions& o, const PushArgs& push_args) {
   if (pushing && !MakeRunPushConfig(o, push_args, &push_config)) return kExitUsage;
   std::string library = o.ruby ? FindRubyLibrary() : FindPreloadLibrary();
   if (library.empty()) {
-    if (!o.ruby) {
-      std::cerr << "heaprec run: cannot find libheaprec.so next to the heaprec binary; set "
-                   "HEAPREC_LIBRARY\n";
-    }
-    return kExitFailure;
+    // A HEAPREC_LIBRARY that cannot be preloaded is the caller's mistake; a missing or broken
+    // installed library is not.
+    return !o.ruby && ExplicitPreloadLibrary() != nullptr ? kExitUsage : kExitFailure;
   }
   bool unprofiled = WarnIfStatic(o);
   std::string manifest = CreateManifest();
@@ -275,8 +299,9 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
       "Ruby programs: heaprec run --ruby [--sample-every N] -- ruby app.rb ARGS\n"
       "(or -- bundle exec ...). Nothing is preloaded: heaprec prepends its Ruby library to\n"
       "RUBYLIB and -rheaprec/autorun to RUBYOPT, so every Ruby process of the program profiles\n"
-      "its live objects. The library is lib/ruby beside heaprec's lib/ directory;\n"
-      "HEAPREC_RUBY_LIB overrides it. --sample-every is HEAPREC_SAMPLE_EVERY.\n"
+      "its live objects. The library is lib/ruby beside heaprec's lib/ directory in the build\n"
+      "tree, Ruby's vendor directories installed; HEAPREC_RUBY_LIB overrides it.\n"
+      "--sample-every is HEAPREC_SAMPLE_EVERY. HEAPREC_LIBRARY overrides libheaprec.so.\n"
       "--sample-interval, --unwind, --dump-signal, --dump-above, --quiet, --no-follow,\n"
       "--dormant and --http are for native programs only.\n"
       "Output templates expand %p (pid), %t (time), %e (program name).\n"
