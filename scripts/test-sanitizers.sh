@@ -16,14 +16,17 @@ declare -A tests=(
 # RTTI is off in the core (it is linked into the preload library), so UBSan's vptr check, which needs
 # type information, is left out.
 declare -A flags=(
-  [asan]="-O1 -fsanitize=address,undefined -fno-sanitize=vptr -fno-sanitize-recover=all -fno-omit-frame-pointer"
+  [asan]="-O0 -fsanitize=address,undefined -fno-sanitize=vptr -fno-sanitize-recover=all -fno-omit-frame-pointer"
   [tsan]="-O1 -fsanitize=thread"
 )
 # The optional parts these targets do not use stay off, so neither build runs npm for the flame page.
 optional_off=(-DHEAPREC_BUILD_BENCHMARKS=OFF -DHEAPREC_BUILD_RUBY=OFF -DHEAPREC_FLAME_PAGE=OFF)
 for kind in asan tsan; do
   build="$base-$kind"
-  # -O1 -g: what the sanitizers' own documentation recommends, and quicker to build than -O2.
+  # Debug (-g): AddressSanitizer at -O0 finds everything it finds at -O1 and builds in less than
+  # half the time (17.6 s user for leaks_command.cc at -O1, 7.5 s at -O0, measured with
+  # /usr/bin/time on the compile command); these unit tests run in seconds either way.
+  # ThreadSanitizer stays at -O1, which its documentation asks for, on the core alone.
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug "${optional_off[@]}" \
     -DCMAKE_CXX_FLAGS="${flags[$kind]}" -DCMAKE_C_FLAGS="${flags[$kind]}" \
     -DCMAKE_EXE_LINKER_FLAGS="${flags[$kind]}" >/dev/null
