@@ -91,7 +91,7 @@ Refusal Check(pid_t pid, int* signal_number) {
             kExitUsage};
   }
   std::string dormant = EnvironmentValue(environ, schema::kDormantVariable);
-  if (dormant != "1" && dormant != "true" && dormant != "yes" && dormant != "on") {
+  if (!preload::IsTrue(dormant.c_str())) {
     return {"process " + id +
                 " was not started dormant (heaprec run --dormant): it samples from the start",
             kExitUsage};

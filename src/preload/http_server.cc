@@ -22,6 +22,7 @@
 #include "preload/http_request.h"
 #include "preload/profiler.h"
 #include "preload/profiler_state.h"
+#include "preload/settings.h"
 #include "preload/thread_state.h"
 
 extern char** environ;
@@ -266,7 +267,9 @@ void Serve(int fd, char* head) {
     if (error != 0 && !body.started()) {
       HttpRequest failed;
       failed.verdict = HttpVerdict::kUnavailable;
-      failed.reason = strerrordesc_np(error);
+      // ENOSYS: no recorder, a dormant process never attached (dormant.h).
+      failed.reason = error == ENOSYS ? "not sampling: the process is dormant until heaprec attach"
+                                      : strerrordesc_np(error);
       SendText(out, failed);
     }
   }
@@ -334,8 +337,7 @@ void RemoveFromEnvironment(const char* name) {
 
 bool ReadPublic() {
   const char* value = EnvironmentValue(kPublicVariable);
-  return value != nullptr && (strcmp(value, "1") == 0 || strcasecmp(value, "true") == 0 ||
-                              strcasecmp(value, "yes") == 0 || strcasecmp(value, "on") == 0);
+  return value != nullptr && IsTrue(value);
 }
 
 }  // namespace

@@ -57,11 +57,6 @@ bool ParseUnsigned(const char** cursor, std::uint64_t* value) {
 
 bool EqualsIgnoreCase(const char* a, const char* b) { return strcasecmp(a, b) == 0; }
 
-bool IsTrue(const char* text) {
-  return EqualsIgnoreCase(text, "1") || EqualsIgnoreCase(text, "true") ||
-         EqualsIgnoreCase(text, "yes") || EqualsIgnoreCase(text, "on");
-}
-
 bool IsFalse(const char* text) {
   return EqualsIgnoreCase(text, "0") || EqualsIgnoreCase(text, "false") ||
          EqualsIgnoreCase(text, "no") || EqualsIgnoreCase(text, "off") || text[0] == '\0';
@@ -75,6 +70,11 @@ bool CopyPath(const char* text, char* out, std::size_t capacity) {
 }
 
 }  // namespace
+
+bool IsTrue(const char* text) {
+  return EqualsIgnoreCase(text, "1") || EqualsIgnoreCase(text, "true") ||
+         EqualsIgnoreCase(text, "yes") || EqualsIgnoreCase(text, "on");
+}
 
 bool ParseByteCount(const char* text, std::uint64_t* bytes) {
   const char* p = text;

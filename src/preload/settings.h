@@ -50,5 +50,6 @@ bool ParseSeconds(const char* text, std::uint64_t* milliseconds);
 bool ParseSignal(const char* text, int* signal_number);
 bool ParseMaxDepth(const char* text, std::uint32_t* depth);  // 1 to kMaxStackDepth
 bool ParseSeed(const char* text, std::uint64_t* seed);       // any unsigned 64-bit integer
+bool IsTrue(const char* text);  // a switch that is on: 1, true, yes or on, in any case
 
 }  // namespace heaprec::preload

@@ -169,7 +169,7 @@ __attribute__((constructor(101))) void StartProfiler() {
   g_arena = new (g_arena_storage) MmapArena();  // maps nothing until first used
   InstallForkHandlers();
   // A dormant process defers the recorder and the unwinder's tables to its first attach, on the
-  // dump thread (dormant.h): until then it costs what the do-nothing interposer costs.
+  // dump thread (dormant.h): until then it costs only the hooks' own instructions.
   if (!g_settings.dormant) {
     StartRecording();
     SetSampling(true);
@@ -180,9 +180,9 @@ __attribute__((constructor(101))) void StartProfiler() {
 }
 
 __attribute__((destructor(101))) void StopProfiler() {
+  StopHttpServerAtExit();  // also in a dormant process never attached, which has no recorder
   if (g_recorder.load(std::memory_order_acquire) == nullptr) return;
   DumpFinal(DumpReason::kExit, 0);
-  StopHttpServerAtExit();
   // Recording goes on: frees from later destructors still find consistent tables.
 }
 

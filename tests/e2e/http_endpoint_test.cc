@@ -311,6 +311,21 @@ TEST_F(HttpEndpointTest, UnixSocketWithCurlReplacesAStaleOne) {
   EXPECT_NE(stat(path.c_str(), &st), 0) << "the socket file outlived the process";
 }
 
+// A dormant process never attached has nothing to serve, says so, and still cleans up at exit.
+TEST_F(HttpEndpointTest, DormantProcessAnswersUnavailableAndRemovesItsSocket) {
+  std::string path = dir_ / "heap.sock";
+  BackgroundProcess process(
+      Options(path, {}, {{"HEAPREC_DORMANT", "1"}, {"HEAPREC_DUMP_SIGNAL", "SIGUSR2"}}));
+  ASSERT_EQ(process.WaitForLine("ready"), "ready") << process.Stderr();
+  Response response = Get({0, path});
+  EXPECT_EQ(response.status, 503) << response.head;
+  EXPECT_NE(response.body.find("dormant"), std::string::npos) << response.body;
+  ExpectOwnEnding(process, "ready\ndone\n");
+  struct stat st;
+  EXPECT_NE(stat(path.c_str(), &st), 0) << "the socket file outlived the process";
+  EXPECT_TRUE(Profiles().empty());
+}
+
 TEST_F(HttpEndpointTest, ForkAndSpawnChildrenDoNotServeTheParentDoes) {
   // A Unix socket: a child that tried the parent's address would find it in use and say so.
   std::string path = dir_ / "heap.sock";
