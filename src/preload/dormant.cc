@@ -55,8 +55,7 @@ void Detach(bool from_signal) {
 
 void StartRecording() {
   if (g_recorder.load(std::memory_order_acquire) != nullptr) return;
-  // dlopen (libgcc_s) outside the dump locks: a library's constructors and destructors run with the
-  // loader lock held, and one may call heaprec_dump(), which waits for the dump lock.
+  // libgcc_s was loaded in the constructor (LoadUnwinderLibrary): nothing here calls the loader.
   InitUnwinder(g_settings.unwind, *g_arena);
   // Under the dump locks, which fork() takes first: a child sees the recorder absent or complete.
   LockDumps();

@@ -31,6 +31,7 @@
 #include "preload/settings.h"
 #include "preload/signal_table.h"
 #include "preload/thread_state.h"
+#include "preload/unwinder.h"
 
 extern "C" char* program_invocation_short_name;  // glibc: the program's base name, no allocation
 
@@ -168,6 +169,7 @@ __attribute__((constructor(101))) void StartProfiler() {
   g_interval.store(g_settings.sample_interval);
   g_arena = new (g_arena_storage) MmapArena();  // maps nothing until first used
   InstallForkHandlers();
+  LoadUnwinderLibrary(g_settings.unwind);  // every mode: the loader only here (unwinder.h)
   // A dormant process defers the recorder and the unwinder's tables to its first attach, on the
   // dump thread (dormant.h): until then it costs only the hooks' own instructions.
   if (!g_settings.dormant) {

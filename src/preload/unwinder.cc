@@ -123,8 +123,40 @@ int DwarfBacktrace(void** out, int max) {
 
 }  // namespace
 
-void InitUnwinder(UnwindMethod method, MemoryResource& memory) {
+// libgcc's entry points, found by LoadUnwinderLibrary and put to use by InitUnwinder.
+namespace {
+UnwindBacktraceFn g_loaded_backtrace = nullptr;
+}  // namespace
+
+void LoadUnwinderLibrary(UnwindMethod method) {
   FindOwnTextRange();
+  if (method == UnwindMethod::kFramePointers) return;
+  void* handle = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
+  auto backtrace = handle != nullptr
+                       ? reinterpret_cast<UnwindBacktraceFn>(dlsym(handle, "_Unwind_Backtrace"))
+                       : nullptr;
+  auto get_ip =
+      handle != nullptr ? reinterpret_cast<UnwindGetIpFn>(dlsym(handle, "_Unwind_GetIP")) : nullptr;
+  if (backtrace == nullptr || get_ip == nullptr) {
+    const char* parts[] = {
+        "heaprec: libgcc_s.so.1 cannot be loaded (Debian package libgcc-s1); stacks ",
+        method == UnwindMethod::kDwarf
+            ? "that heaprec's own walker hands over (through signal handlers) "
+            : "",
+        "are walked by frame pointers and lose the callers of code built without them\n"};
+    ReportMessage(parts, 3);
+    return;
+  }
+  g_unwind_get_ip = get_ip;
+  // The first walk initializes libgcc's register tables (under a pthread_once): here, at
+  // start-up, rather than inside some thread's allocation.
+  void* frames[4];
+  DwarfWalk walk = {frames, 0, 4};
+  backtrace(CollectFrame, &walk);
+  g_loaded_backtrace = backtrace;
+}
+
+void InitUnwinder(UnwindMethod method, MemoryResource& memory) {
   if (method == UnwindMethod::kFramePointers) return;
 #if defined(__x86_64__)
   if (method == UnwindMethod::kDwarf || method == UnwindMethod::kCheck) {
@@ -139,27 +171,7 @@ void InitUnwinder(UnwindMethod method, MemoryResource& memory) {
 #else
   (void)memory;
 #endif
-  void* handle = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
-  auto backtrace = handle != nullptr
-                       ? reinterpret_cast<UnwindBacktraceFn>(dlsym(handle, "_Unwind_Backtrace"))
-                       : nullptr;
-  auto get_ip =
-      handle != nullptr ? reinterpret_cast<UnwindGetIpFn>(dlsym(handle, "_Unwind_GetIP")) : nullptr;
-  if (backtrace == nullptr || get_ip == nullptr) {
-    const char* parts[] = {
-        "heaprec: libgcc_s.so.1 cannot be loaded (Debian package libgcc-s1); stacks ",
-        g_use_cfi ? "that heaprec's own walker hands over (through signal handlers) " : "",
-        "are walked by frame pointers and lose the callers of code built without them\n"};
-    ReportMessage(parts, 3);
-    return;
-  }
-  g_unwind_get_ip = get_ip;
-  // The first walk initializes libgcc's register tables (under a pthread_once): here, at
-  // start-up, rather than inside some thread's allocation.
-  void* frames[4];
-  DwarfWalk walk = {frames, 0, 4};
-  backtrace(CollectFrame, &walk);
-  g_unwind_backtrace = backtrace;
+  g_unwind_backtrace = g_loaded_backtrace;
 }
 
 namespace {

@@ -32,9 +32,15 @@ namespace heaprec::preload {
 // detect truncation).
 inline constexpr std::uint32_t kCaptureExtraFrames = 9;
 
-// Sets up the unwinder `method` names (its rule cache comes from `memory`), and loads libgcc's
-// unwinder for "dwarf" (as the fallback) and "libgcc"; falls back to frame pointers when it cannot
-// be loaded. Call once at start-up, under a HookGuard.
+// Loads libgcc's unwinder for "dwarf" (as the fallback), "libgcc" and "check", and walks once to
+// initialize it; without it, stacks are walked by frame pointers. Call once in the constructor,
+// under a HookGuard, in every mode (a dormant one too): dlopen and dlsym take the loader's lock,
+// which glibc 2.36 does not reset in a fork child, so they must not run on heaprec's thread while
+// the program's threads may fork (the child would hang in its next dlopen, or in exit).
+void LoadUnwinderLibrary(UnwindMethod method);
+
+// Sets up the unwinder `method` names, its rule cache from `memory`, on what LoadUnwinderLibrary
+// found. No loader call: the first attach of a dormant process runs it on the dump thread.
 void InitUnwinder(UnwindMethod method, MemoryResource& memory);
 
 // Forgets what was learnt about loaded code: after an object is unloaded, its addresses may be
