@@ -18,8 +18,8 @@
 #include <memory>
 #include <string>
 
-#include "preload/http_address.h"
-#include "preload/http_request.h"
+#include "preload/http/address.h"
+#include "preload/http/request.h"
 
 namespace {
 

@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "core/profile_file.h"
-#include "preload/settings.h"
+#include "preload/control/settings.h"
 
 namespace {
 

@@ -20,7 +20,7 @@
 #include <string>
 
 #include "cli/commands.h"
-#include "preload/settings.h"
+#include "preload/control/settings.h"
 #include "schema/control.h"
 
 namespace heaprec::cli {

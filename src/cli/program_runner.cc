@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "cli/command_errors.h"
-#include "preload/settings.h"
+#include "preload/control/settings.h"
 
 namespace heaprec::cli {
 namespace {

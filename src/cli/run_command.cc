@@ -30,8 +30,8 @@
 #include "cli/run_manifest.h"
 #include "cli/run_push.h"
 #include "cli/run_summary.h"
-#include "preload/http_address.h"
-#include "preload/settings.h"
+#include "preload/control/settings.h"
+#include "preload/http/address.h"
 
 namespace heaprec::cli {
 namespace {

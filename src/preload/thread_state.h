@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "core/sampler.h"
-#include "preload/cfi_unwinder.h"
+#include "preload/unwind/cfi_unwinder.h"
 
 namespace heaprec::preload {
 

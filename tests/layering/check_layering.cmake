@@ -12,7 +12,7 @@ if(NOT IS_DIRECTORY "${SOURCE_DIR}")
 endif()
 
 # What each layer (a directory of src/) may include besides its own headers: a directory of src/
-# ("profile/"), or one header of src/ or of include/ ("preload/settings.h"). The CLI side is
+# ("profile/"), or one header of src/ or of include/ ("preload/control/settings.h"). The CLI side is
 # cli -> render -> analysis -> profile -> schema, with symbolize on profile; the in-process side
 # (core, preload) never includes a header of the CLI side.
 set(allowed_schema)
@@ -27,8 +27,8 @@ set(allowed_render analysis/ profile/ schema/)
 set(allowed_push profile/ symbolize/ schema/)
 # run_command.cc validates `heaprec run`'s flags with the preload library's own parsers (the
 # settings', and --http's address), and attach_command.cc reads a process's dump signal with them.
-set(allowed_cli render/ analysis/ profile/ symbolize/ push/ schema/ preload/settings.h
-    preload/http_address.h)
+set(allowed_cli render/ analysis/ profile/ symbolize/ push/ schema/ preload/control/settings.h
+    preload/http/address.h)
 
 set(layers schema core preload profile symbolize analysis render push cli)
 # The first directory of an include path that names a header of heaprec (src/ or include/): an

@@ -3,7 +3,7 @@
 // threads) both must report the same return addresses, first walk and cached walks alike; where the
 // walker does not model a frame (signal trampolines, realigned frames) it must say so instead of
 // reporting something. And the rule cache, hammered by threads, never returns another pc's rule.
-#include "preload/cfi_unwinder.h"
+#include "preload/unwind/cfi_unwinder.h"
 
 #include <gtest/gtest.h>
 #include <link.h>

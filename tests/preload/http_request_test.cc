@@ -1,13 +1,12 @@
 // The HTTP endpoint's pure parts: the request-head parser (http_request.h) and HEAPREC_HTTP's
 // address syntax (http_address.h).
-#include "preload/http_request.h"
-
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "preload/http_address.h"
+#include "preload/http/address.h"
+#include "preload/http/request.h"
 
 namespace heaprec::preload {
 namespace {

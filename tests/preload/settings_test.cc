@@ -1,4 +1,4 @@
-#include "preload/settings.h"
+#include "preload/control/settings.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>

@@ -1,0 +1,208 @@
+// Recording and forgetting sampled blocks: the slow paths behind the allocation hooks' fast paths
+// (hooks.cc). An allocation whose countdown expired is performed here (tagged, so that its free
+// finds it; tagged_blocks.h), its stack captured and recorded; realloc of a sampled block detaches
+// and re-records it; free of a sampled block forgets it before the block goes back to the
+// allocator, or defers both while the thread is inside heaprec (HookGuard). Each runs for a small
+// fraction of allocations, so it may lock the recorder briefly; it never calls malloc for itself.
+#include <alloca.h>
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/sampler.h"
+#include "preload/alloc/real_allocator.h"
+#include "preload/alloc/sampling.h"
+#include "preload/alloc/tagged_blocks.h"
+#include "preload/control/settings.h"
+#include "preload/process/endings.h"
+#include "preload/profiler.h"
+#include "preload/state.h"
+#include "preload/thread_state.h"
+#include "preload/unwind/unwinder.h"
+
+namespace heaprec::preload {
+namespace {
+
+void Record(HeapRecorder& recorder, void* block, std::size_t size, std::uint64_t interval) {
+  const std::uint32_t max_depth = g_settings.max_depth;
+  auto* frames = static_cast<std::uint64_t*>(
+      alloca((max_depth + kCaptureExtraFrames) * sizeof(std::uint64_t)));
+  bool truncated = false;
+  std::uint32_t depth = CaptureStack(frames, max_depth, &truncated);
+  if (depth == 0) g_unwind_failures.fetch_add(1, std::memory_order_relaxed);
+  if (truncated) g_truncated_stacks.fetch_add(1, std::memory_order_relaxed);
+  recorder.Record(reinterpret_cast<std::uint64_t>(block), frames, depth, size,
+                  Sampler::Weight(size, interval), NowNs(CLOCK_REALTIME));
+  MaybeCapturePeak(recorder);
+}
+
+// Records a sampled block the program is about to receive. errno is the program's: kept.
+void RecordBlock(void* block, std::size_t size, std::uint64_t interval) {
+  HeapRecorder* recorder = g_recorder.load(std::memory_order_acquire);
+  if (block == nullptr || recorder == nullptr) return;
+  int saved_errno = errno;
+  HookGuard guard;
+  Record(*recorder, block, size, interval);
+  errno = saved_errno;
+}
+
+// A block of the given kind for a sample: tagged where the allocator allows (tagged_blocks.h).
+// *record says whether it may be recorded: a block that could not carry its tag is not, since its
+// free would not find it.
+void* AllocateForSample(AllocKind kind, std::size_t size, std::size_t alignment, bool* record) {
+  if (!g_real.tagged_blocks) {
+    *record = true;
+    return AllocateUntagged(kind, size, alignment);
+  }
+  return AllocateTagged(kind, size, alignment, record);
+}
+
+// Detaches a sampled block's record before realloc moves or frees it (see HeapRecorder::Detach).
+struct DetachedRecord {
+  HeapRecorder* recorder = nullptr;
+  LiveObject object;
+  bool attached = false;
+
+  void Detach(void* block) {
+    recorder = g_recorder.load(std::memory_order_acquire);
+    if (recorder == nullptr) return;
+    HookGuard guard;  // a signal handler that allocates must not wait for the lock held here
+    attached = recorder->Detach(reinterpret_cast<std::uint64_t>(block), &object);
+  }
+  // After the reallocation: when it `failed` the old block is still the program's and is tracked
+  // again; otherwise its record goes. errno is the reallocation's: kept.
+  void Settle(void* block, bool failed) {
+    int saved_errno = errno;
+    if (failed) {
+      Reattach(block);
+    } else {
+      Release();
+    }
+    errno = saved_errno;
+  }
+  void Release() {
+    if (!attached) return;
+    HookGuard guard;
+    recorder->ReleaseDetached(object);
+  }
+  void Reattach(void* block) {
+    if (!attached) return;
+    HookGuard guard;
+    recorder->Reattach(reinterpret_cast<std::uint64_t>(block), object);
+  }
+};
+
+// realloc when the allocator is not glibc: no block is tagged, the filter says which may be
+// sampled, and the allocator's own realloc does the work.
+void* ReallocUntagged(void* old_block, std::size_t size, bool expired) {
+  DetachedRecord detached;
+  HeapRecorder* recorder = g_recorder.load(std::memory_order_acquire);
+  if (recorder != nullptr && old_block != nullptr &&
+      recorder->MaybeTracked(reinterpret_cast<std::uint64_t>(old_block))) {
+    detached.Detach(old_block);
+  }
+  std::uint64_t interval = expired ? DrawSample(size) : 0;
+  void* fresh = g_real.realloc(old_block, size);
+  // A null from realloc(p, 0) means p was freed; any other null, that the old block is untouched.
+  detached.Settle(old_block, fresh == nullptr && size != 0);
+  if (interval != 0) RecordBlock(fresh, size, interval);
+  return fresh;
+}
+
+// Moves a block into a fresh one (tagged when `tag_fresh`, for a sample) by hand: for a block
+// tagged at an aligned offset, or an untagged block that becomes a sample.
+void* MoveBlock(void* old_block, bool old_tagged, std::size_t size, bool tag_fresh) {
+  bool tagged = false;
+  void* fresh =
+      tag_fresh ? AllocateTagged(AllocKind::kMalloc, size, 0, &tagged) : g_real.malloc(size);
+  if (fresh == nullptr || old_block == nullptr) return fresh;
+  std::size_t old_size = old_tagged ? TaggedUsableSize(old_block) : g_real.usable_size(old_block);
+  memcpy(fresh, old_block, old_size < size ? old_size : size);
+  ReleaseToAllocator(old_block);
+  return fresh;
+}
+
+}  // namespace
+
+void* AllocateSlow(AllocKind kind, std::size_t size, std::size_t alignment) {
+  std::uint64_t interval = DrawSample(size);
+  if (interval == 0) return AllocateUntagged(kind, size, alignment);
+  bool record = false;
+  void* block = AllocateForSample(kind, size, alignment, &record);
+  if (record) RecordBlock(block, size, interval);
+  return block;
+}
+
+int PosixMemalignSlow(void** out, std::size_t alignment, std::size_t size) {
+  std::uint64_t interval = DrawSample(size);
+  if (interval == 0 || !g_real.tagged_blocks) {
+    int error = g_real.posix_memalign(out, alignment, size);
+    if (interval != 0 && error == 0) RecordBlock(*out, size, interval);
+    return error;
+  }
+  if (!IsPosixMemalignAlignment(alignment)) return EINVAL;  // before anything is allocated
+  bool record = false;
+  void* block = AllocateTagged(AllocKind::kMemalign, size, alignment, &record);
+  if (block == nullptr) return ENOMEM;
+  *out = block;
+  if (record) RecordBlock(block, size, interval);
+  return 0;
+}
+
+void* ReallocSlow(void* old_block, std::size_t size, bool expired) {
+  if (!g_real.tagged_blocks) return ReallocUntagged(old_block, size, expired);
+  bool old_tagged = old_block != nullptr && IsTagged(old_block);
+  std::uint64_t interval = expired ? DrawSample(size) : 0;
+  if (!old_tagged && interval == 0) return g_real.realloc(old_block, size);
+  DetachedRecord detached;
+  if (old_tagged) detached.Detach(old_block);
+  if (old_tagged && size == 0) {  // realloc(p, 0) frees p and returns null, as glibc's does
+    detached.Release();
+    FreeTagged(old_block);
+    return nullptr;
+  }
+  void* fresh = nullptr;
+  bool fresh_tagged = interval != 0;
+  if (!(old_tagged && fresh_tagged && ReallocTagged(old_block, size, &fresh))) {
+    fresh = MoveBlock(old_block, old_tagged, size, fresh_tagged);
+    fresh_tagged = fresh != nullptr && fresh_tagged && IsTagged(fresh);
+  }
+  detached.Settle(old_block, fresh == nullptr);
+  if (fresh_tagged) RecordBlock(fresh, size, interval);
+  return fresh;
+}
+
+void ReleaseSampled(void* block) {
+  ThreadState& t = t_state;
+  if (t.in_hook && t.deferred_count < kMaxDeferredFrees) {
+    t.deferred_frees[t.deferred_count++] = block;
+    return;
+  }
+  HeapRecorder* recorder = g_recorder.load(std::memory_order_acquire);
+  if (recorder != nullptr) {
+    HookGuard guard;  // a signal handler that allocates must not wait for the locks Forget takes
+    recorder->Forget(reinterpret_cast<std::uint64_t>(block));
+  }
+  ReleaseToAllocator(block);
+}
+
+// Runs as the outermost HookGuard ends. The thread is marked as inside heaprec again while it
+// forgets, for the same reason as in ReleaseSampled; frees deferred meanwhile join the loop. A
+// deferred signal comes last, once the thread holds none of heaprec's locks.
+void LeaveHeaprec() {
+  ThreadState& t = t_state;
+  t.in_hook = true;
+  while (t.deferred_count != 0) {
+    void* block = t.deferred_frees[--t.deferred_count];
+    HeapRecorder* recorder = g_recorder.load(std::memory_order_acquire);
+    if (recorder != nullptr) recorder->Forget(reinterpret_cast<std::uint64_t>(block));
+    ReleaseToAllocator(block);
+  }
+  t.in_hook = false;
+  if (int signal_number = t.deferred_signal) {
+    t.deferred_signal = 0;
+    RaiseDeferredSignal(signal_number);
+  }
+}
+
+}  // namespace heaprec::preload

@@ -1,0 +1,117 @@
+#include "preload/alloc/tagged_blocks.h"
+
+#include <errno.h>
+#include <unistd.h>
+
+namespace heaprec::preload {
+namespace {
+
+void WriteTag(char* block, std::uint64_t offset) {
+  std::uint64_t tag = kTagSeed ^ reinterpret_cast<std::uintptr_t>(block);
+  std::memcpy(block - 16, &offset, sizeof(offset));
+  std::memcpy(block - 8, &tag, sizeof(tag));
+}
+
+std::uint64_t OffsetOf(const void* block) { return TagWord(block, -16); }
+
+char* BaseOf(const void* block) {
+  return const_cast<char*>(static_cast<const char*>(block)) - OffsetOf(block);
+}
+
+// glibc's memalign rounds an alignment up to a power of two, and below 16 means malloc's own.
+std::size_t TagAlignment(std::size_t alignment) {
+  std::size_t a = kTagOffset;
+  while (a < alignment && a != 0) a <<= 1;
+  return a;  // 0 when no power of two fits: the request cannot succeed anyway
+}
+
+}  // namespace
+
+void* AllocateUntagged(AllocKind kind, std::size_t size, std::size_t alignment) {
+  switch (kind) {
+    case AllocKind::kMalloc:
+      return g_real.malloc(size);
+    case AllocKind::kCalloc:
+      return g_real.calloc(1, size);
+    case AllocKind::kMemalign:
+      return g_real.memalign(alignment, size);
+    case AllocKind::kAlignedAlloc:
+      return g_real.aligned_alloc(alignment, size);
+    case AllocKind::kValloc:
+      return g_real.valloc(size);
+    case AllocKind::kPvalloc:
+      return g_real.pvalloc(size);
+  }
+  return nullptr;
+}
+
+void* AllocateTagged(AllocKind kind, std::size_t size, std::size_t alignment, bool* tagged) {
+  const std::size_t page = static_cast<std::size_t>(getpagesize());
+  std::size_t offset = kTagOffset;
+  switch (kind) {
+    case AllocKind::kMalloc:
+    case AllocKind::kCalloc:
+      break;
+    case AllocKind::kMemalign:
+    case AllocKind::kAlignedAlloc:
+      offset = TagAlignment(alignment);
+      break;
+    case AllocKind::kValloc:
+      offset = page;
+      break;
+    case AllocKind::kPvalloc:
+      offset = page;
+      size = size == 0 ? page : (size + page - 1) & ~(page - 1);
+      if (size == 0) offset = 0;  // the rounding wrapped: glibc fails it
+      break;
+  }
+  std::size_t total;
+  if (offset == 0 || offset > (std::size_t{1} << 40) ||
+      __builtin_add_overflow(size, offset, &total)) {
+    *tagged = false;
+    return AllocateUntagged(kind, size, alignment);
+  }
+  void* base;
+  if (kind == AllocKind::kCalloc) {
+    base = g_real.calloc(1, total);
+  } else if (offset == kTagOffset) {
+    base = g_real.malloc(total);
+  } else {
+    base = g_real.memalign(offset, total);
+  }
+  *tagged = base != nullptr;
+  if (base == nullptr) return nullptr;
+  char* block = static_cast<char*>(base) + offset;
+  WriteTag(block, offset);
+  return block;
+}
+
+void FreeTagged(void* block) {
+  char* base = BaseOf(block);
+  std::uint64_t cleared = 0;
+  std::memcpy(static_cast<char*>(block) - 8, &cleared, sizeof(cleared));
+  g_real.free(base);
+}
+
+std::size_t TaggedUsableSize(const void* block) {
+  return g_real.usable_size(BaseOf(block)) - OffsetOf(block);
+}
+
+bool ReallocTagged(void* block, std::size_t size, void** moved) {
+  if (OffsetOf(block) != kTagOffset) return false;
+  std::size_t total;
+  if (__builtin_add_overflow(size, kTagOffset, &total)) {
+    errno = ENOMEM;
+    *moved = nullptr;
+    return true;
+  }
+  void* base = g_real.realloc(BaseOf(block), total);
+  *moved = nullptr;
+  if (base == nullptr) return true;
+  char* block_moved = static_cast<char*>(base) + kTagOffset;
+  WriteTag(block_moved, kTagOffset);
+  *moved = block_moved;
+  return true;
+}
+
+}  // namespace heaprec::preload

@@ -1,0 +1,143 @@
+#include "preload/dump/dump_thread.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+
+#include "preload/attach/dormant.h"
+#include "preload/profiler.h"
+#include "preload/state.h"
+#include "preload/thread_state.h"
+
+namespace heaprec::preload {
+namespace {
+
+// At most one peak profile per this many nanoseconds: a fast-growing heap would otherwise rewrite
+// it at every 10% of growth.
+constexpr std::uint64_t kPeakWriteSpacingNs = 1000000000ull;
+
+std::atomic<std::uint32_t> g_wake{0};  // futex word: bumped by every request
+std::atomic<std::uint32_t> g_signal_requests{0};
+std::atomic<bool> g_above_requested{false};
+std::atomic<bool> g_peak_requested{false};
+std::atomic<bool> g_running{false};  // a thread exists in this process (or is being created)
+
+void Wake() {
+  g_wake.fetch_add(1, std::memory_order_release);
+  int saved_errno = errno;
+  syscall(SYS_futex, &g_wake, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+  errno = saved_errno;
+}
+
+void Sleep(std::uint32_t seen, std::uint64_t timeout_ns) {
+  timespec timeout = {static_cast<time_t>(timeout_ns / 1000000000ull),
+                      static_cast<long>(timeout_ns % 1000000000ull)};
+  syscall(SYS_futex, &g_wake, FUTEX_WAIT_PRIVATE, seen,
+          timeout_ns == UINT64_MAX ? nullptr : &timeout, nullptr, 0);
+}
+
+// A dump on the dump signal. A process started dormant and never attached has no recorder and
+// writes nothing: one line says why, rather than silence.
+void SignalDump() {
+  if (Dump(DumpReason::kSignal, nullptr) != ENOSYS || !g_settings.dormant || g_settings.quiet)
+    return;
+  const char* parts[] = {
+      "heaprec: sampling is off (dormant, never attached): no profile written\n"};
+  ReportMessage(parts, 1);
+}
+
+void* DumpLoop(void*) {
+  t_state.in_hook = true;  // everything this thread allocates is heaprec's own
+  const std::uint64_t interval_ns = DumpIntervalMs() * 1000000ull;
+  std::uint64_t next_interval = interval_ns != 0 ? NowNs(CLOCK_MONOTONIC) + interval_ns : 0;
+  std::uint64_t next_peak_allowed = 0;
+  for (;;) {
+    std::uint32_t seen = g_wake.load(std::memory_order_acquire);
+    RunControlCommand();
+    if (g_signal_requests.exchange(0) != 0) SignalDump();
+    if (g_above_requested.exchange(false)) Dump(DumpReason::kAbove, nullptr);
+    std::uint64_t now = NowNs(CLOCK_MONOTONIC);
+    if (interval_ns != 0 && now >= next_interval) {
+      Dump(DumpReason::kInterval, nullptr);
+      now = NowNs(CLOCK_MONOTONIC);
+      while (next_interval <= now) next_interval += interval_ns;
+    }
+    if (g_peak_requested.load() && now >= next_peak_allowed) {
+      g_peak_requested.store(false);
+      WritePeakProfile();
+      next_peak_allowed = NowNs(CLOCK_MONOTONIC) + kPeakWriteSpacingNs;
+    }
+    now = NowNs(CLOCK_MONOTONIC);
+    std::uint64_t timeout = UINT64_MAX;
+    if (interval_ns != 0) timeout = next_interval > now ? next_interval - now : 0;
+    if (g_peak_requested.load()) {
+      std::uint64_t until_peak = next_peak_allowed > now ? next_peak_allowed - now : 0;
+      if (until_peak < timeout) timeout = until_peak;
+    }
+    bool more = g_signal_requests.load() != 0 || g_above_requested.load();
+    if (!more && timeout != 0) Sleep(seen, timeout);
+  }
+  return nullptr;
+}
+
+void StartThread() {
+  bool expected = false;
+  if (!g_running.compare_exchange_strong(expected, true)) return;
+  if (!StartHeaprecThread(DumpLoop)) g_running.store(false);
+}
+
+}  // namespace
+
+bool StartHeaprecThread(void* (*body)(void*)) {
+  sigset_t all, previous;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &previous);  // the new thread inherits "everything blocked"
+  pthread_t thread;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  pthread_attr_setstacksize(&attr, 256 * 1024);
+  bool started = pthread_create(&thread, &attr, body, nullptr) == 0;
+  pthread_attr_destroy(&attr);
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  return started;
+}
+
+void StartDumpThreadIfConfigured() {
+  if (DumpIntervalMs() != 0 || DumpSignal() != 0) StartThread();
+}
+
+void WakeDumpThread() { Wake(); }
+
+void RequestSignalDump() {
+  g_signal_requests.fetch_add(1);
+  Wake();
+}
+
+void RequestPeakWrite() {
+  g_peak_requested.store(true);
+  StartThread();
+  Wake();
+}
+
+void RequestAboveDump() {
+  g_above_requested.store(true);
+  StartThread();
+  Wake();
+}
+
+void ForgetDumpThreadInChild() {
+  g_running.store(false);
+  g_signal_requests.store(0);
+  g_above_requested.store(false);
+  g_peak_requested.store(false);
+}
+
+}  // namespace heaprec::preload

@@ -1,0 +1,200 @@
+#include "preload/http/request.h"
+
+#include <string.h>
+#include <strings.h>
+
+namespace heaprec::preload {
+namespace {
+
+constexpr char kProfilePath[] = "/debug/pprof/heap";
+constexpr char kSymbolPath[] = "/debug/pprof/symbol";
+
+struct Text {
+  const char* data;
+  std::size_t size;
+  bool Is(const char* literal) const {
+    return size == strlen(literal) && memcmp(data, literal, size) == 0;
+  }
+};
+
+HttpRequest Verdict(HttpVerdict verdict, const char* reason, bool head_only = false) {
+  HttpRequest request;
+  request.verdict = verdict;
+  request.reason = reason;
+  request.head_only = head_only;
+  return request;
+}
+
+HttpRequest NotAllowed(const char* reason, const char* allow) {
+  HttpRequest request = Verdict(HttpVerdict::kMethodNotAllowed, reason);
+  request.allow = allow;
+  return request;
+}
+
+// RFC 9110 tchar: the characters of a method or a header name.
+bool IsTokenChar(unsigned char c) {
+  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
+  return c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != nullptr;
+}
+
+// The line starting at `start`, without its LF and an optional CR before it. False when no LF
+// comes before `end`.
+bool NextLine(const char* start, const char* end, Text* line, const char** next) {
+  const void* newline = memchr(start, '\n', static_cast<std::size_t>(end - start));
+  if (newline == nullptr) return false;
+  const char* stop = static_cast<const char*>(newline);
+  *next = stop + 1;
+  if (stop > start && stop[-1] == '\r') --stop;
+  *line = {start, static_cast<std::size_t>(stop - start)};
+  return true;
+}
+
+struct RequestLine {
+  Text method, target;
+};
+
+// METHOD SP TARGET SP HTTP/1.x, nothing more.
+bool ParseRequestLine(Text line, RequestLine* out) {
+  std::size_t i = 0;
+  while (i < line.size && IsTokenChar(static_cast<unsigned char>(line.data[i]))) ++i;
+  if (i == 0 || i == line.size || line.data[i] != ' ') return false;
+  out->method = {line.data, i};
+  std::size_t target_start = ++i;
+  while (i < line.size && line.data[i] > ' ' && line.data[i] < 0x7f) ++i;
+  if (i == target_start || i == line.size || line.data[i] != ' ') return false;
+  out->target = {line.data + target_start, i - target_start};
+  Text version = {line.data + i + 1, line.size - i - 1};
+  return version.Is("HTTP/1.1") || version.Is("HTTP/1.0");
+}
+
+// NAME: VALUE, NAME a token, VALUE without control characters but tab. A line starting with white
+// space (obsolete line folding) is refused, as RFC 9112 allows.
+bool IsValidHeader(Text line) {
+  std::size_t i = 0;
+  while (i < line.size && IsTokenChar(static_cast<unsigned char>(line.data[i]))) ++i;
+  if (i == 0 || i == line.size || line.data[i] != ':') return false;
+  for (++i; i < line.size; ++i) {
+    auto c = static_cast<unsigned char>(line.data[i]);
+    if ((c < ' ' && c != '\t') || c == 0x7f) return false;
+  }
+  return true;
+}
+
+// Whether `value` is all digits (empty counts as 0) and more than zero.
+bool IsPositiveNumber(Text value, bool* valid) {
+  bool positive = false;
+  *valid = true;
+  for (std::size_t i = 0; i < value.size; ++i) {
+    if (value.data[i] < '0' || value.data[i] > '9') *valid = false;
+    if (value.data[i] != '0') positive = true;
+  }
+  return positive;
+}
+
+// The query string's parameters that change what Go would serve: refused rather than ignored.
+HttpRequest CheckQuery(Text query, bool head_only) {
+  const char* p = query.data;
+  const char* end = query.data + query.size;
+  while (p < end) {
+    const char* amp = static_cast<const char*>(memchr(p, '&', static_cast<std::size_t>(end - p)));
+    const char* stop = amp != nullptr ? amp : end;
+    const char* equals =
+        static_cast<const char*>(memchr(p, '=', static_cast<std::size_t>(stop - p)));
+    Text key = {p, static_cast<std::size_t>((equals != nullptr ? equals : stop) - p)};
+    Text value = {equals != nullptr ? equals + 1 : stop,
+                  static_cast<std::size_t>(stop - (equals != nullptr ? equals + 1 : stop))};
+    bool valid = true;
+    if (key.Is("seconds") && (IsPositiveNumber(value, &valid) || !valid)) {
+      return Verdict(HttpVerdict::kBadRequest,
+                     valid ? "heaprec serves no delta profiles (seconds=N): fetch "
+                             "/debug/pprof/heap twice and compare them with heaprec diff"
+                           : "seconds must be a number");
+    }
+    if (key.Is("debug") && (IsPositiveNumber(value, &valid) || !valid)) {
+      return Verdict(HttpVerdict::kBadRequest,
+                     "heaprec serves the profile in pprof format only (debug=0)");
+    }
+    p = stop + 1;
+  }
+  return Verdict(HttpVerdict::kServe, "", head_only);
+}
+
+HttpRequest Route(const RequestLine& request) {
+  Text target = request.target;
+  // Absolute form (what a client talking to a proxy sends): the path starts after the authority.
+  if (target.size >= 7 && strncasecmp(target.data, "http://", 7) == 0) {
+    const char* slash = static_cast<const char*>(memchr(target.data + 7, '/', target.size - 7));
+    target = slash != nullptr
+                 ? Text{slash, target.size - static_cast<std::size_t>(slash - target.data)}
+                 : Text{"/", 1};
+  }
+  const char* question = static_cast<const char*>(memchr(target.data, '?', target.size));
+  Text path = {target.data, question != nullptr ? static_cast<std::size_t>(question - target.data)
+                                                : target.size};
+  bool head_only = request.method.Is("HEAD");
+  bool get = head_only || request.method.Is("GET");
+  if (path.Is(kSymbolPath)) {
+    if (request.method.Is("POST")) return Verdict(HttpVerdict::kNoSymbols, "");
+    if (get) return Verdict(HttpVerdict::kNoSymbols, "num_symbols: 0", head_only);
+    return NotAllowed("method not allowed: use GET, HEAD or POST", "GET, HEAD, POST");
+  }
+  if (!path.Is(kProfilePath)) {
+    return Verdict(HttpVerdict::kNotFound, "not found: heaprec serves only /debug/pprof/heap");
+  }
+  if (!get) return NotAllowed("method not allowed: use GET or HEAD", "GET, HEAD");
+  if (question == nullptr) return Verdict(HttpVerdict::kServe, "", head_only);
+  return CheckQuery({question + 1, target.size - path.size - 1}, head_only);
+}
+
+}  // namespace
+
+HttpRequest ParseHttpRequest(const char* data, std::size_t size, std::size_t capacity) {
+  const char* end = data + size;
+  const char* p = data;
+  Text line;
+  const char* next = nullptr;
+  HttpRequest incomplete = size >= capacity
+                               ? Verdict(HttpVerdict::kHeadTooLarge, "request head too large")
+                               : HttpRequest();
+  // RFC 9112 2.2: empty lines before the request line are ignored (a few, not forever).
+  for (int skipped = 0;; ++skipped) {
+    if (!NextLine(p, end, &line, &next)) return incomplete;
+    p = next;
+    if (line.size != 0) break;
+    if (skipped == 4) return Verdict(HttpVerdict::kBadRequest, "malformed request line");
+  }
+  RequestLine request;
+  if (!ParseRequestLine(line, &request)) {
+    return Verdict(HttpVerdict::kBadRequest, "malformed request line");
+  }
+  for (;;) {
+    if (!NextLine(p, end, &line, &next)) return incomplete;
+    p = next;
+    if (line.size == 0) break;  // the end of the head
+    if (!IsValidHeader(line)) return Verdict(HttpVerdict::kBadRequest, "malformed header line");
+  }
+  return Route(request);
+}
+
+const char* HttpStatusText(HttpVerdict verdict) {
+  switch (verdict) {
+    case HttpVerdict::kServe:
+    case HttpVerdict::kNoSymbols:
+      return "200 OK";
+    case HttpVerdict::kBadRequest:
+      return "400 Bad Request";
+    case HttpVerdict::kNotFound:
+      return "404 Not Found";
+    case HttpVerdict::kMethodNotAllowed:
+      return "405 Method Not Allowed";
+    case HttpVerdict::kHeadTooLarge:
+      return "431 Request Header Fields Too Large";
+    case HttpVerdict::kUnavailable:
+      return "503 Service Unavailable";
+    case HttpVerdict::kIncomplete:
+      break;
+  }
+  return "500 Internal Server Error";
+}
+
+}  // namespace heaprec::preload

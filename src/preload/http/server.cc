@@ -1,0 +1,417 @@
+#include "preload/http/server.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+
+#include "core/appender.h"
+#include "core/byte_sink.h"
+#include "core/profile_file.h"
+#include "preload/control/settings.h"
+#include "preload/dump/dump_thread.h"
+#include "preload/http/address.h"
+#include "preload/http/request.h"
+#include "preload/profiler.h"
+#include "preload/state.h"
+#include "preload/thread_state.h"
+
+extern char** environ;
+
+namespace heaprec::preload {
+namespace {
+
+constexpr char kVariable[] = "HEAPREC_HTTP";
+constexpr char kPublicVariable[] = "HEAPREC_HTTP_PUBLIC";
+constexpr std::size_t kHeadBytes = 8 * 1024;              // the request head's buffer
+constexpr std::uint64_t kHeadDeadlineNs = 5000000000ull;  // to receive the whole head
+constexpr std::uint64_t kStallNs = 10000000000ull;  // a client that reads nothing for this long
+constexpr std::uint64_t kResponseDeadlineNs = 300000000000ull;  // a whole response, at most
+constexpr std::uint64_t kDrainNs = 1000000000ull;  // reading what is left before closing
+
+std::atomic<int> g_listener{-1};
+std::atomic<int> g_connection{-1};
+int g_owner_pid = 0;  // the process that read HEAPREC_HTTP (0: not set); constant after start-up
+bool g_public = false;
+// "HEAPREC_HTTP=ADDR", for exec from the serving process (http_server.h).
+char g_variable[PATH_MAX + sizeof(kVariable) + 1];
+HttpAddress g_address;
+ino_t g_socket_inode = 0;    // of the Unix socket's file, removed at exit only if still ours
+ino_t g_listener_inode = 0;  // of the listening socket itself (sockfs), to recognize its descriptor
+
+// Whether descriptor `fd` is still the listening socket: a program that closed descriptors it did
+// not know (closefrom) may have reused the number for a socket of its own, whose connections are
+// not heaprec's to accept.
+bool IsOurListener(int fd) {
+  struct stat st;
+  return fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_ino == g_listener_inode;
+}
+
+// "heaprec: HEAPREC_HTTP=ADDR: REASON", REASON's first letter in lower case (strerror's start with
+// a capital).
+void Complain(const char* reason, const char* more = "") {
+  char lowered[128];
+  Appender text(lowered, sizeof(lowered));
+  text.Add(reason);
+  if (!text.Finish()) lowered[0] = '\0';
+  if (lowered[0] >= 'A' && lowered[0] <= 'Z' && lowered[1] >= 'a' && lowered[1] <= 'z') {
+    lowered[0] = static_cast<char>(lowered[0] - 'A' + 'a');
+  }
+  const char* parts[] = {"heaprec: ", g_variable,
+                         ": ",        lowered[0] != '\0' ? lowered : reason,
+                         more,        "; serving no profiles over HTTP\n"};
+  WriteStderr(parts, sizeof(parts) / sizeof(parts[0]));
+}
+
+int Fail(int fd, const char* reason) {
+  Complain(reason);
+  if (fd >= 0) close(fd);
+  return -1;
+}
+
+// A file at the socket's path: replaced when it is a socket nobody listens on (left by a process
+// that died), kept otherwise. False after one line on stderr.
+bool ClearStaleSocket(const char* path) {
+  struct stat st;
+  if (lstat(path, &st) != 0) {
+    if (errno == ENOENT) return true;
+    Complain(strerrordesc_np(errno));
+    return false;
+  }
+  if (!S_ISSOCK(st.st_mode)) {
+    Complain("a file that is not a socket is in the way");
+    return false;
+  }
+  int probe = MoveAboveStdio(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  int error = probe < 0 || connect(probe, &g_address.socket.any, g_address.length) == 0
+                  ? (probe < 0 ? errno : EADDRINUSE)
+                  : errno;
+  if (probe >= 0) close(probe);
+  if (error != ECONNREFUSED) {
+    Complain(strerrordesc_np(error));
+    return false;
+  }
+  unlink(path);
+  return true;
+}
+
+// Binds and listens; -1 after one line on stderr.
+int Listen() {
+  const char* path = g_address.socket.unix_socket.sun_path;
+  if (g_address.is_unix && !ClearStaleSocket(path)) return -1;
+  int fd = MoveAboveStdio(socket(g_address.socket.any.sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (fd < 0) return Fail(-1, strerrordesc_np(errno));
+  if (g_address.is_unix) {
+    // bind() creates the file with the socket's own mode, less the umask: 0600 from the start,
+    // without a moment where another user could connect.
+    fchmod(fd, 0600);
+  } else {
+    int on = 1;  // rebinding at once after a restart, as Go's listeners do
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+  }
+  if (bind(fd, &g_address.socket.any, g_address.length) != 0) {
+    return Fail(fd, strerrordesc_np(errno));
+  }
+  if (g_address.is_unix) {
+    struct stat st;
+    if (stat(path, &st) == 0) g_socket_inode = st.st_ino;
+  }
+  if (listen(fd, 16) != 0) return Fail(fd, strerrordesc_np(errno));
+  struct stat st;
+  if (fstat(fd, &st) == 0) g_listener_inode = st.st_ino;
+  return fd;
+}
+
+// The port the kernel chose for PORT 0, into g_address, and one line saying where it serves.
+void AnnounceEphemeralPort(int fd) {
+  socklen_t length = g_address.length;
+  if (getsockname(fd, &g_address.socket.any, &length) != 0) return;
+  char endpoint[128];
+  if (!FormatHttpEndpoint(g_address, endpoint, sizeof(endpoint))) return;
+  const char* parts[] = {"heaprec: serving ", endpoint, "\n"};
+  WriteStderr(parts, sizeof(parts) / sizeof(parts[0]));
+}
+
+bool IsEphemeral() {
+  if (g_address.is_unix) return false;
+  return (g_address.socket.any.sa_family == AF_INET6 ? g_address.socket.ipv6.sin6_port
+                                                     : g_address.socket.ipv4.sin_port) == 0;
+}
+
+// Waits for `events` on `fd` until `deadline_ns` (CLOCK_MONOTONIC). False on timeout or error.
+bool WaitFor(int fd, short events, std::uint64_t deadline_ns) {
+  for (;;) {
+    std::uint64_t now = NowNs(CLOCK_MONOTONIC);
+    if (now >= deadline_ns) return false;
+    pollfd p = {fd, events, 0};
+    int ready = poll(&p, 1, static_cast<int>((deadline_ns - now) / 1000000 + 1));
+    if (ready > 0) return true;
+    if (ready < 0 && errno != EINTR) return false;
+  }
+}
+
+// send() without SIGPIPE (the client may hang up), waiting at most kStallNs for room each time and
+// giving up at the response's deadline: a client that stops reading never holds the thread long.
+class SocketSink final : public ByteSink {
+ public:
+  SocketSink(int fd, std::uint64_t deadline_ns) : fd_(fd), deadline_ns_(deadline_ns) {}
+  bool Write(const void* data, std::size_t size) override {
+    const char* p = static_cast<const char*>(data);
+    while (size > 0) {
+      ssize_t n = send(fd_, p, size, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        std::uint64_t stall = NowNs(CLOCK_MONOTONIC) + kStallNs;
+        if (errno != EAGAIN ||
+            !WaitFor(fd_, POLLOUT, stall < deadline_ns_ ? stall : deadline_ns_)) {
+          if (errno == EAGAIN) errno = ETIMEDOUT;
+          return false;
+        }
+        continue;
+      }
+      p += n;
+      size -= static_cast<std::size_t>(n);
+    }
+    return true;
+  }
+  bool Write(const char* text) { return Write(text, strlen(text)); }
+
+ private:
+  int fd_;
+  std::uint64_t deadline_ns_;
+};
+
+// An answer without a profile: an error, or the symbol endpoint's. Its body is `reason` and a
+// newline, or nothing when `reason` is empty.
+void SendText(SocketSink& out, const HttpRequest& request) {
+  bool empty = request.reason[0] == '\0';
+  char length[24];
+  Appender digits(length, sizeof(length));
+  digits.AddUnsigned(empty ? 0 : strlen(request.reason) + 1, 1);
+  digits.Finish();
+  char head[512];
+  Appender a(head, sizeof(head));
+  a.Add("HTTP/1.1 ");
+  a.Add(HttpStatusText(request.verdict));
+  a.Add("\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ");
+  a.Add(length);
+  if (request.allow[0] != '\0') {
+    a.Add("\r\nAllow: ");
+    a.Add(request.allow);
+  }
+  a.Add("\r\nConnection: close\r\nX-Content-Type-Options: nosniff\r\n\r\n");
+  if (!a.Finish() || !out.Write(head) || empty || request.head_only) return;
+  out.Write(request.reason);
+  out.Write("\n");
+}
+
+constexpr char kProfileHead[] =
+    "HTTP/1.1 200 OK\r\n"
+    "Content-Type: application/octet-stream\r\n"
+    "Content-Disposition: attachment; filename=\"heap\"\r\n"
+    "X-Content-Type-Options: nosniff\r\n"
+    "Cache-Control: no-store\r\n"
+    "Connection: close\r\n"
+    "\r\n";
+
+// The 200 head goes out with the first byte of the body, so that a profile that cannot be taken
+// at all is still a 503.
+class ProfileBody final : public ByteSink {
+ public:
+  explicit ProfileBody(SocketSink& out) : out_(out) {}
+  bool Write(const void* data, std::size_t size) override {
+    if (!started_ && !out_.Write(kProfileHead)) return false;
+    started_ = true;
+    return out_.Write(data, size);
+  }
+  bool started() const { return started_; }
+
+ private:
+  SocketSink& out_;
+  bool started_ = false;
+};
+
+// One connection: the head within kHeadDeadlineNs, then the answer. The body of a profile is
+// close-delimited (streamed as it is encoded: no buffer of its size).
+void Serve(int fd, char* head) {
+  std::uint64_t head_deadline = NowNs(CLOCK_MONOTONIC) + kHeadDeadlineNs;
+  std::size_t size = 0;
+  HttpRequest request;
+  for (;;) {
+    request = ParseHttpRequest(head, size, kHeadBytes);
+    if (request.verdict != HttpVerdict::kIncomplete) break;
+    if (!WaitFor(fd, POLLIN, head_deadline)) return;
+    ssize_t n = recv(fd, head + size, kHeadBytes - size, MSG_DONTWAIT);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) return;
+    if (n > 0) size += static_cast<std::size_t>(n);
+  }
+  SocketSink out(fd, NowNs(CLOCK_MONOTONIC) + kResponseDeadlineNs);
+  if (request.verdict != HttpVerdict::kServe) {
+    SendText(out, request);
+  } else if (request.head_only) {
+    out.Write(kProfileHead);
+  } else {
+    ProfileBody body(out);
+    int error = StreamProfile(body);
+    // Before the first byte (no memory for the snapshot) the answer can still say so; a failure
+    // midway cuts the body short, and the client sees a broken gzip stream.
+    if (error != 0 && !body.started()) {
+      HttpRequest failed;
+      failed.verdict = HttpVerdict::kUnavailable;
+      // ENOSYS: no recorder, a dormant process never attached (dormant.h).
+      failed.reason = error == ENOSYS ? "not sampling: the process is dormant until heaprec attach"
+                                      : strerrordesc_np(error);
+      SendText(out, failed);
+    }
+  }
+  // Closing with unread request bytes would reset the connection and could discard the answer
+  // before the client read it: end our side, then read what is left until the client closes.
+  shutdown(fd, SHUT_WR);
+  std::uint64_t drain_deadline = NowNs(CLOCK_MONOTONIC) + kDrainNs;
+  for (std::size_t drained = 0; drained < 64 * kHeadBytes && WaitFor(fd, POLLIN, drain_deadline);) {
+    ssize_t n = recv(fd, head, kHeadBytes, MSG_DONTWAIT);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) break;
+    if (n > 0) drained += static_cast<std::size_t>(n);
+  }
+}
+
+void* ServeLoop(void*) {
+  t_state.in_hook = true;  // everything this thread allocates is heaprec's own
+  char head[kHeadBytes];
+  for (;;) {
+    int listener = g_listener.load();
+    if (listener < 0 || !IsOurListener(listener)) return nullptr;
+    int fd = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EINTR || errno == ECONNABORTED || errno == EAGAIN || errno == EPROTO) continue;
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+        poll(nullptr, 0, 100);  // out of descriptors or memory: try again a little later
+        continue;
+      }
+      return nullptr;  // shut down at exit, or closed
+    }
+    fd = MoveAboveStdio(fd);
+    if (fd < 0) continue;
+    g_connection.store(fd);
+    Serve(fd, head);
+    g_connection.store(-1);
+    close(fd);
+  }
+}
+
+// The environment is read and changed here through `environ` itself, not getenv and unsetenv: a
+// program may define its own (bash does, over its variable table, which is not set up yet while
+// the library starts), and its unsetenv would leave the entry for every child.
+bool IsEntry(const char* entry, const char* name, std::size_t length) {
+  return strncmp(entry, name, length) == 0 && entry[length] == '=';
+}
+
+const char* EnvironmentValue(const char* name) {
+  std::size_t length = strlen(name);
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    if (IsEntry(*entry, name, length)) return *entry + length + 1;
+  }
+  return nullptr;
+}
+
+// Takes every NAME=... out of the environment in place, as glibc's unsetenv does.
+void RemoveFromEnvironment(const char* name) {
+  std::size_t length = strlen(name);
+  for (char** entry = environ; entry != nullptr && *entry != nullptr;) {
+    if (!IsEntry(*entry, name, length)) {
+      ++entry;
+      continue;
+    }
+    for (char** move = entry; *move != nullptr; ++move) move[0] = move[1];
+  }
+}
+
+bool ReadPublic() {
+  const char* value = EnvironmentValue(kPublicVariable);
+  return value != nullptr && IsTrue(value);
+}
+
+}  // namespace
+
+void StartHttpServerIfConfigured() {
+  const char* value = EnvironmentValue(kVariable);
+  if (value == nullptr || value[0] == '\0') return;
+  Appender variable(g_variable, sizeof(g_variable));
+  variable.Add(kVariable);
+  variable.Add("=");
+  variable.Add(value);
+  if (!variable.Finish()) {
+    memcpy(g_variable, kVariable, sizeof(kVariable));
+    Complain("too long");
+    return;
+  }
+  g_owner_pid = getpid();
+  g_public = ReadPublic();  // read before the variables leave the environment
+  // Children started by fork-and-exec, posix_spawn or system() must not try the same address: the
+  // exec hooks give it back to this process's own exec only (HttpVariablesForExec).
+  RemoveFromEnvironment(kVariable);
+  RemoveFromEnvironment(kPublicVariable);
+  const char* error = nullptr;
+  if (!ParseHttpAddress(g_variable + sizeof(kVariable), &g_address, &error)) {
+    Complain(error);
+    return;
+  }
+  if (!g_address.is_loopback && !g_public) {
+    Complain(
+        "not a loopback address, and whoever can reach it could read this process's heap "
+        "profile",
+        "; set HEAPREC_HTTP_PUBLIC=1 (heaprec run --http-public) to serve on it anyway");
+    return;
+  }
+  int fd = Listen();
+  if (fd < 0) return;
+  if (IsEphemeral()) AnnounceEphemeralPort(fd);
+  g_listener.store(fd);
+  if (!StartHeaprecThread(ServeLoop)) {
+    g_listener.store(-1);
+    close(fd);
+    Complain("could not start the server thread");
+  }
+}
+
+void CloseHttpServerInChild() {
+  int connection = g_connection.exchange(-1);
+  if (connection >= 0) close(connection);
+  int listener = g_listener.exchange(-1);
+  if (listener >= 0) close(listener);
+  g_socket_inode = 0;  // the parent's file, not this process's to remove
+}
+
+void StopHttpServerAtExit() {
+  int listener = g_listener.load();
+  if (listener < 0 || getpid() != g_owner_pid) return;
+  shutdown(listener, SHUT_RDWR);  // wakes the thread's accept(), which then ends the thread
+  const char* path = g_address.socket.unix_socket.sun_path;
+  struct stat st;
+  if (g_address.is_unix && g_socket_inode != 0 && lstat(path, &st) == 0 &&
+      st.st_ino == g_socket_inode && S_ISSOCK(st.st_mode)) {
+    unlink(path);
+  }
+}
+
+std::size_t HttpVariablesForExec(char* const* envp, const char** variables) {
+  if (g_owner_pid == 0 || getpid() != g_owner_pid) return 0;
+  for (char* const* p = envp; p != nullptr && *p != nullptr; ++p) {
+    if (IsEntry(*p, kVariable, sizeof(kVariable) - 1)) return 0;
+  }
+  std::size_t count = 0;
+  variables[count++] = g_variable;
+  if (g_public) variables[count++] = "HEAPREC_HTTP_PUBLIC=1";
+  return count;
+}
+
+}  // namespace heaprec::preload

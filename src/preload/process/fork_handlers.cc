@@ -1,0 +1,86 @@
+// fork() handling. Before fork every lock of heaprec's is taken, in its one order, by the forking
+// thread; after it the parent releases them and the child re-creates them, so a child never finds
+// a lock held by a thread that fork did not copy. The child keeps the parent's samples (those
+// objects are alive in the child too) and writes its own profiles; its dump thread starts again
+// when needed. See docs/design/endings.md, "Fork safety".
+#include "preload/process/fork_handlers.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include "core/arena.h"
+#include "preload/alloc/sampling.h"
+#include "preload/attach/dormant.h"
+#include "preload/dump/dump_thread.h"
+#include "preload/http/server.h"
+#include "preload/objects/unloaded_libraries.h"
+#include "preload/process/endings.h"
+#include "preload/process/signal_table.h"
+#include "preload/profiler.h"
+#include "preload/state.h"
+#include "preload/thread_state.h"
+#include "preload/unwind/unwinder.h"
+
+namespace heaprec::preload {
+namespace {
+
+// fork() from a thread inside heaprec (a signal handler that forks, interrupting a hook) may hold
+// any of the locks below: the handlers then take none, and the child does not profile.
+bool g_fork_from_inside = false;
+sigset_t g_mask_before_fork;
+
+// Lock order: unwind gate, signal table, dump, recorder, unloaded-library list, arena (the arena's
+// lock is always innermost). Signals are blocked on the forking thread meanwhile: a handler there
+// could want the signal table.
+void ForkPrepare() {
+  g_fork_from_inside = t_state.in_hook;
+  CloseUnwindGateForFork(!g_fork_from_inside);
+  if (g_fork_from_inside) return;
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &g_mask_before_fork);
+  LockSignalTableForFork();
+  LockDumps();
+  if (HeapRecorder* recorder = g_recorder.load()) recorder->LockForFork();
+  LockUnloadedForFork();
+  g_arena->LockForFork();
+}
+
+void ForkParent() {
+  OpenUnwindGateInParent();
+  if (g_fork_from_inside) return;
+  g_arena->UnlockAfterForkInParent();
+  UnlockUnloadedAfterForkInParent();
+  if (HeapRecorder* recorder = g_recorder.load()) recorder->UnlockAfterForkInParent();
+  UnlockDumps();
+  UnlockSignalTableAfterFork();
+  pthread_sigmask(SIG_SETMASK, &g_mask_before_fork, nullptr);
+}
+
+// The child keeps every tracked object (they are alive in the child too) and writes its own
+// profiles. Its dump thread was not copied by fork(): it starts again when needed.
+void ForkChild() {
+  RememberOwnPid();
+  OpenUnwindGateInChild();
+  ForgetDumpThreadInChild();
+  ForgetControlCommandInChild();
+  CloseHttpServerInChild();  // the parent serves; the child must not hold its sockets open
+  if (g_fork_from_inside) {
+    TurnSamplingOff();
+    g_recorder.store(nullptr);  // its tables may be half-updated: never touch them again
+    return;
+  }
+  g_arena->ResetAfterForkInChild();
+  ResetUnloadedAfterForkInChild();
+  if (HeapRecorder* recorder = g_recorder.load()) recorder->ResetAfterForkInChild();
+  ResetDumpsAfterForkInChild();
+  UnlockSignalTableAfterFork();
+  pthread_sigmask(SIG_SETMASK, &g_mask_before_fork, nullptr);
+  StartDumpThreadIfConfigured();
+}
+
+}  // namespace
+
+void InstallForkHandlers() { pthread_atfork(ForkPrepare, ForkParent, ForkChild); }
+
+}  // namespace heaprec::preload

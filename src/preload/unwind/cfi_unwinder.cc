@@ -1,0 +1,158 @@
+#include "preload/unwind/cfi_unwinder.h"
+
+#include <cstring>
+
+#include "preload/unwind/own_memory.h"
+
+namespace heaprec::preload {
+
+void FrameRuleCache::Init(Slot* slots, std::size_t capacity) {
+  mask_ = capacity - 1;
+  slots_ = slots;
+}
+
+// A sequence check in the style of a seqlock: a writer claims a slot by swapping its key for
+// kWriting, stores the rule, then publishes the key; a reader accepts a rule only if the key it
+// read before the rule is still there after it.
+FrameRule FrameRuleCache::Find(std::uintptr_t pc) const {
+  std::uint64_t key = KeyFor(pc);
+  std::size_t i = SlotFor(pc);
+  for (int probe = 0; probe < kProbes; ++probe, i = (i + 1) & mask_) {
+    const Slot& slot = slots_[i];
+    std::uint64_t seen = slot.key.load(std::memory_order_acquire);
+    if (seen == 0) break;
+    if (seen != key) continue;
+    std::uint64_t rule = slot.rule.load(std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (slot.key.load(std::memory_order_relaxed) == key) return FrameRule::FromWord(rule);
+  }
+  return FrameRule::FromWord(0);
+}
+
+void FrameRuleCache::Insert(std::uintptr_t pc, FrameRule rule) {
+  if (pc >> 48 != 0) return;  // not a user-space address: cannot share a word with a generation
+  std::uint64_t key = KeyFor(pc), generation = key >> 48;
+  std::size_t first = SlotFor(pc), target = first;
+  for (int probe = 0; probe < kProbes; ++probe) {
+    std::size_t i = (first + static_cast<std::size_t>(probe)) & mask_;
+    std::uint64_t seen = slots_[i].key.load(std::memory_order_relaxed);
+    if (seen == key) return;
+    if (seen == 0 || (seen != kWriting && seen >> 48 != generation)) {
+      target = i;  // empty, or left from before the last invalidation
+      break;
+    }
+  }
+  // When the window is full the first slot is replaced: the cache keeps the recent rules.
+  Slot& slot = slots_[target];
+  std::uint64_t expected = slot.key.load(std::memory_order_relaxed);
+  if (expected == kWriting ||
+      !slot.key.compare_exchange_strong(expected, kWriting, std::memory_order_relaxed)) {
+    return;  // another thread is writing here; this rule will be computed again next time
+  }
+  std::atomic_thread_fence(std::memory_order_release);
+  slot.rule.store(rule.word(), std::memory_order_relaxed);
+  slot.key.store(key, std::memory_order_release);
+}
+
+void FrameRuleCache::Invalidate() {
+  std::uint64_t next = (generation_.load(std::memory_order_relaxed) + 1) & 0xffff;
+  // Generation 0 would make a key of pc 0 or 1 look empty or claimed.
+  generation_.store(next == 0 ? 1 : next, std::memory_order_relaxed);
+}
+
+namespace {
+
+constexpr std::uintptr_t kPage = 4096;
+// How far above the window a read may extend it, checking every page in between (once per
+// thread): frames are rarely larger. A word further up has its own pages checked, and the window
+// moves there (the walk only goes up); at most kMaxStrayReads times per walk, so that a wrong rule
+// cannot turn into thousands of system calls.
+constexpr std::uintptr_t kMaxGrowth = 256 * kPage;
+constexpr int kMaxStrayReads = 8;
+
+// Whether the 8 bytes at `address` may be read, when they are not in the window yet.
+__attribute__((noinline)) bool CanReadOutsideWindow(StackWindow* window, std::uintptr_t address,
+                                                    int* stray_budget) {
+  std::uintptr_t end = address + 8;
+  while (address >= window->low && end > window->high && address < window->high + kMaxGrowth) {
+    if (!IsReadable(window->high, 1)) return false;
+    window->high += kPage;
+  }
+  if (address >= window->low && end <= window->high) return true;
+  if (--*stray_budget < 0) return false;
+  std::uintptr_t first = address & ~(kPage - 1), last = (end - 1) & ~(kPage - 1);
+  if (!IsReadable(first, 1) || (last != first && !IsReadable(last, 1))) return false;
+  if (address > window->high) *window = {first, last + kPage};
+  return true;
+}
+
+// Whether the 8 bytes at `address` may be read.
+inline bool CanRead(StackWindow* window, std::uintptr_t address, int* stray_budget) {
+  if (address >= window->low && address + 8 <= window->high) return true;
+  return CanReadOutsideWindow(window, address, stray_budget);
+}
+
+FrameRule RuleFor(FrameRuleCache* cache, std::uintptr_t pc) {
+  FrameRule rule = cache->Find(pc);
+  if (rule.kind() != FrameRule::Kind::kUnset) return rule;
+  bool in_object;
+  rule = ComputeFrameRule(pc, &in_object);
+  if (in_object) cache->Insert(pc, rule);
+  return rule;
+}
+
+}  // namespace
+
+__attribute__((noinline)) int CfiBacktrace(void** out, int max, FrameRuleCache* cache,
+                                           StackWindow* window) {
+  std::uintptr_t pc, sp, fp;
+  // The registers at one instruction of this function, whose own rule then starts the walk.
+  asm volatile(
+      "lea 0(%%rip), %0\n\t"
+      "mov %%rsp, %1\n\t"
+      "mov %%rbp, %2"
+      : "=r"(pc), "=r"(sp), "=r"(fp));
+  if (sp < window->low || sp >= window->high) {
+    window->low = sp & ~(kPage - 1);  // this very page is mapped: the thread runs on it
+    window->high = window->low + kPage;
+  }
+  int stray_budget = kMaxStrayReads;
+  bool fp_known = true;
+  // The first pc is an instruction of this function; later ones are return addresses, whose
+  // frames are described at the call instruction just before.
+  std::uintptr_t lookup = pc;
+  int n = 0;
+  while (n < max) {
+    FrameRule rule = RuleFor(cache, lookup);
+    if (rule.kind() == FrameRule::Kind::kEnd) break;
+    if (rule.kind() != FrameRule::Kind::kStep) return -1;
+    if (rule.cfa_from_rbp() && !fp_known) return -1;
+    std::uintptr_t cfa = (rule.cfa_from_rbp() ? fp : sp) + rule.cfa_offset();
+    // Each caller's frame lies above its callee's; anything else is a wrong rule or a corrupt
+    // stack, and the walk stops there.
+    if (cfa <= sp || (cfa & 7) != 0 || !CanRead(window, cfa - 8, &stray_budget)) break;
+    std::uintptr_t return_address;
+    std::memcpy(&return_address, reinterpret_cast<const void*>(cfa - 8), sizeof(return_address));
+    switch (rule.rbp()) {
+      case FrameRule::FramePointer::kUnchanged:
+        break;
+      case FrameRule::FramePointer::kUnknown:
+        fp_known = false;
+        break;
+      case FrameRule::FramePointer::kSaved: {
+        std::uintptr_t slot = cfa + rule.rbp_offset();
+        if (slot < sp || slot + 8 > cfa || !CanRead(window, slot, &stray_budget)) return -1;
+        std::memcpy(&fp, reinterpret_cast<const void*>(slot), sizeof(fp));
+        fp_known = true;
+        break;
+      }
+    }
+    if (return_address == 0) break;
+    out[n++] = reinterpret_cast<void*>(return_address);
+    sp = cfa;
+    lookup = return_address - 1;
+  }
+  return n;
+}
+
+}  // namespace heaprec::preload

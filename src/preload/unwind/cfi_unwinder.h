@@ -1,0 +1,74 @@
+// heaprec's own stack walker for x86-64: DWARF call-frame information, cached per return address.
+//
+// libgcc's _Unwind_Backtrace interprets each frame's CFI program on every walk (about 130 ns per
+// frame here). Almost every frame of compiled code steps with a rule that fits in one word (see
+// frame_rule.h), so this walker computes that rule once per return address, keeps it in a
+// lock-free table and afterwards steps a frame with a hash probe and two loads from the stack.
+// Frames it cannot step (signal trampolines, CFA expressions) make it give the whole stack back
+// to the caller, which then uses libgcc.
+//
+// Safety inside someone else's process:
+//  - reads only the calling thread's own stack, and only words the walk has checked are mapped
+//    (see StackWindow), plus the loaded objects' own unwind tables;
+//  - no lock, no allocation, no system call on the common path: _dl_find_object is lock-free and
+//    safe in a child of fork(); the table is published with a sequence check, so a thread that
+//    forks or is interrupted mid-update leaves at worst one unusable slot;
+//  - rules are invalidated whenever objects are loaded or unloaded (a new object may reuse an old
+//    one's addresses).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "preload/unwind/frame_rule.h"
+
+namespace heaprec::preload {
+
+class FrameRuleCache {
+ public:
+  struct Slot {
+    std::atomic<std::uint64_t> key;   // pc | generation << 48; 0 empty, 1 being written
+    std::atomic<std::uint64_t> rule;  // FrameRule::word()
+  };
+  static constexpr std::size_t kSlotBytes = sizeof(Slot);
+
+  // `slots`: zeroed memory for `capacity` slots (a power of two), owned by the caller.
+  void Init(Slot* slots, std::size_t capacity);
+  bool ready() const { return slots_ != nullptr; }
+
+  // The cached rule for `pc`, or a rule of kind kUnset.
+  FrameRule Find(std::uintptr_t pc) const;
+  // Publishes `rule` for `pc`, replacing an older entry when the probe window is full.
+  void Insert(std::uintptr_t pc, FrameRule rule);
+  // Forgets every rule (after dlopen/dlclose).
+  void Invalidate();
+
+ private:
+  static constexpr std::uint64_t kWriting = 1;
+  static constexpr int kProbes = 4;
+  std::uint64_t KeyFor(std::uintptr_t pc) const {
+    return pc | generation_.load(std::memory_order_relaxed) << 48;
+  }
+  std::size_t SlotFor(std::uintptr_t pc) const {
+    return static_cast<std::size_t>((pc * 0x9e3779b97f4a7c15ull) >> 32) & mask_;
+  }
+
+  Slot* slots_ = nullptr;
+  std::size_t mask_ = 0;
+  std::atomic<std::uint64_t> generation_{1};
+};
+
+// Stack memory the calling thread has found mapped: [low, high) is contiguous and checked one page
+// at a time. One per thread (in thread-local storage), reused across walks; a walk that starts
+// outside it (the stack grew, or the thread switched to another stack) starts a new one.
+struct StackWindow {
+  std::uintptr_t low, high;
+};
+
+// Walks the calling thread's stack into `out` (return addresses, innermost first, starting with
+// this function's caller's). Returns the number of frames, or -1 when a frame needs libgcc (the
+// caller then walks the whole stack with it).
+int CfiBacktrace(void** out, int max, FrameRuleCache* cache, StackWindow* window);
+
+}  // namespace heaprec::preload
