@@ -1,6 +1,6 @@
 // Fuzzes the profiled process's HTTP endpoint input: the request-head parser (ParseHttpRequest,
-// src/preload/http_request.cc), which reads whatever any local client sends, and HEAPREC_HTTP's
-// address parser (ParseHttpAddress, src/preload/http_address.cc).
+// src/preload/http/request.cc), which reads whatever any local client sends, and HEAPREC_HTTP's
+// address parser (ParseHttpAddress, src/preload/http/address.cc).
 //
 // The input is a request head, copied into an exactly sized heap block (ASan sees one byte read
 // too many). The last byte picks the buffer capacity the server would have (8 KiB, or the input's

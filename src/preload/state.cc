@@ -1,6 +1,6 @@
-// The process-wide state of the preload library that its parts share (profiler_state.h,
-// thread_state.h, profiler.h), defined in one place. Everything here is constant-initialized: the
-// first allocation hook may run before any dynamic initializer would have.
+// The process-wide state of the preload library that its parts share (state.h, thread_state.h),
+// defined in one place. Everything here is constant-initialized: the first allocation hook may run
+// before any dynamic initializer would have.
 #include "preload/state.h"
 
 #include <time.h>
@@ -8,7 +8,6 @@
 #include "core/arena.h"
 #include "core/sampler.h"
 #include "preload/control/settings.h"
-#include "preload/profiler.h"
 #include "preload/thread_state.h"
 
 namespace heaprec::preload {
@@ -33,8 +32,5 @@ std::uint64_t NowNs(clockid_t clock) {
 MemoryResource* ProfilerMemory() {
   return g_recorder.load(std::memory_order_acquire) != nullptr ? g_arena : nullptr;
 }
-
-std::uint64_t DumpIntervalMs() { return g_settings.dump_interval_ms; }
-int DumpSignal() { return g_settings.dump_signal; }
 
 }  // namespace heaprec::preload

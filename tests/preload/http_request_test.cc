@@ -1,5 +1,5 @@
-// The HTTP endpoint's pure parts: the request-head parser (http_request.h) and HEAPREC_HTTP's
-// address syntax (http_address.h).
+// The HTTP endpoint's pure parts: the request-head parser (preload/http/request.h) and
+// HEAPREC_HTTP's address syntax (preload/http/address.h).
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 

@@ -10,7 +10,7 @@
 // allocator the recorder's SampledKeyFilter answers instead.
 //
 // All functions here: no locks and no allocation of their own on the fast path; the slow paths (in
-// recording.cc) may lock briefly. Not async-signal-safe, like the functions they replace.
+// slow_paths.h) may lock briefly. Not async-signal-safe, like the functions they replace.
 #include <errno.h>
 #include <stdint.h>
 
@@ -18,12 +18,14 @@
 #include <new>
 
 #include "core/sampler.h"
+#include "preload/alloc/new_failure.h"
 #include "preload/alloc/real_allocator.h"
+#include "preload/alloc/slow_paths.h"
 #include "preload/alloc/tagged_blocks.h"
-#include "preload/profiler.h"
+#include "preload/export.h"
+#include "preload/state.h"
 #include "preload/thread_state.h"
 
-#define HEAPREC_EXPORT extern "C" __attribute__((visibility("default")))
 #define HEAPREC_LIKELY(x) __builtin_expect(!!(x), 1)
 #define HEAPREC_UNLIKELY(x) __builtin_expect(!!(x), 0)
 

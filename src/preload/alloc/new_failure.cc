@@ -1,4 +1,7 @@
-// What operator new does when the allocator returns null, without linking libstdc++.
+// What operator new does when the allocator returns null, without linking libstdc++
+// (new_failure.h).
+#include "preload/alloc/new_failure.h"
+
 #include <dlfcn.h>
 #include <unistd.h>
 

@@ -25,6 +25,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 extern "C" {
 void* __libc_malloc(std::size_t size);
@@ -37,6 +38,16 @@ void* __libc_pvalloc(std::size_t size);
 }
 
 namespace heaprec::preload {
+
+// Which allocation function a slow path performs for the program (slow_paths.h, tagged_blocks.h).
+enum class AllocKind : std::uint8_t {
+  kMalloc,
+  kCalloc,
+  kMemalign,
+  kAlignedAlloc,
+  kValloc,
+  kPvalloc
+};
 
 struct RealAllocator {
   void* (*malloc)(std::size_t);

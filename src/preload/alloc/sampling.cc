@@ -11,7 +11,6 @@
 #include <atomic>
 
 #include "core/sampler.h"
-#include "preload/profiler.h"
 #include "preload/state.h"
 #include "preload/thread_state.h"
 

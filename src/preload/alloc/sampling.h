@@ -15,6 +15,12 @@ namespace heaprec::preload {
 // allocation that does not reach its first point). No locks, no allocation.
 std::uint64_t DrawSample(std::size_t size);
 
+// The switch and the interval, for the public API (control/api.cc) and attach (attach/dormant.cc).
+// Lock-free.
+bool IsActive();
+void SetSampling(bool on);
+void SetSampleInterval(std::uint64_t bytes);
+
 // Turns sampling off for good, without touching any thread's countdown: for a child forked from
 // inside heaprec, whose tables may be half-updated (fork_handlers.cc).
 void TurnSamplingOff();

@@ -4,6 +4,8 @@
 // and re-records it; free of a sampled block forgets it before the block goes back to the
 // allocator, or defers both while the thread is inside heaprec (HookGuard). Each runs for a small
 // fraction of allocations, so it may lock the recorder briefly; it never calls malloc for itself.
+#include "preload/alloc/slow_paths.h"
+
 #include <alloca.h>
 #include <errno.h>
 #include <string.h>
@@ -14,8 +16,8 @@
 #include "preload/alloc/sampling.h"
 #include "preload/alloc/tagged_blocks.h"
 #include "preload/control/settings.h"
+#include "preload/dump/dump.h"
 #include "preload/process/endings.h"
-#include "preload/profiler.h"
 #include "preload/state.h"
 #include "preload/thread_state.h"
 #include "preload/unwind/unwinder.h"

@@ -34,7 +34,6 @@
 #include <cstring>
 
 #include "preload/alloc/real_allocator.h"
-#include "preload/profiler.h"
 
 namespace heaprec::preload {
 

@@ -9,8 +9,10 @@
 #include <new>
 
 #include "core/heap_recorder.h"
+#include "preload/alloc/sampling.h"
+#include "preload/dump/dump.h"
 #include "preload/dump/dump_thread.h"
-#include "preload/profiler.h"
+#include "preload/messages.h"
 #include "preload/state.h"
 #include "preload/unwind/unwinder.h"
 #include "schema/control.h"

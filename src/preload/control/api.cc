@@ -2,20 +2,20 @@
 #include <errno.h>
 
 #include "heaprec/heaprec.h"
+#include "preload/alloc/sampling.h"
 #include "preload/attach/dormant.h"
-#include "preload/profiler.h"
+#include "preload/dump/dump.h"
+#include "preload/export.h"
 #include "preload/state.h"
-
-#define HEAPREC_API extern "C" __attribute__((visibility("default")))
 
 using heaprec::preload::DumpReason;
 
-HEAPREC_API int heaprec_dump(const char* path) {
+HEAPREC_EXPORT int heaprec_dump(const char* path) {
   int error = heaprec::preload::Dump(DumpReason::kApi, path);
   return error == 0 ? 0 : -error;
 }
 
-HEAPREC_API int heaprec_stop(void) {
+HEAPREC_EXPORT int heaprec_stop(void) {
   if (heaprec::preload::g_settings.dormant) {
     heaprec::preload::SetSampling(false);  // at once, as without dormant mode
     heaprec::preload::RequestDetach();     // and the dump thread's name follows
@@ -26,7 +26,7 @@ HEAPREC_API int heaprec_stop(void) {
   return 0;
 }
 
-HEAPREC_API int heaprec_start(void) {
+HEAPREC_EXPORT int heaprec_start(void) {
   if (heaprec::preload::g_settings.dormant) {
     heaprec::preload::RequestAttach();  // the deferred start-up runs on the dump thread
     return 0;
@@ -36,10 +36,10 @@ HEAPREC_API int heaprec_start(void) {
   return 0;
 }
 
-HEAPREC_API int heaprec_set_sample_interval(uint64_t bytes) {
+HEAPREC_EXPORT int heaprec_set_sample_interval(uint64_t bytes) {
   if (bytes == 0) return -EINVAL;
   heaprec::preload::SetSampleInterval(bytes);
   return 0;
 }
 
-HEAPREC_API int heaprec_is_active(void) { return heaprec::preload::IsActive() ? 1 : 0; }
+HEAPREC_EXPORT int heaprec_is_active(void) { return heaprec::preload::IsActive() ? 1 : 0; }

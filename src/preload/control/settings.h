@@ -6,7 +6,7 @@
 // off: the program runs as if heaprec were not there.
 //
 // HEAPREC_HTTP and HEAPREC_HTTP_PUBLIC are the exception: the HTTP endpoint reads them itself
-// (http_server.h), and a bad value there turns off the endpoint only, not profiling.
+// (http/server.h), and a bad value there turns off the endpoint only, not profiling.
 //
 // Parsing never allocates (it runs before anything else in the library is ready) and never trusts a
 // value's length: paths are copied into fixed buffers and rejected when too long.

@@ -3,6 +3,8 @@
 // and written to disk (at most once per second, by the dump thread) so that a process killed with
 // SIGKILL still leaves it. Everything here is async-signal-safe (see endings.h): the final dump may
 // run in a signal handler.
+#include "preload/dump/dump.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -20,8 +22,8 @@
 #include "core/profile_file.h"
 #include "preload/attach/dormant.h"
 #include "preload/dump/dump_thread.h"
+#include "preload/messages.h"
 #include "preload/objects/process_mappings.h"
-#include "preload/profiler.h"
 #include "preload/state.h"
 #include "preload/thread_state.h"
 #include "preload/unwind/unwinder.h"

@@ -12,7 +12,8 @@
 #include <cstdint>
 
 #include "preload/attach/dormant.h"
-#include "preload/profiler.h"
+#include "preload/dump/dump.h"
+#include "preload/messages.h"
 #include "preload/state.h"
 #include "preload/thread_state.h"
 
@@ -55,7 +56,7 @@ void SignalDump() {
 
 void* DumpLoop(void*) {
   t_state.in_hook = true;  // everything this thread allocates is heaprec's own
-  const std::uint64_t interval_ns = DumpIntervalMs() * 1000000ull;
+  const std::uint64_t interval_ns = g_settings.dump_interval_ms * 1000000ull;
   std::uint64_t next_interval = interval_ns != 0 ? NowNs(CLOCK_MONOTONIC) + interval_ns : 0;
   std::uint64_t next_peak_allowed = 0;
   for (;;) {
@@ -111,7 +112,7 @@ bool StartHeaprecThread(void* (*body)(void*)) {
 }
 
 void StartDumpThreadIfConfigured() {
-  if (DumpIntervalMs() != 0 || DumpSignal() != 0) StartThread();
+  if (g_settings.dump_interval_ms != 0 || g_settings.dump_signal != 0) StartThread();
 }
 
 void WakeDumpThread() { Wake(); }

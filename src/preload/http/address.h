@@ -7,7 +7,7 @@
 //
 // PORT 0 asks the kernel for a free port. The parser is the same for the library (at start-up, no
 // malloc: inet_pton and fixed buffers only) and for the CLI, which checks the syntax before it
-// starts the program. Whether the address can be bound is known only by trying (http_server.cc).
+// starts the program. Whether the address can be bound is known only by trying (server.cc).
 #pragma once
 
 #include <netinet/in.h>

@@ -1,4 +1,4 @@
-// The request head of the profiled process's HTTP endpoint (http_server.cc), parsed as a pure
+// The request head of the profiled process's HTTP endpoint (server.cc), parsed as a pure
 // function of the bytes received so far: no allocation, no state, no I/O, so that it can be unit
 // tested and fuzzed (fuzz/http_request_fuzzer.cc) apart from the sockets.
 //

@@ -18,10 +18,11 @@
 #include "core/byte_sink.h"
 #include "core/profile_file.h"
 #include "preload/control/settings.h"
+#include "preload/dump/dump.h"
 #include "preload/dump/dump_thread.h"
 #include "preload/http/address.h"
 #include "preload/http/request.h"
-#include "preload/profiler.h"
+#include "preload/messages.h"
 #include "preload/state.h"
 #include "preload/thread_state.h"
 
@@ -42,7 +43,7 @@ std::atomic<int> g_listener{-1};
 std::atomic<int> g_connection{-1};
 int g_owner_pid = 0;  // the process that read HEAPREC_HTTP (0: not set); constant after start-up
 bool g_public = false;
-// "HEAPREC_HTTP=ADDR", for exec from the serving process (http_server.h).
+// "HEAPREC_HTTP=ADDR", for exec from the serving process (server.h).
 char g_variable[PATH_MAX + sizeof(kVariable) + 1];
 HttpAddress g_address;
 ino_t g_socket_inode = 0;    // of the Unix socket's file, removed at exit only if still ours

@@ -4,7 +4,7 @@
 // pyroscope.scrape collect it. See docs/design/http-endpoint.md.
 //
 // One thread (blocking every signal, like the dump thread) accepts one connection at a time; the
-// request head goes into a fixed 8 KiB buffer and is parsed by http_request.h. The listening
+// request head goes into a fixed 8 KiB buffer and is parsed by request.h. The listening
 // socket is a descriptor above 2, close-on-exec, that the program can see in /proc/self/fd.
 //
 // Only the process that read HEAPREC_HTTP at start-up serves, and the programs it becomes by exec:

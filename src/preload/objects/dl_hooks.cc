@@ -3,13 +3,12 @@
 // library before and after.
 #include <dlfcn.h>
 
+#include "preload/export.h"
 #include "preload/objects/unloaded_libraries.h"
 #include "preload/process/next_symbol.h"
-#include "preload/profiler.h"
+#include "preload/state.h"
 #include "preload/thread_state.h"
 #include "preload/unwind/unwinder.h"
-
-#define HEAPREC_EXPORT extern "C" __attribute__((visibility("default")))
 
 namespace heaprec::preload {
 namespace {

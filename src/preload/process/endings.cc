@@ -8,12 +8,11 @@
 #include <atomic>
 
 #include "preload/attach/dormant.h"
+#include "preload/dump/dump.h"
 #include "preload/dump/dump_thread.h"
+#include "preload/export.h"
 #include "preload/process/signal_table.h"
-#include "preload/profiler.h"
 #include "preload/thread_state.h"
-
-#define HEAPREC_EXPORT extern "C" __attribute__((visibility("default")))
 
 namespace heaprec::preload {
 namespace {

@@ -8,7 +8,7 @@
 //     ABRT SYS TRAP)              re-raised, so status and core dump are the same
 //   termination signal,         the same                                        reason=terminated
 //     default action
-//   SIGKILL, the OOM killer     nothing can run: the peak profile already on disk (dumps.cc)
+//   SIGKILL, the OOM killer     nothing can run: the peak profile already on disk (dump/dump.h)
 //
 // A signal the program handles itself goes to its handler only (signal_table.h). The final dump
 // from a signal handler is async-signal-safe: it takes only heaprec's futex locks, allocates only

@@ -6,19 +6,18 @@
 //
 // The serving process of HEAPREC_HTTP took the variable out of its environment at start-up (so that
 // its other children do not try its address); its own exec puts it back, in a copy of the
-// environment on the caller's stack, so that the new program serves again (http_server.h).
+// environment on the caller's stack, so that the new program serves again (http/server.h).
 #include <alloca.h>
 #include <stdarg.h>
 #include <unistd.h>
 
+#include "preload/alloc/sampling.h"
+#include "preload/dump/dump.h"
+#include "preload/export.h"
 #include "preload/http/server.h"
 #include "preload/process/endings.h"
 #include "preload/process/next_symbol.h"
-#include "preload/profiler.h"
-#include "preload/state.h"
 #include "preload/thread_state.h"
-
-#define HEAPREC_EXPORT extern "C" __attribute__((visibility("default")))
 
 extern char** environ;
 

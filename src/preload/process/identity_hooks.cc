@@ -17,12 +17,12 @@
 #include <unistd.h>
 
 #include "core/appender.h"
+#include "preload/alloc/sampling.h"
+#include "preload/dump/dump.h"
+#include "preload/export.h"
 #include "preload/process/next_symbol.h"
-#include "preload/profiler.h"
 #include "preload/state.h"
 #include "preload/thread_state.h"
-
-#define HEAPREC_EXPORT extern "C" __attribute__((visibility("default")))
 
 namespace heaprec::preload {
 namespace {

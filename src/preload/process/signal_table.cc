@@ -6,11 +6,10 @@
 
 #include <atomic>
 
+#include "preload/export.h"
+#include "preload/messages.h"
 #include "preload/process/endings.h"
 #include "preload/process/next_symbol.h"
-#include "preload/state.h"
-
-#define HEAPREC_EXPORT extern "C" __attribute__((visibility("default")))
 
 namespace heaprec::preload {
 namespace {

@@ -12,7 +12,7 @@
 #include <atomic>
 #include <cstring>
 
-#include "preload/state.h"
+#include "preload/messages.h"
 #include "preload/thread_state.h"
 #include "preload/unwind/cfi_unwinder.h"
 #include "preload/unwind/own_memory.h"

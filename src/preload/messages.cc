@@ -1,5 +1,7 @@
 // heaprec's messages from inside the profiled process: one line each, without stdio, never where
-// the program pointed its stderr after start-up, never a SIGPIPE (see profiler_state.h).
+// the program pointed its stderr after start-up, never a SIGPIPE (messages.h).
+#include "preload/messages.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
