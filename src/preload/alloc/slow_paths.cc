@@ -16,7 +16,7 @@
 #include "preload/alloc/sampling.h"
 #include "preload/alloc/tagged_blocks.h"
 #include "preload/control/settings.h"
-#include "preload/dump/dump.h"
+#include "preload/dump/peak.h"
 #include "preload/process/endings.h"
 #include "preload/state.h"
 #include "preload/thread_state.h"

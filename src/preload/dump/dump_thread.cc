@@ -13,6 +13,7 @@
 
 #include "preload/attach/dormant.h"
 #include "preload/dump/dump.h"
+#include "preload/dump/peak.h"
 #include "preload/messages.h"
 #include "preload/state.h"
 #include "preload/thread_state.h"

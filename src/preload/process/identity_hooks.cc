@@ -18,7 +18,7 @@
 
 #include "core/appender.h"
 #include "preload/alloc/sampling.h"
-#include "preload/dump/dump.h"
+#include "preload/dump/profile_writer.h"
 #include "preload/export.h"
 #include "preload/process/next_symbol.h"
 #include "preload/state.h"

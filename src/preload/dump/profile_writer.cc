@@ -1,0 +1,93 @@
+#include "preload/dump/profile_writer.h"
+
+#include <limits.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/appender.h"
+#include "core/arena.h"
+#include "preload/attach/dormant.h"
+#include "preload/dump/peak.h"
+#include "preload/unwind/unwinder.h"
+
+extern "C" char* program_invocation_short_name;  // glibc: the program's base name, no allocation
+
+namespace heaprec::preload {
+namespace {
+
+// After a privilege drop: where profiles go that the new user may not write at their usual place.
+char g_fallback_directory[PATH_MAX];  // "" until set, then constant (set before the drop)
+
+int WriteSnapshot(HeapSnapshot& snapshot, DumpReason reason, int signal_number, const char* target,
+                  std::uint64_t taken_ns, const WriteOptions& options) {
+  return WithMetadata(snapshot, reason, signal_number, taken_ns,
+                      [&](const ProfileMetadata& metadata) {
+                        return WriteHeapProfileFile(target, snapshot, metadata, *g_arena, options);
+                      });
+}
+
+}  // namespace
+
+bool ExpandProfileName(unsigned sequence, char* target, std::size_t capacity) {
+  return ExpandOutputTemplate(g_settings.output_template, getpid(), program_invocation_short_name,
+                              static_cast<long long>(NowNs(CLOCK_REALTIME) / 1000000000ull),
+                              sequence, target, capacity);
+}
+
+WriteOptions KeepingNewerFiles() {
+  WriteOptions options;
+  options.replace = false;
+  options.keep_since_ns = static_cast<long long>(g_process_start_ns);
+  return options;
+}
+
+ProfileFacts GatherFacts(const HeapSnapshot& snapshot, DumpReason reason, int signal_number) {
+  const RecorderStats& stats = snapshot.stats();
+  ProfileFacts facts;
+  facts.pid = static_cast<std::uint64_t>(getpid());
+  facts.reason = reason;
+  facts.signal_number = signal_number;
+  facts.sample_interval = g_interval.load();
+  facts.unwinder = UnwinderName();
+  facts.samples = stats.samples;
+  facts.live_samples = snapshot.object_count();
+  facts.dropped = stats.dropped;
+  facts.unwind_failures = g_unwind_failures.load();
+  facts.truncated_stacks = g_truncated_stacks.load();
+  facts.missed_frees = stats.replaced;
+  // The profiler's own footprint: what its arena mapped, plus the recorder's static tables.
+  facts.profiler_bytes = g_arena->BytesMapped() + sizeof(HeapRecorder) + sizeof(MmapArena);
+  if (UnwindCheckCounts check; GetUnwindCheckCounts(&check)) {
+    facts.unwind_checked = true;
+    facts.unwind_checks = check.checked;
+    facts.unwind_mismatches = check.mismatched;
+    facts.unwind_handovers = check.handed_over;
+  }
+  facts.attaches = AttachCount();
+  facts.attached_at_s = LastAttachNs() / 1000000000ull;
+  PeakWriteCosts costs = PeakWritesSoFar();
+  facts.peak_writes = costs.writes;
+  facts.peak_write_us = costs.write_ns / 1000;
+  return facts;
+}
+
+int WriteProfile(HeapSnapshot& snapshot, DumpReason reason, int signal_number, const char* target,
+                 std::uint64_t taken_ns, const WriteOptions& options) {
+  int error = WriteSnapshot(snapshot, reason, signal_number, target, taken_ns, options);
+  if ((error != EACCES && error != EPERM) || g_fallback_directory[0] == '\0') return error;
+  const char* slash = strrchr(target, '/');
+  char fallback[PATH_MAX];
+  Appender path(fallback, sizeof(fallback));
+  path.Add(g_fallback_directory);
+  path.Add("/");
+  path.Add(slash != nullptr ? slash + 1 : target);
+  if (!path.Finish()) return error;
+  return WriteSnapshot(snapshot, reason, signal_number, fallback, taken_ns, options);
+}
+
+void SetFallbackDirectory(const char* directory) {
+  std::size_t length = strlen(directory);
+  if (length < sizeof(g_fallback_directory)) memcpy(g_fallback_directory, directory, length + 1);
+}
+
+}  // namespace heaprec::preload

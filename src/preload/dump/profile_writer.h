@@ -1,0 +1,63 @@
+// Writing one snapshot of the live set as a profile file: its name from the output template, the
+// metadata every profile carries (the process's mappings and the comments), and the fallback
+// directory after a privilege drop. Shared by the dumps (dump.h) and the peak profile (peak.h).
+//
+// Async-signal-safe: no malloc (memory from the profiler's arena), no stdio, no loader locks. The
+// callers hold the lock that keeps the file theirs (the dump's or the peak's).
+#pragma once
+
+#include <errno.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/heap_profile_encoder.h"
+#include "core/heap_recorder.h"
+#include "core/profile_file.h"
+#include "preload/dump/dump_reason.h"
+#include "preload/dump/profile_comments.h"
+#include "preload/objects/process_mappings.h"
+#include "preload/state.h"
+
+namespace heaprec::preload {
+
+// The output template's name for a profile with `sequence` (0: the final profile's name).
+bool ExpandProfileName(unsigned sequence, char* target, std::size_t capacity);
+
+// Existing files at a profile's name written since this process started are another program's of
+// this process (before an exec) or another process's: never overwritten. See WriteOptions.
+WriteOptions KeepingNewerFiles();
+
+// What a profile of `snapshot`, written for `reason`, says about the process (profile_comments.h).
+ProfileFacts GatherFacts(const HeapSnapshot& snapshot, DumpReason reason, int signal_number);
+
+// Calls write(metadata) with the metadata of `snapshot`, taken at `taken_ns`: the process's
+// mappings and the comments every profile carries. Returns write's result, or ENOMEM.
+template <typename Write>
+int WithMetadata(HeapSnapshot& snapshot, DumpReason reason, int signal_number,
+                 std::uint64_t taken_ns, Write&& write) {
+  snapshot.SortByStackAndSize();
+  ProcessMappings mappings(*g_arena);
+  if (!mappings.Read(snapshot)) return ENOMEM;
+  ProfileComments comments(GatherFacts(snapshot, reason, signal_number));
+  ProfileMetadata metadata = {g_interval.load(),
+                              static_cast<std::int64_t>(taken_ns),
+                              static_cast<std::int64_t>(taken_ns - g_start_time_ns),
+                              mappings.mappings(),
+                              mappings.count(),
+                              comments.list(),
+                              comments.count()};
+  return write(metadata);
+}
+
+// Writes `snapshot`, taken at `taken_ns`, to `target` with the metadata every profile carries; on a
+// permission error, to the same name in the fallback directory, if there is one. Returns 0 or an
+// errno value.
+int WriteProfile(HeapSnapshot& snapshot, DumpReason reason, int signal_number, const char* target,
+                 std::uint64_t taken_ns, const WriteOptions& options);
+
+// Where profiles go that cannot be written at their usual place after the process dropped its
+// privileges (process/identity_hooks.cc): same file name, in this directory. Set before the drop.
+void SetFallbackDirectory(const char* directory);
+
+}  // namespace heaprec::preload

@@ -1,0 +1,89 @@
+// The comments every profile carries (src/preload/dump/profile_comments.h): fixed storage, so the
+// longest there can be must fit, field by field.
+#include "preload/dump/profile_comments.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <cstdint>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "schema/profile_schema.h"
+
+namespace heaprec::preload {
+namespace {
+
+std::string Joined(const ProfileComments& comments) {
+  std::string text;
+  for (std::size_t i = 0; i < comments.count(); ++i) text += std::string(comments.list()[i]) + "\n";
+  return text;
+}
+
+// The NAME of every NAME=VALUE field.
+std::set<std::string> FieldNames(const std::string& text) {
+  std::set<std::string> names;
+  std::istringstream words(text);
+  for (std::string word; words >> word;) {
+    if (std::size_t equals = word.find('='); equals != std::string::npos) {
+      names.insert(word.substr(0, equals));
+    }
+  }
+  return names;
+}
+
+// Every optional part present and every counter at its widest (20 digits).
+ProfileFacts LongestFacts() {
+  constexpr std::uint64_t kMax = UINT64_MAX;
+  ProfileFacts facts;
+  facts.pid = kMax;
+  facts.reason = DumpReason::kUnderscoreExit;  // a final profile: it also carries the peak's costs
+  facts.signal_number = SIGSEGV;
+  facts.sample_interval = kMax;
+  facts.unwinder = "frame-pointers";
+  facts.samples = facts.live_samples = facts.dropped = facts.unwind_failures = kMax;
+  facts.truncated_stacks = facts.missed_frees = facts.profiler_bytes = kMax;
+  facts.unwind_checked = true;
+  facts.unwind_checks = facts.unwind_mismatches = facts.unwind_handovers = kMax;
+  facts.attaches = facts.attached_at_s = kMax;
+  facts.peak_writes = facts.peak_write_us = kMax;
+  return facts;
+}
+
+TEST(ProfileCommentsTest, TheLongestCommentsThereCanBeFitWithEveryField) {
+  ProfileComments comments(LongestFacts());
+  EXPECT_TRUE(comments.complete());
+  ASSERT_EQ(comments.count(), 2u);
+  std::string text = Joined(comments);
+  EXPECT_EQ(FieldNames(text).size(), 19u) << text;
+  for (const char* field :
+       {schema::kPidField, schema::kReasonField, schema::kSignalField, schema::kSampleIntervalField,
+        schema::kUnwinderField, schema::kSamplesField, schema::kLiveSamplesField,
+        schema::kDroppedField, schema::kUnwindFailuresField, schema::kTruncatedStacksField,
+        schema::kMissedFreesField, schema::kProfilerBytesField, schema::kUnwindChecksField,
+        schema::kUnwindMismatchesField, schema::kUnwindHandoversField, schema::kAttachedField,
+        schema::kAttachedAtField, schema::kPeakWritesField, schema::kPeakWriteUsField}) {
+    EXPECT_EQ(FieldNames(text).count(field), 1u) << field << " missing from:\n" << text;
+  }
+  EXPECT_NE(text.find("signal=SIGSEGV"), std::string::npos) << text;
+  EXPECT_NE(text.find("samples=18446744073709551615"), std::string::npos) << text;
+}
+
+TEST(ProfileCommentsTest, OptionalFieldsAppearOnlyWhenTheyMeanSomething) {
+  ProfileFacts facts;
+  facts.reason = DumpReason::kInterval;  // not final: no peak costs
+  facts.unwinder = "dwarf";
+  ProfileComments comments(facts);
+  std::string text = Joined(comments);
+  EXPECT_TRUE(comments.complete());
+  EXPECT_EQ(text.rfind("heaprec ", 0), 0u) << text;
+  EXPECT_NE(text.find("reason=interval"), std::string::npos) << text;
+  for (const char* absent : {schema::kSignalField, schema::kUnwindChecksField,
+                             schema::kAttachedField, schema::kPeakWritesField}) {
+    EXPECT_EQ(FieldNames(text).count(absent), 0u) << absent << " in:\n" << text;
+  }
+}
+
+}  // namespace
+}  // namespace heaprec::preload
