@@ -2,4 +2,4 @@
 # libheaprec.so, into the static libraries the CLI and the tests link (CMakeLists.txt), and by the
 # fuzzers (fuzz/CMakeLists.txt), from this one list.
 set(heaprec_preload_http_parser_sources http/address.cc http/request.cc)
-set(heaprec_preload_settings_sources control/settings.cc)
+set(heaprec_preload_settings_sources control/settings.cc process/environment.cc)

@@ -2,10 +2,12 @@
 // profiles can be written where the user asked (finding out at exit would lose the profile), that
 // the program's malloc is really heaprec's, then creates the arena, registers the fork handlers,
 // creates and publishes the recorder, which switches the hooks' slow paths on (a dormant process
-// defers that to its first attach, dormant.h), and installs the signal handlers. Any failure leaves
+// defers that to its first attach, attach/dormant.h), and installs the signal handlers. Any failure leaves
 // the program running as if heaprec were absent, with at most one line on stderr. Its destructor
 // writes the exit profile, after the program's static destructors and atexit handlers: the leak
 // view.
+#include "preload/startup.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -20,7 +22,6 @@
 #include "core/profile_file.h"
 #include "preload/alloc/real_allocator.h"
 #include "preload/alloc/sampling.h"
-#include "preload/attach/dormant.h"
 #include "preload/control/settings.h"
 #include "preload/dump/dump.h"
 #include "preload/dump/dump_thread.h"
@@ -28,8 +29,10 @@
 #include "preload/messages.h"
 #include "preload/objects/loaded_objects.h"
 #include "preload/process/endings.h"
+#include "preload/process/environment.h"
 #include "preload/process/fork_handlers.h"
 #include "preload/process/identity_hooks.h"
+#include "preload/process/own_process.h"
 #include "preload/process/signal_table.h"
 #include "preload/state.h"
 #include "preload/thread_state.h"
@@ -41,8 +44,10 @@ namespace heaprec::preload {
 namespace {
 
 // Placement storage: these must not have dynamic initializers, which could run after the first
-// allocation hook already used them.
+// allocation hook already used them. In a dormant process that is never attached the recorder's
+// pages are never touched, so they cost no memory.
 alignas(MmapArena) unsigned char g_arena_storage[sizeof(MmapArena)];
+alignas(HeapRecorder) unsigned char g_recorder_storage[sizeof(HeapRecorder)];
 
 // Makes a relative output template absolute against the start-up directory, so that a program that
 // changes directory still writes its profile where the user asked.
@@ -86,10 +91,12 @@ bool CheckOutputDirectory() {
 // With --no-follow and no pid to pin to, programs this one starts must not load heaprec: take it
 // out of LD_PRELOAD (keeping any other preloaded libraries).
 void StopFollowingExec() {
-  const char* preload = getenv("LD_PRELOAD");
+  const char* preload = EnvironmentValue("LD_PRELOAD");
   if (preload == nullptr) return;
-  static char kept[PATH_MAX * 2];
-  std::size_t out = 0;
+  static constexpr char kName[] = "LD_PRELOAD=";
+  static char entry[sizeof(kName) + PATH_MAX * 2];  // the environment keeps pointing at it
+  memcpy(entry, kName, sizeof(kName));
+  std::size_t out = sizeof(kName) - 1, start_of_value = out;
   const char* p = preload;
   while (*p != '\0') {
     while (*p == ' ' || *p == ':') ++p;
@@ -98,17 +105,17 @@ void StopFollowingExec() {
     std::size_t length = static_cast<std::size_t>(p - start);
     if (length == 0) break;
     bool is_heaprec = memmem(start, length, "libheaprec", 10) != nullptr;
-    if (!is_heaprec && out + length + 2 < sizeof(kept)) {
-      if (out != 0) kept[out++] = ':';
-      memcpy(kept + out, start, length);
+    if (!is_heaprec && out + length + 2 < sizeof(entry)) {
+      if (out != start_of_value) entry[out++] = ':';
+      memcpy(entry + out, start, length);
       out += length;
     }
   }
-  kept[out] = '\0';
-  if (out == 0) {
-    unsetenv("LD_PRELOAD");
+  entry[out] = '\0';
+  if (out == start_of_value) {
+    RemoveFromEnvironment("LD_PRELOAD");
   } else {
-    setenv("LD_PRELOAD", kept, 1);
+    ReplaceInEnvironment("LD_PRELOAD", entry);
   }
 }
 
@@ -137,6 +144,22 @@ std::uint64_t ProcessStartNs() {
   std::uint64_t boot = NowNs(CLOCK_REALTIME) - NowNs(CLOCK_BOOTTIME);
   return boot + since_boot;
 }
+
+}  // namespace
+
+void StartRecording() {
+  if (g_recorder.load(std::memory_order_acquire) != nullptr) return;
+  // libgcc_s was loaded in the constructor (LoadUnwinderLibrary): nothing here calls the loader.
+  InitUnwinder(g_settings.unwind, *g_arena);
+  // Under the dump locks, which fork() takes first: a child sees the recorder absent or complete.
+  LockDumps();
+  RecorderOptions options;
+  g_recorder.store(new (g_recorder_storage) HeapRecorder(*g_arena, options),
+                   std::memory_order_release);
+  UnlockDumps();
+}
+
+namespace {
 
 __attribute__((constructor(101))) void StartProfiler() {
   ResolveRealAllocator();                 // usually done already, by the first allocation
@@ -173,7 +196,7 @@ __attribute__((constructor(101))) void StartProfiler() {
   InstallForkHandlers();
   LoadUnwinderLibrary(g_settings.unwind);  // every mode: the loader only here (unwinder.h)
   // A dormant process defers the recorder and the unwinder's tables to its first attach, on the
-  // dump thread (dormant.h): until then it costs only the hooks' own instructions.
+  // dump thread (attach/dormant.h): until then it costs only the hooks' own instructions.
   if (!g_settings.dormant) {
     StartRecording();
     SetSampling(true);

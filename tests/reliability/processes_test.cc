@@ -127,5 +127,18 @@ TEST_F(ProcessesTest, NoFollowInTheEnvironmentProfilesOnlyTheRoot) {
   EXPECT_EQ(profiles.files.size(), 1u) << Describe(run);
 }
 
+// The library takes only itself out of LD_PRELOAD (through `environ`, process/environment.h): the
+// program's other preloaded libraries still reach the programs it starts, in the shells that
+// define their own getenv (bash) as in those that do not (dash).
+TEST_F(ProcessesTest, NoFollowKeepsTheProgramsOtherPreloadedLibraries) {
+  for (const char* shell : {"/bin/sh", "/bin/bash"}) {
+    RunResult run = PreloadRunGuarded(
+        dir(), {shell, "-c", "echo \"$LD_PRELOAD\"; env | grep -c ^LD_PRELOAD="},
+        {{"HEAPREC_NO_FOLLOW", "1"}, {"LD_PRELOAD", std::string(HEAPREC_LIB) + ":libm.so.6"}});
+    EXPECT_EQ(run.status, 0) << shell << "\n" << Describe(run);
+    EXPECT_EQ(run.out, "libm.so.6\n1\n") << shell;
+  }
+}
+
 }  // namespace
 }  // namespace heaprec::reliability

@@ -13,16 +13,13 @@
 #include "preload/dump/dump.h"
 #include "preload/dump/dump_thread.h"
 #include "preload/messages.h"
+#include "preload/startup.h"
 #include "preload/state.h"
 #include "preload/unwind/unwinder.h"
 #include "schema/control.h"
 
 namespace heaprec::preload {
 namespace {
-
-// Placement storage: no dynamic initializer, and in a dormant process that is never attached its
-// pages are never touched, so they cost no memory.
-alignas(HeapRecorder) unsigned char g_recorder_storage[sizeof(HeapRecorder)];
 
 // The latest command not carried out yet, and whether it came from `heaprec attach`/`detach`
 // (which get a line on the process's stderr) rather than the program's own heaprec_start/stop.
@@ -54,18 +51,6 @@ void Detach(bool from_signal) {
 }
 
 }  // namespace
-
-void StartRecording() {
-  if (g_recorder.load(std::memory_order_acquire) != nullptr) return;
-  // libgcc_s was loaded in the constructor (LoadUnwinderLibrary): nothing here calls the loader.
-  InitUnwinder(g_settings.unwind, *g_arena);
-  // Under the dump locks, which fork() takes first: a child sees the recorder absent or complete.
-  LockDumps();
-  RecorderOptions options;
-  g_recorder.store(new (g_recorder_storage) HeapRecorder(*g_arena, options),
-                   std::memory_order_release);
-  UnlockDumps();
-}
 
 bool TakeControlCommand(const siginfo_t* info) {
   if (!g_settings.dormant || info == nullptr || info->si_code != SI_QUEUE) return false;

@@ -11,12 +11,6 @@
 
 namespace heaprec::preload {
 
-// Creates the recorder and the unwinder's tables and publishes the recorder, which switches the
-// hooks' slow paths on: the start-up work a dormant process defers to its first attach. Called by
-// the constructor of a process that is not dormant, and by the dump thread on the first attach.
-// Not async-signal-safe (dlopen of libgcc_s); takes the dump locks.
-void StartRecording();
-
 // From the dump signal's handler: true when `info` carries an attach or detach command in a process
 // started dormant; the command is then queued for the dump thread. Async-signal-safe.
 bool TakeControlCommand(const siginfo_t* info);

@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 
+#include "preload/process/environment.h"
 #include "schema/control.h"
 #include "schema/manifest.h"
 #include "schema/profile_schema.h"
@@ -166,34 +167,34 @@ bool ParseSeed(const char* text, std::uint64_t* seed) {
 bool ReadSettings(Settings* settings) {
   memcpy(settings->output_template, kDefaultOutputTemplate, sizeof(kDefaultOutputTemplate));
   const char* value;
-  if ((value = getenv("HEAPREC_SAMPLE_INTERVAL")) != nullptr &&
+  if ((value = EnvironmentValue("HEAPREC_SAMPLE_INTERVAL")) != nullptr &&
       !ParseByteCount(value, &settings->sample_interval)) {
     Complain("HEAPREC_SAMPLE_INTERVAL", value,
              "a byte count such as 524288, 512K or 2M (1 = exact)");
     return false;
   }
-  if ((value = getenv("HEAPREC_OUTPUT")) != nullptr &&
+  if ((value = EnvironmentValue("HEAPREC_OUTPUT")) != nullptr &&
       !CopyPath(value, settings->output_template, sizeof(settings->output_template))) {
     Complain("HEAPREC_OUTPUT", value, "a non-empty path template shorter than PATH_MAX");
     return false;
   }
-  if ((value = getenv("HEAPREC_DUMP_INTERVAL")) != nullptr &&
+  if ((value = EnvironmentValue("HEAPREC_DUMP_INTERVAL")) != nullptr &&
       !ParseSeconds(value, &settings->dump_interval_ms)) {
     Complain("HEAPREC_DUMP_INTERVAL", value, "seconds such as 10 or 0.5 (0 = off)");
     return false;
   }
-  if ((value = getenv("HEAPREC_DUMP_SIGNAL")) != nullptr && value[0] != '\0' &&
+  if ((value = EnvironmentValue("HEAPREC_DUMP_SIGNAL")) != nullptr && value[0] != '\0' &&
       !ParseSignal(value, &settings->dump_signal)) {
     Complain("HEAPREC_DUMP_SIGNAL", value,
              "a signal name such as SIGUSR2, USR1, HUP, or its number");
     return false;
   }
-  if ((value = getenv("HEAPREC_DUMP_ABOVE")) != nullptr && value[0] != '\0' &&
+  if ((value = EnvironmentValue("HEAPREC_DUMP_ABOVE")) != nullptr && value[0] != '\0' &&
       !ParseByteCount(value, &settings->dump_above)) {
     Complain("HEAPREC_DUMP_ABOVE", value, "a byte count such as 100M or 2G (0 = off)");
     return false;
   }
-  if ((value = getenv("HEAPREC_QUIET")) != nullptr) {
+  if ((value = EnvironmentValue("HEAPREC_QUIET")) != nullptr) {
     if (IsTrue(value) || EqualsIgnoreCase(value, "1")) {
       settings->quiet = true;
     } else if (!IsFalse(value) && value[0] != '\0') {
@@ -201,12 +202,12 @@ bool ReadSettings(Settings* settings) {
       return false;
     }
   }
-  if ((value = getenv("HEAPREC_MAX_DEPTH")) != nullptr &&
+  if ((value = EnvironmentValue("HEAPREC_MAX_DEPTH")) != nullptr &&
       !ParseMaxDepth(value, &settings->max_depth)) {
     Complain("HEAPREC_MAX_DEPTH", value, "a frame count from 1 to 1024");
     return false;
   }
-  if ((value = getenv("HEAPREC_UNWIND")) != nullptr) {
+  if ((value = EnvironmentValue("HEAPREC_UNWIND")) != nullptr) {
     // "libunwind" is the name the DWARF unwinder had when heaprec used libunwind for it.
     if (EqualsIgnoreCase(value, "dwarf") || EqualsIgnoreCase(value, "libunwind")) {
       settings->unwind = UnwindMethod::kDwarf;
@@ -221,7 +222,7 @@ bool ReadSettings(Settings* settings) {
       return false;
     }
   }
-  if ((value = getenv("HEAPREC_NO_FOLLOW")) != nullptr) {
+  if ((value = EnvironmentValue("HEAPREC_NO_FOLLOW")) != nullptr) {
     const char* p = value;
     std::uint64_t pid = 0;
     if (IsFalse(value)) {
@@ -236,18 +237,18 @@ bool ReadSettings(Settings* settings) {
       return false;
     }
   }
-  if ((value = getenv("HEAPREC_SEED")) != nullptr && !ParseSeed(value, &settings->seed)) {
+  if ((value = EnvironmentValue("HEAPREC_SEED")) != nullptr && !ParseSeed(value, &settings->seed)) {
     Complain("HEAPREC_SEED", value, "an unsigned integer");
     return false;
   }
-  if ((value = getenv(schema::kManifestVariable)) != nullptr && value[0] != '\0' &&
+  if ((value = EnvironmentValue(schema::kManifestVariable)) != nullptr && value[0] != '\0' &&
       !CopyPath(value, settings->manifest, sizeof(settings->manifest))) {
     Complain(schema::kManifestVariable, value, "a path shorter than PATH_MAX");
     return false;
   }
   // Attach and detach arrive on the dump signal (docs/design/dormant.md): without one, a dormant
   // process could never be woken.
-  if ((value = getenv(schema::kDormantVariable)) != nullptr) {
+  if ((value = EnvironmentValue(schema::kDormantVariable)) != nullptr) {
     if (IsTrue(value) || EqualsIgnoreCase(value, "1")) {
       settings->dormant = true;
     } else if (!IsFalse(value) && value[0] != '\0') {

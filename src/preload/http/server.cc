@@ -23,10 +23,9 @@
 #include "preload/http/address.h"
 #include "preload/http/request.h"
 #include "preload/messages.h"
+#include "preload/process/environment.h"
 #include "preload/state.h"
 #include "preload/thread_state.h"
-
-extern char** environ;
 
 namespace heaprec::preload {
 namespace {
@@ -309,33 +308,6 @@ void* ServeLoop(void*) {
   }
 }
 
-// The environment is read and changed here through `environ` itself, not getenv and unsetenv: a
-// program may define its own (bash does, over its variable table, which is not set up yet while
-// the library starts), and its unsetenv would leave the entry for every child.
-bool IsEntry(const char* entry, const char* name, std::size_t length) {
-  return strncmp(entry, name, length) == 0 && entry[length] == '=';
-}
-
-const char* EnvironmentValue(const char* name) {
-  std::size_t length = strlen(name);
-  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
-    if (IsEntry(*entry, name, length)) return *entry + length + 1;
-  }
-  return nullptr;
-}
-
-// Takes every NAME=... out of the environment in place, as glibc's unsetenv does.
-void RemoveFromEnvironment(const char* name) {
-  std::size_t length = strlen(name);
-  for (char** entry = environ; entry != nullptr && *entry != nullptr;) {
-    if (!IsEntry(*entry, name, length)) {
-      ++entry;
-      continue;
-    }
-    for (char** move = entry; *move != nullptr; ++move) move[0] = move[1];
-  }
-}
-
 bool ReadPublic() {
   const char* value = EnvironmentValue(kPublicVariable);
   return value != nullptr && IsTrue(value);
@@ -407,7 +379,7 @@ void StopHttpServerAtExit() {
 std::size_t HttpVariablesForExec(char* const* envp, const char** variables) {
   if (g_owner_pid == 0 || getpid() != g_owner_pid) return 0;
   for (char* const* p = envp; p != nullptr && *p != nullptr; ++p) {
-    if (IsEntry(*p, kVariable, sizeof(kVariable) - 1)) return 0;
+    if (IsEnvironmentEntry(*p, kVariable, sizeof(kVariable) - 1)) return 0;
   }
   std::size_t count = 0;
   variables[count++] = g_variable;

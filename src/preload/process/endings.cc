@@ -11,20 +11,18 @@
 #include "preload/dump/dump.h"
 #include "preload/dump/dump_thread.h"
 #include "preload/export.h"
+#include "preload/process/own_process.h"
 #include "preload/process/signal_table.h"
 #include "preload/thread_state.h"
 
 namespace heaprec::preload {
 namespace {
 
-std::atomic<int> g_own_pid{0};
 std::atomic<int> g_ending_thread{0};  // the thread writing the final profile from a handler
 sigjmp_buf g_abandon_dump;            // for that thread: where a fault inside the dump returns to
 
 int ThreadId() { return static_cast<int>(syscall(SYS_gettid)); }
 int ProcessId() { return static_cast<int>(syscall(SYS_getpid)); }
-
-bool IsOwnMemory() { return ProcessId() == g_own_pid.load(std::memory_order_relaxed); }
 
 // A fault the kernel raised on the faulting instruction: returning from the handler runs it again.
 bool IsSynchronousFault(int signal_number, const siginfo_t* info) {
@@ -51,7 +49,7 @@ void EndProcess(int signal_number, siginfo_t* info) {
     // Another thread is ending the process and will take this one with it.
     for (;;) pause();
   }
-  if (IsOwnMemory() && sigsetjmp(g_abandon_dump, 0) == 0) {
+  if (InOwnProcess() && sigsetjmp(g_abandon_dump, 0) == 0) {
     bool fatal = RoleOf(signal_number) == SignalRole::kFatal;
     DumpFinal(fatal ? DumpReason::kCrash : DumpReason::kTerminated, signal_number);
   }
@@ -65,15 +63,11 @@ void EndProcess(int signal_number, siginfo_t* info) {
 }
 
 [[noreturn]] void ExitProcess(int status) {
-  if (!t_state.in_hook && IsOwnMemory()) DumpFinal(DumpReason::kUnderscoreExit, 0);
+  if (!t_state.in_hook && InOwnProcess()) DumpFinal(DumpReason::kUnderscoreExit, 0);
   for (;;) syscall(SYS_exit_group, status);
 }
 
 }  // namespace
-
-void RememberOwnPid() { g_own_pid.store(ProcessId(), std::memory_order_relaxed); }
-
-bool InOwnProcess() { return IsOwnMemory(); }
 
 void OnEndingSignal(int signal_number, siginfo_t* info, void* context) {
   if (g_ending_thread.load() == ThreadId()) {

@@ -31,11 +31,4 @@ void OnDumpSignal(int signal_number, siginfo_t* info, void* context);
 // A signal deferred by OnEndingSignal, raised again by the thread once it left heaprec.
 void RaiseDeferredSignal(int signal_number);
 
-// Whether this process owns its memory: false in a vfork child, which runs in its parent's.
-bool InOwnProcess();
-
-// Records the pid whose memory this is (start-up, and the child after fork): a vfork child shares
-// its parent's memory and must never write a profile of it.
-void RememberOwnPid();
-
 }  // namespace heaprec::preload

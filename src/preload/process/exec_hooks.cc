@@ -17,6 +17,7 @@
 #include "preload/http/server.h"
 #include "preload/process/endings.h"
 #include "preload/process/next_symbol.h"
+#include "preload/process/own_process.h"
 #include "preload/thread_state.h"
 
 extern char** environ;

@@ -16,6 +16,7 @@
 #include "preload/http/server.h"
 #include "preload/objects/unloaded_libraries.h"
 #include "preload/process/endings.h"
+#include "preload/process/own_process.h"
 #include "preload/process/signal_table.h"
 #include "preload/state.h"
 #include "preload/thread_state.h"
