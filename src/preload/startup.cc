@@ -2,10 +2,10 @@
 // profiles can be written where the user asked (finding out at exit would lose the profile), that
 // the program's malloc is really heaprec's, then creates the arena, registers the fork handlers,
 // creates and publishes the recorder, which switches the hooks' slow paths on (a dormant process
-// defers that to its first attach, attach/dormant.h), and installs the signal handlers. Any failure leaves
-// the program running as if heaprec were absent, with at most one line on stderr. Its destructor
-// writes the exit profile, after the program's static destructors and atexit handlers: the leak
-// view.
+// defers that to its first attach, attach/dormant.h), and installs the signal handlers. Any failure
+// leaves the program running as if heaprec were absent, with at most one line on stderr. Its
+// destructor writes the exit profile, after the program's static destructors and atexit handlers:
+// the leak view.
 #include "preload/startup.h"
 
 #include <errno.h>
