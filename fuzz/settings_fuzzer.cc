@@ -41,11 +41,17 @@ using heaprec::preload::ParseSeconds;
 using heaprec::preload::ParseSignal;
 using heaprec::preload::Settings;
 
-// Every variable ReadSettings reads, without the HEAPREC_ prefix.
-constexpr const char* kVariables[] = {
-    "SAMPLE_INTERVAL", "OUTPUT",    "DUMP_INTERVAL", "DUMP_SIGNAL", "MAX_DEPTH",
-    "UNWIND",          "NO_FOLLOW", "SEED",          "MANIFEST",
-};
+// Whether `name` (without the HEAPREC_ prefix) is a variable ReadSettings reads: a row of the
+// settings table that the library itself reads.
+bool IsLibraryVariable(std::string_view name) {
+  for (const heaprec::preload::SettingRow& row : heaprec::preload::AllSettings()) {
+    if ((row.readers & heaprec::preload::kReadByLibrary) != 0 &&
+        std::string_view(row.variable) == "HEAPREC_" + std::string(name)) {
+      return true;
+    }
+  }
+  return false;
+}
 
 constexpr std::uint64_t kMaxSecondsMs = 365ull * 24 * 3600 * 1000 + 999;
 
@@ -213,13 +219,11 @@ void CheckReadSettings(std::string_view input) {
     std::string_view name = line.substr(0, eq);
     std::string_view value = line.substr(eq + 1);
     CheckParsers(value);
-    for (const char* v : kVariables) {
-      if (name == v) {
-        // Up to the first NUL, as an environment string would be.
-        std::string_view env_value = value.substr(0, value.find('\0'));
-        entries.push_back("HEAPREC_" + std::string(name) + "=" + std::string(env_value));
-        names.push_back("HEAPREC_" + std::string(name));
-      }
+    if (IsLibraryVariable(name)) {
+      // Up to the first NUL, as an environment string would be.
+      std::string_view env_value = value.substr(0, value.find('\0'));
+      entries.push_back("HEAPREC_" + std::string(name) + "=" + std::string(env_value));
+      names.push_back("HEAPREC_" + std::string(name));
     }
   }
   // `entries` is not touched again until the variables are removed: putenv keeps the pointers.
@@ -280,7 +284,9 @@ void CheckReadSettings(std::string_view input) {
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   // Start from a clean slate: a HEAPREC_* variable from the caller's environment would otherwise
   // take part in every ReadSettings call.
-  for (const char* v : kVariables) unsetenv((std::string("HEAPREC_") + v).c_str());
+  for (const heaprec::preload::SettingRow& row : heaprec::preload::AllSettings()) {
+    unsetenv(row.variable);
+  }
   g_saved_stderr = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 10);
   g_dev_null = open("/dev/null", O_WRONLY | O_CLOEXEC);
   if (g_saved_stderr < 0 || g_dev_null < 0) {

@@ -10,9 +10,11 @@ namespace heaprec::cli {
 
 void RegisterRunCommand(CLI::App& app, int* exit_code);
 // For `heaprec run`: keeps the program's own command line (after "--", or from the first argument
-// that is not a run option) out of CLI11's hands, so it reaches the program exactly as given.
+// that is not a run option) out of CLI11's hands, so it reaches the program exactly as given. Which
+// options take a value is read from `app`'s registered `run` command, so call it after
+// RegisterRunCommand.
 // Returns how many of argv's arguments CLI11 should parse.
-int SplitRunCommandLine(int argc, char** argv);
+int SplitRunCommandLine(const CLI::App& app, int argc, char** argv);
 void RegisterReportCommand(CLI::App& app, int* exit_code);
 void RegisterSymbolizeCommand(CLI::App& app, int* exit_code);
 void RegisterFlameCommand(CLI::App& app, int* exit_code);

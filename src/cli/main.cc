@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
   heaprec::cli::RegisterLeaksCommand(app, &exit_code);
   heaprec::cli::RegisterAgentCommand(app, &exit_code);
   heaprec::cli::RegisterAttachCommands(app, &exit_code);
-  int parsed = std::max(1, heaprec::cli::SplitRunCommandLine(argc, argv));  // argv[0] is ours
+  int parsed = std::max(1, heaprec::cli::SplitRunCommandLine(app, argc, argv));  // argv[0] is ours
   std::vector<std::string> args(argv + 1, argv + parsed);
   return heaprec::cli::RunCommandLine(app, std::move(args), &exit_code);
 }

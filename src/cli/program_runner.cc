@@ -43,8 +43,8 @@ struct SignalState {
 // The dump signal the program will have: --dump-signal, or HEAPREC_DUMP_SIGNAL passed through from
 // heaprec's own environment. 0 when none (or a bad value, which the library reports itself).
 int DumpSignalOf(const RunOptions& o) {
-  const char* text =
-      !o.dump_signal.empty() ? o.dump_signal.c_str() : std::getenv("HEAPREC_DUMP_SIGNAL");
+  const std::string* given = o.Setting("HEAPREC_DUMP_SIGNAL");
+  const char* text = given != nullptr ? given->c_str() : std::getenv("HEAPREC_DUMP_SIGNAL");
   int signal_number = 0;
   if (text == nullptr || !preload::ParseSignal(text, &signal_number)) return 0;
   return signal_number;
@@ -123,7 +123,8 @@ pid_t StartProgram(const RunOptions& o, const SignalState& signals, int* exec_er
   if (pid == 0) {
     close(status_pipe[0]);
     RestoreSignals(signals);
-    if (o.no_follow) setenv("HEAPREC_NO_FOLLOW", std::to_string(getpid()).c_str(), 1);
+    if (o.Has("HEAPREC_NO_FOLLOW"))
+      setenv("HEAPREC_NO_FOLLOW", std::to_string(getpid()).c_str(), 1);
     execvp(argv[0], argv.data());
     int error = errno;
     ssize_t ignored = write(status_pipe[1], &error, sizeof(error));

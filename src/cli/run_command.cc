@@ -10,14 +10,12 @@
 // and waiting: program_runner.h; what is printed afterwards: run_summary.h.
 #include <unistd.h>
 
-#include <climits>
-#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
-#include <limits>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,7 +29,6 @@
 #include "cli/run_push.h"
 #include "cli/run_summary.h"
 #include "preload/control/settings.h"
-#include "preload/http/address.h"
 
 namespace heaprec::cli {
 namespace {
@@ -39,17 +36,6 @@ namespace {
 // The program's command line, split off before CLI11 parses heaprec's own options (see
 // SplitRunCommandLine): handed to the program exactly as given.
 std::vector<std::string> g_program_arguments;
-
-// `heaprec run` options that take a value, so that the value is not mistaken for the program.
-bool TakesValue(std::string_view option) {
-  for (std::string_view known :
-       {"--sample-interval", "--sample-every", "-o", "--output", "--dump-interval", "--dump-signal",
-        "--max-depth", "--unwind", "--seed", "--top", "--dump-above", "--push", "--app", "--label",
-        "--push-header", "--push-timeout", "--http"}) {
-    if (option == known) return true;
-  }
-  return false;
-}
 
 std::string SelfExecutable() {
   std::error_code ec;
@@ -88,79 +74,35 @@ std::string FindPreloadLibrary() {
   return {};
 }
 
-// Checks the flags with the parsers the preload library uses, so a bad value fails here with a
-// usage error instead of a disabled profiler.
+// Checks the flags with the rows of the settings table (preload/control/settings.h), the parsers
+// the library itself applies, so a bad value fails here with a usage error instead of a disabled
+// profiler.
 bool ValidateOptions(const RunOptions& o) {
-  std::uint64_t u64 = 0;
-  int signal_number = 0;
-  auto fail = [](const std::string& flag, const std::string& value, const char* expected) {
-    std::cerr << "heaprec run: " << flag << " '" << value << "' is invalid: expected " << expected
-              << "\n";
-    return false;
-  };
-  if (std::string mode_error = CheckRunMode(o); !mode_error.empty()) {
-    std::cerr << "heaprec run: " << mode_error << "\n";
-    return false;
+  std::string error = CheckRunMode(o);
+  if (error.empty()) error = CheckRunSettings(o);
+  if (error.empty()) return true;
+  std::cerr << "heaprec run: " << error << "\n";
+  return false;
+}
+
+// Registers the flag of one row of the settings table on `heaprec run`: an option taking the
+// row's value, or a switch. What is given is kept as text in options->settings, for
+// ValidateOptions and then the program's environment.
+void AddSettingFlag(CLI::App* cmd, const std::shared_ptr<RunOptions>& options, const char* flag,
+                    const std::string& description) {
+  const preload::SettingRow* row = preload::FindSettingByFlag(flag);
+  if (row == nullptr) throw std::logic_error(std::string("no setting has the flag ") + flag);
+  const char* variable = row->variable;
+  if (row->value_name == nullptr) {
+    cmd->add_flag_callback(
+        flag, [options, variable] { options->settings[variable] = "1"; }, description);
+  } else {
+    cmd->add_option_function<std::string>(
+           flag,
+           [options, variable](const std::string& value) { options->settings[variable] = value; },
+           description)
+        ->option_text(row->value_name);
   }
-  if (!o.sample_interval.empty() && !preload::ParseByteCount(o.sample_interval.c_str(), &u64)) {
-    return fail("--sample-interval", o.sample_interval,
-                "a byte count such as 524288, 512K or 2M (1 = exact)");
-  }
-  // The profile's period is an int64; anything near that bound samples nothing anyway.
-  if (!o.sample_every.empty() &&
-      (!preload::ParseSeed(o.sample_every.c_str(), &u64) || u64 == 0 ||
-       u64 > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))) {
-    return fail("--sample-every", o.sample_every,
-                "a number of objects such as 1000 (1 = every object)");
-  }
-  if (!o.dump_interval.empty() && !preload::ParseSeconds(o.dump_interval.c_str(), &u64)) {
-    return fail("--dump-interval", o.dump_interval, "seconds such as 10 or 0.5");
-  }
-  if (!o.dump_signal.empty() && !preload::ParseSignal(o.dump_signal.c_str(), &signal_number)) {
-    return fail("--dump-signal", o.dump_signal,
-                "a signal name such as SIGUSR2, USR1, HUP, or its number");
-  }
-  std::uint32_t depth = 0;
-  if (!o.max_depth.empty() && !preload::ParseMaxDepth(o.max_depth.c_str(), &depth)) {
-    return fail("--max-depth", o.max_depth, "a frame count from 1 to 1024");
-  }
-  if (!o.seed.empty() && !preload::ParseSeed(o.seed.c_str(), &u64)) {
-    return fail("--seed", o.seed, "an unsigned integer");
-  }
-  // "libunwind": the DWARF unwinder's name when heaprec used libunwind for it.
-  if (!o.unwind.empty() && o.unwind != "dwarf" && o.unwind != "libunwind" && o.unwind != "libgcc" &&
-      o.unwind != "check" && o.unwind != "fp") {
-    return fail("--unwind", o.unwind, "dwarf, libgcc, check or fp");
-  }
-  if (!o.dump_above.empty() && !preload::ParseByteCount(o.dump_above.c_str(), &u64)) {
-    return fail("--dump-above", o.dump_above, "a byte count such as 100M or 2G");
-  }
-  if (!o.http.empty()) {
-    preload::HttpAddress address;
-    const char* error = nullptr;
-    if (!preload::ParseHttpAddress(o.http.c_str(), &address, &error)) {
-      std::cerr << "heaprec run: --http '" << o.http << "' is invalid: " << error << "\n";
-      return false;
-    }
-    if (!address.is_loopback && !o.http_public) {
-      std::cerr << "heaprec run: --http '" << o.http
-                << "' is not a loopback address, and whoever can reach it could read the heap "
-                   "profile; add --http-public to serve on it anyway\n";
-      return false;
-    }
-  }
-  if (o.output.empty() || o.output.size() >= PATH_MAX) {
-    return fail("-o", o.output, "a non-empty path template");
-  }
-  // The library checks this too, but here heaprec can stop before the program runs for nothing.
-  std::filesystem::path directory = std::filesystem::absolute(o.output).parent_path();
-  if (directory.string().find('%') == std::string::npos &&
-      access(directory.c_str(), W_OK | X_OK) != 0) {
-    std::cerr << "heaprec run: -o '" << o.output << "' is invalid: directory '"
-              << directory.string() << "' is not writable (" << std::strerror(errno) << ")\n";
-    return false;
-  }
-  return true;
 }
 
 // The directory holding the Ruby gem's heaprec/autorun.rb, or "" after saying why there is none.
@@ -259,17 +201,20 @@ int Run(const RunOptions& o, const PushArgs& push_args) {
 
 }  // namespace
 
-int SplitRunCommandLine(int argc, char** argv) {
+int SplitRunCommandLine(const CLI::App& app, int argc, char** argv) {
   if (argc < 2 || std::string_view(argv[1]) != "run") return argc;
+  const CLI::App* run = app.get_subcommand("run");
   for (int i = 2; i < argc; ++i) {
-    std::string_view arg = argv[i];
+    std::string arg = argv[i];
     int program_start = -1, options_end = i;
     if (arg == "--") {
       program_start = i + 1;
     } else if (arg.empty() || arg[0] != '-') {
       program_start = i;
-    } else if (arg.find('=') == std::string_view::npos && TakesValue(arg)) {
-      ++i;  // its value, whatever it looks like
+    } else if (arg.find('=') == std::string::npos) {
+      // An option that takes a value, as registered: its value follows, whatever it looks like.
+      const CLI::Option* option = run->get_option_no_throw(arg);
+      if (option != nullptr && option->get_expected_max() > 0) ++i;
     }
     if (program_start >= 0) {
       g_program_arguments.assign(argv + program_start, argv + argc);
@@ -330,53 +275,44 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--ruby", options->ruby,
                 "Profile Ruby objects (through RUBYOPT=-rheaprec/autorun) instead of native "
                 "allocations");
-  cmd->add_option("--sample-interval", options->sample_interval,
-                  "Native: mean bytes between samples (default 512K; 1 = record every allocation "
-                  "exactly)")
-      ->option_text("BYTES");
-  cmd->add_option("--sample-every", options->sample_every,
-                  "Ruby (--ruby): sample 1 in N objects on average, each counting N (default "
-                  "1000; 1 = every object, exact)")
-      ->option_text("N");
+  AddSettingFlag(cmd, options, "--sample-interval",
+                 "Native: mean bytes between samples (default 512K; 1 = record every allocation "
+                 "exactly)");
+  AddSettingFlag(cmd, options, "--sample-every",
+                 "Ruby (--ruby): sample 1 in N objects on average, each counting N (default "
+                 "1000; 1 = every object, exact)");
   cmd->add_option("-o,--output", options->output, "Profile path template")
       ->default_str(preload::kDefaultOutputTemplate)
-      ->option_text("TEMPLATE");
-  cmd->add_option("--dump-interval", options->dump_interval, "Also write a profile every SECONDS")
-      ->option_text("SECONDS");
-  cmd->add_option("--dump-signal", options->dump_signal,
-                  "Native: also write a profile on this signal (e.g. SIGUSR2)")
-      ->option_text("SIGNAL");
-  cmd->add_option("--max-depth", options->max_depth,
-                  "Frames kept per stack, 1-1024 (default 128; Ruby 400)")
-      ->option_text("N");
-  cmd->add_option("--dump-above", options->dump_above,
-                  "Native: also write a profile each time the live heap crosses another BYTES "
-                  "(BYTES, 2x, 3x, ...)")
-      ->option_text("BYTES");
-  cmd->add_flag("--quiet", options->quiet,
-                "Native: no line on stderr for each profile written on --dump-signal");
-  cmd->add_option("--unwind", options->unwind,
-                  "Native: stack unwinder, dwarf (default; heaprec's own, cached per return "
-                  "address), libgcc "
-                  "(libgcc's, uncached), check (libgcc's, compared with dwarf's on every sample) "
-                  "or fp (frame pointers)")
-      ->option_text("UNWINDER");
-  cmd->add_option("--seed", options->seed, "Fixed sampler seed, for reproducible runs")
-      ->option_text("N");
-  cmd->add_flag("--no-follow", options->no_follow,
-                "Native: do not profile programs the program executes");
-  cmd->add_flag("--dormant", options->dormant,
-                "Native: start with sampling off, at no cost, until `heaprec attach PID` "
-                "(needs --dump-signal, which carries attach and detach)");
-  cmd->add_option("--http", options->http,
-                  "Native: the process serves a fresh profile at GET /debug/pprof/heap on ADDR: a "
-                  "port (6060), a host and port (127.0.0.1:6060, [::1]:6060, localhost:6060; "
-                  "loopback only unless --http-public; port 0 = any free one, printed), or a Unix "
-                  "socket path (/run/app.sock, ./app.sock, unix:app.sock)")
-      ->option_text("ADDR");
-  cmd->add_flag("--http-public", options->http_public,
-                "Native: let --http listen on a non-loopback address (anyone who can reach it "
-                "can read the profile)");
+      ->option_text(preload::FindSettingByFlag("--output")->value_name);
+  AddSettingFlag(cmd, options, "--dump-interval", "Also write a profile every SECONDS");
+  AddSettingFlag(cmd, options, "--dump-signal",
+                 "Native: also write a profile on this signal (e.g. SIGUSR2)");
+  AddSettingFlag(cmd, options, "--max-depth",
+                 "Frames kept per stack, 1-1024 (default 128; Ruby 400)");
+  AddSettingFlag(cmd, options, "--dump-above",
+                 "Native: also write a profile each time the live heap crosses another BYTES "
+                 "(BYTES, 2x, 3x, ...)");
+  AddSettingFlag(cmd, options, "--quiet",
+                 "Native: no line on stderr for each profile written on --dump-signal");
+  AddSettingFlag(cmd, options, "--unwind",
+                 "Native: stack unwinder, dwarf (default; heaprec's own, cached per return "
+                 "address), libgcc "
+                 "(libgcc's, uncached), check (libgcc's, compared with dwarf's on every sample) "
+                 "or fp (frame pointers)");
+  AddSettingFlag(cmd, options, "--seed", "Fixed sampler seed, for reproducible runs");
+  AddSettingFlag(cmd, options, "--no-follow",
+                 "Native: do not profile programs the program executes");
+  AddSettingFlag(cmd, options, "--dormant",
+                 "Native: start with sampling off, at no cost, until `heaprec attach PID` "
+                 "(needs --dump-signal, which carries attach and detach)");
+  AddSettingFlag(cmd, options, "--http",
+                 "Native: the process serves a fresh profile at GET /debug/pprof/heap on ADDR: a "
+                 "port (6060), a host and port (127.0.0.1:6060, [::1]:6060, localhost:6060; "
+                 "loopback only unless --http-public; port 0 = any free one, printed), or a Unix "
+                 "socket path (/run/app.sock, ./app.sock, unix:app.sock)");
+  AddSettingFlag(cmd, options, "--http-public",
+                 "Native: let --http listen on a non-loopback address (anyone who can reach it "
+                 "can read the profile)");
   cmd->add_flag("!--no-symbolize", options->symbolize, "Leave the profiles unsymbolized");
   cmd->add_option("--top", options->top, "Sites to print at the end (0 = none)")->default_val(10);
   cmd->add_option("--push", push_args->url,

@@ -5,7 +5,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <climits>
+#include <cstring>
 #include <filesystem>
+
+#include "preload/control/settings.h"
+#include "preload/http/address.h"
+#include "schema/control.h"
+#include "schema/manifest.h"
 
 namespace heaprec::cli {
 namespace {
@@ -65,31 +73,94 @@ bool IsNativeElf(const unsigned char (&ident)[EI_NIDENT]) {
 
 }  // namespace
 
+const std::string* RunOptions::Setting(const char* variable) const {
+  auto it = settings.find(variable);
+  return it == settings.end() ? nullptr : &it->second;
+}
+
+namespace {
+
+// The readers of the variables each front end sets: libheaprec.so and its HTTP endpoint, or the
+// Ruby gem.
+std::uint8_t FrontEndReaders(bool ruby) {
+  return ruby ? preload::kReadByRuby : preload::kReadByLibrary | preload::kReadByHttpServer;
+}
+
+// Why `row`'s flag does nothing for the chosen front end, with a pointer to the one that does
+// where there is a twin.
+std::string NotForThisFrontEnd(const preload::SettingRow& row, bool ruby) {
+  static constexpr struct {
+    const char* flag;
+    const char* why;
+  } kHints[] = {
+      {"--sample-every",
+       "--sample-every samples Ruby objects and needs --ruby; native programs are sampled by "
+       "bytes with --sample-interval"},
+      {"--sample-interval",
+       "--sample-interval is for native programs; with --ruby, objects are sampled with "
+       "--sample-every N (1 = every object)"},
+      {"--unwind", "--unwind is for native programs; Ruby stacks come from the VM"},
+  };
+  for (const auto& hint : kHints) {
+    if (std::strcmp(hint.flag, row.run_flag) == 0) return hint.why;
+  }
+  return std::string(row.run_flag) +
+         (ruby ? " is for native programs, not with --ruby" : " is for Ruby programs: add --ruby");
+}
+
+}  // namespace
+
 std::string CheckRunMode(const RunOptions& o) {
-  if (o.http_public && o.http.empty()) return "--http-public goes with --http ADDR";
-  if (!o.ruby) {
-    if (o.dormant && o.dump_signal.empty()) {
-      return "--dormant needs --dump-signal, which carries `heaprec attach` and `detach` "
-             "(e.g. --dormant --dump-signal SIGUSR2)";
-    }
-    if (!o.sample_every.empty()) {
-      return "--sample-every samples Ruby objects and needs --ruby; native programs are sampled "
-             "by bytes with --sample-interval";
-    }
-    return "";
+  if (o.Has("HEAPREC_HTTP_PUBLIC") && !o.Has("HEAPREC_HTTP")) {
+    return "--http-public goes with --http ADDR";
   }
-  if (!o.sample_interval.empty()) {
-    return "--sample-interval is for native programs; with --ruby, objects are sampled with "
-           "--sample-every N (1 = every object)";
+  if (!o.ruby && o.Has(schema::kDormantVariable) && !o.Has("HEAPREC_DUMP_SIGNAL")) {
+    return "--dormant needs --dump-signal, which carries `heaprec attach` and `detach` "
+           "(e.g. --dormant --dump-signal SIGUSR2)";
   }
-  // Read only by libheaprec.so, which --ruby does not load: accepting them would do nothing.
-  if (!o.unwind.empty()) return "--unwind is for native programs; Ruby stacks come from the VM";
-  if (!o.dump_signal.empty()) return "--dump-signal is for native programs, not with --ruby";
-  if (!o.dump_above.empty()) return "--dump-above is for native programs, not with --ruby";
-  if (o.quiet) return "--quiet is for native programs, not with --ruby";
-  if (o.no_follow) return "--no-follow is for native programs, not with --ruby";
-  if (o.dormant) return "--dormant is for native programs, not with --ruby";
-  if (!o.http.empty()) return "--http is for native programs, not with --ruby";
+  // A setting the chosen front end does not read: accepting it would do nothing.
+  for (const preload::SettingRow& row : preload::AllSettings()) {
+    if (row.run_flag == nullptr || !o.Has(row.variable)) continue;
+    if ((row.readers & FrontEndReaders(o.ruby)) == 0) return NotForThisFrontEnd(row, o.ruby);
+  }
+  return "";
+}
+
+std::string CheckRunSettings(const RunOptions& o) {
+  auto invalid = [](const std::string& flag, const std::string& value, const std::string& why) {
+    return flag + " '" + value + "' is invalid: " + why;
+  };
+  for (const preload::SettingRow& row : preload::AllSettings()) {
+    const std::string* value = o.Setting(row.variable);
+    if (value == nullptr) continue;
+    preload::Settings scratch;  // the rows parse into it; only acceptance matters here
+    const char* detail = nullptr;
+    if (!row.parse(value->c_str(), &scratch, &detail)) {
+      return invalid(row.run_flag, *value,
+                     detail != nullptr ? detail : std::string("expected ") + row.expected);
+    }
+  }
+  if (const std::string* http = o.Setting("HEAPREC_HTTP")) {
+    preload::HttpAddress address;
+    const char* ignored = nullptr;
+    if (preload::ParseHttpAddress(http->c_str(), &address, &ignored) && !address.is_loopback &&
+        !o.Has("HEAPREC_HTTP_PUBLIC")) {
+      return "--http '" + *http +
+             "' is not a loopback address, and whoever can reach it could read the heap profile; "
+             "add --http-public to serve on it anyway";
+    }
+  }
+  if (o.output.empty() || o.output.size() >= PATH_MAX) {
+    return invalid("-o", o.output, "expected a non-empty path template shorter than PATH_MAX");
+  }
+  // The library checks this too, but here heaprec can stop before the program runs for nothing.
+  std::filesystem::path directory = std::filesystem::absolute(o.output).parent_path();
+  if (directory.string().find('%') == std::string::npos &&
+      access(directory.c_str(), W_OK | X_OK) != 0) {
+    return invalid(
+        "-o", o.output,
+        "directory '" + directory.string() + "' is not writable (" + std::strerror(errno) + ")");
+  }
   return "";
 }
 
@@ -122,27 +193,13 @@ EnvironmentChanges RunEnvironment(const RunOptions& o, const std::string& librar
   std::filesystem::path output = o.output;
   if (output.is_relative()) output = std::filesystem::current_path() / output;
   env.emplace_back("HEAPREC_OUTPUT", output.string());
-  env.emplace_back("HEAPREC_MANIFEST", manifest);
-  auto set_if = [&env](const char* name, const std::string& value) {
-    if (!value.empty()) env.emplace_back(name, value);
-  };
-  if (o.ruby) {
-    set_if("HEAPREC_SAMPLE_EVERY", o.sample_every);
-  } else {
-    set_if("HEAPREC_SAMPLE_INTERVAL", o.sample_interval);
+  env.emplace_back(schema::kManifestVariable, manifest);
+  for (const preload::SettingRow& row : preload::AllSettings()) {
+    const std::string* value = o.Setting(row.variable);
+    if (value != nullptr && (row.readers & FrontEndReaders(o.ruby)) != 0) {
+      env.emplace_back(row.variable, *value);
+    }
   }
-  set_if("HEAPREC_DUMP_INTERVAL", o.dump_interval);
-  if (!o.ruby) {
-    set_if("HEAPREC_DUMP_SIGNAL", o.dump_signal);
-    set_if("HEAPREC_DUMP_ABOVE", o.dump_above);
-    if (o.quiet) env.emplace_back("HEAPREC_QUIET", "1");
-    set_if("HEAPREC_UNWIND", o.unwind);
-    if (o.dormant) env.emplace_back("HEAPREC_DORMANT", "1");
-    set_if("HEAPREC_HTTP", o.http);
-    if (o.http_public) env.emplace_back("HEAPREC_HTTP_PUBLIC", "1");
-  }
-  set_if("HEAPREC_MAX_DEPTH", o.max_depth);
-  set_if("HEAPREC_SEED", o.seed);
   return env;
 }
 

@@ -14,38 +14,41 @@
 
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace heaprec::cli {
 
+// The HEAPREC_* settings given as `heaprec run` flags, by variable (the rows of
+// preload/control/settings.h): the flag's value as given, or "1" for a switch.
+using RunSettings = std::map<std::string, std::string>;
+
 struct RunOptions {
-  bool ruby = false;            // --ruby: profile Ruby objects through heaprec/autorun
-  std::string sample_interval;  // native only
-  std::string sample_every;     // Ruby only
-  std::string output;           // the profile path template
-  std::string dump_interval;
-  std::string dump_signal;  // native only
-  std::string dump_above;   // native only
-  bool quiet = false;       // native only: no line per signal-triggered dump
-  std::string unwind;       // native only
-  std::string max_depth;
-  std::string seed;
-  bool no_follow = false;    // native only
-  bool dormant = false;      // native only: sampling off until `heaprec attach`; needs dump_signal
-  std::string http;          // native only: HEAPREC_HTTP, where the process serves its profile
-  bool http_public = false;  // native only: HEAPREC_HTTP_PUBLIC, allow a non-loopback --http
+  bool ruby = false;   // --ruby: profile Ruby objects through heaprec/autorun
+  std::string output;  // -o: the profile path template (HEAPREC_OUTPUT, made absolute)
+  RunSettings settings;
   bool symbolize = true;
   size_t top = 10;
   std::vector<std::string> command;
+
+  // The value given for `variable`, or null when its flag was not given.
+  const std::string* Setting(const char* variable) const;
+  bool Has(const char* variable) const { return Setting(variable) != nullptr; }
 };
 
-// Why the options do not go together, in one line ("" when they do): --sample-every without --ruby,
-// or an option only libheaprec.so reads (--sample-interval, --unwind, --dump-signal, --dump-above,
-// --quiet, --no-follow, --dormant, --http) with --ruby, --dormant without --dump-signal, or
-// --http-public without --http.
+// Why the options do not go together, in one line ("" when they do): a setting the chosen front
+// end does not read (--sample-every without --ruby; --sample-interval, --unwind, --dump-signal,
+// --dump-above, --quiet, --no-follow, --dormant or --http with --ruby), --dormant without
+// --dump-signal, or --http-public without --http.
 std::string CheckRunMode(const RunOptions& options);
+
+// Why a setting's value is not accepted, in one line naming the flag ("" when all are), by the
+// rows' own parsers: the rule the library applies to the variable, checked before the program runs
+// for nothing. Also: a non-loopback --http without --http-public, and an output template that is
+// empty, too long, or in a directory that is not writable.
+std::string CheckRunSettings(const RunOptions& options);
 
 // The directory that holds heaprec/autorun.rb: `override_directory` ($HEAPREC_RUBY_LIB) when set
 // and not empty, else lib/ruby beside the lib/ directory of `executable` (<prefix>/bin/heaprec ->

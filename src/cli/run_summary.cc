@@ -12,6 +12,7 @@
 #include "render/format.h"
 #include "render/output_file.h"
 #include "render/top_table.h"
+#include "schema/control.h"
 #include "schema/profile_schema.h"
 #include "symbolize/coverage.h"
 #include "symbolize/symbolizer.h"
@@ -187,7 +188,7 @@ void PrintSummary(const RunOptions& o, pid_t root, const Manifest& manifest, boo
   if (profiles.empty()) {
     // Profiles are written at exit, _exit, abort and fatal or terminating signals, and the peak
     // one as it grows: these are what is left.
-    if (o.dormant) {
+    if (o.Has(schema::kDormantVariable)) {
       std::cerr << "heaprec: no profile was written (dormant, never attached)\n";
     } else if (!unprofiled) {
       std::cerr << "heaprec: no profile was written (was the program killed by SIGKILL before its "

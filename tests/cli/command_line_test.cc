@@ -10,6 +10,7 @@
 #include <regex>
 #include <sstream>
 
+#include "preload/control/settings.h"
 #include "render/output_file.h"
 #include "test_profiles.h"
 
@@ -130,6 +131,26 @@ TEST_F(CommandLineTest, ValuesOfTheWrongKindAreSaidInWords) {
                    "each profile is symbolized in place)");
   ExpectUsageError("help report diff",
                    "heaprec help: one command at a time (heaprec help COMMAND)");
+}
+
+// `heaprec run` registers a flag for every row of the library's settings table that has one, with
+// the row's value name; which flags take a value (so that the next word is not the program) comes
+// from that registration, and values are checked by the rows' parsers, the library's own.
+TEST_F(CommandLineTest, RunHasTheFlagOfEverySetting) {
+  Result help = Heaprec("run --help");
+  ASSERT_EQ(help.status, 0) << help.err;
+  for (const preload::SettingRow& row : preload::AllSettings()) {
+    if (row.run_flag == nullptr) continue;
+    std::string shown = std::string(row.run_flag) +
+                        (row.value_name != nullptr ? std::string(" ") + row.value_name : "");
+    EXPECT_NE(help.out.find(shown), std::string::npos) << shown << "\n" << help.out;
+  }
+  // Without "--": the value after each value-taking flag is its value, not the program.
+  Result run = Heaprec("run -o " + ShellQuote(dir_ + "/p.%p.pb.gz") +
+                       " --unwind DWARF --dump-above 0 --max-depth 64 --seed 5 --dump-signal USR2 "
+                       "--quiet --top 0 sh -c 'exit 3'");
+  EXPECT_EQ(run.status, 3) << run.err;
+  EXPECT_EQ(run.err.find("invalid"), std::string::npos) << run.err;
 }
 
 // Every usage error, whatever its kind: status 2, one line on stderr naming heaprec and, once

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 
+#include "preload/control/settings.h"
 #include "test_profiles.h"
 
 namespace heaprec::cli {
@@ -37,10 +38,10 @@ RunOptions RubyOptions() {
   RunOptions o;
   o.ruby = true;
   o.output = "/out/heaprec.%e.%p.pb.gz";
-  o.sample_every = "250";
-  o.dump_interval = "0.5";
-  o.max_depth = "64";
-  o.seed = "7";
+  o.settings["HEAPREC_SAMPLE_EVERY"] = "250";
+  o.settings["HEAPREC_DUMP_INTERVAL"] = "0.5";
+  o.settings["HEAPREC_MAX_DEPTH"] = "64";
+  o.settings["HEAPREC_SEED"] = "7";
   return o;
 }
 
@@ -74,9 +75,9 @@ TEST(RunEnvironmentTest, RubyModeKeepsExistingRubylibAndRubyopt) {
 TEST(RunEnvironmentTest, NativeModeIsUnchanged) {
   RunOptions o;
   o.output = "relative/heap.pb.gz";
-  o.sample_interval = "1";
-  o.unwind = "fp";
-  o.dump_signal = "USR2";
+  o.settings["HEAPREC_SAMPLE_INTERVAL"] = "1";
+  o.settings["HEAPREC_UNWIND"] = "fp";
+  o.settings["HEAPREC_DUMP_SIGNAL"] = "USR2";
   Variables env = Environment(o, "/lib/libheaprec.so", {{"LD_PRELOAD", "/other.so"}});
   EXPECT_EQ(env, (Variables{{"LD_PRELOAD", "/lib/libheaprec.so:/other.so"},
                             {"HEAPREC_OUTPUT",
@@ -90,50 +91,50 @@ TEST(RunEnvironmentTest, NativeModeIsUnchanged) {
 TEST(RunEnvironmentTest, HttpPassesItsAddressAndPublicFlag) {
   RunOptions o;
   o.output = "/out/heap.pb.gz";
-  o.http = "0.0.0.0:6060";
-  o.http_public = true;
+  o.settings["HEAPREC_HTTP"] = "0.0.0.0:6060";
+  o.settings["HEAPREC_HTTP_PUBLIC"] = "1";
   Variables env = Environment(o, "/lib/libheaprec.so", {});
   EXPECT_EQ(env["HEAPREC_HTTP"], "0.0.0.0:6060");
   EXPECT_EQ(env["HEAPREC_HTTP_PUBLIC"], "1");
-  o.http_public = false;
+  o.settings.erase("HEAPREC_HTTP_PUBLIC");
   env = Environment(o, "/lib/libheaprec.so", {});
   EXPECT_EQ(env.count("HEAPREC_HTTP_PUBLIC"), 0u);
-  o.http.clear();
+  o.settings.erase("HEAPREC_HTTP");
   EXPECT_EQ(Environment(o, "/lib/libheaprec.so", {}).count("HEAPREC_HTTP"), 0u);
   EXPECT_EQ(CheckRunMode(o), "");
-  o.http_public = true;
+  o.settings["HEAPREC_HTTP_PUBLIC"] = "1";
   EXPECT_EQ(CheckRunMode(o), "--http-public goes with --http ADDR");
 }
 
 TEST(RunEnvironmentTest, EachModeRejectsTheOthersOptions) {
   EXPECT_EQ(CheckRunMode(RubyOptions()), "");
   RunOptions native;
-  native.sample_interval = "1";
+  native.settings["HEAPREC_SAMPLE_INTERVAL"] = "1";
   EXPECT_EQ(CheckRunMode(native), "");
 
-  native.sample_every = "10";
+  native.settings["HEAPREC_SAMPLE_EVERY"] = "10";
   EXPECT_NE(CheckRunMode(native).find("--sample-every samples Ruby objects and needs --ruby"),
             std::string::npos);
 
   RunOptions o = RubyOptions();
-  o.sample_interval = "512K";
+  o.settings["HEAPREC_SAMPLE_INTERVAL"] = "512K";
   EXPECT_NE(CheckRunMode(o).find("--sample-interval is for native programs; with --ruby, objects "
                                  "are sampled with --sample-every N"),
             std::string::npos);
   o = RubyOptions();
-  o.unwind = "fp";
+  o.settings["HEAPREC_UNWIND"] = "fp";
   EXPECT_NE(CheckRunMode(o).find("--unwind"), std::string::npos);
   o = RubyOptions();
-  o.dump_signal = "USR2";
+  o.settings["HEAPREC_DUMP_SIGNAL"] = "USR2";
   EXPECT_NE(CheckRunMode(o).find("--dump-signal"), std::string::npos);
   o = RubyOptions();
-  o.no_follow = true;
+  o.settings["HEAPREC_NO_FOLLOW"] = "1";
   EXPECT_NE(CheckRunMode(o).find("--no-follow"), std::string::npos);
   o = RubyOptions();
-  o.dormant = true;
+  o.settings["HEAPREC_DORMANT"] = "1";
   EXPECT_NE(CheckRunMode(o).find("--dormant is for native programs"), std::string::npos);
   o = RubyOptions();
-  o.http = "6060";
+  o.settings["HEAPREC_HTTP"] = "6060";
   EXPECT_EQ(CheckRunMode(o), "--http is for native programs, not with --ruby");
 }
 
@@ -141,15 +142,53 @@ TEST(RunEnvironmentTest, EachModeRejectsTheOthersOptions) {
 TEST(RunEnvironmentTest, DormantNeedsTheDumpSignalAndIsPassedOn) {
   RunOptions o;
   o.output = "/out/p.pb.gz";
-  o.dormant = true;
+  o.settings["HEAPREC_DORMANT"] = "1";
   EXPECT_NE(CheckRunMode(o).find("--dormant needs --dump-signal"), std::string::npos);
-  o.dump_signal = "SIGUSR2";
+  o.settings["HEAPREC_DUMP_SIGNAL"] = "SIGUSR2";
   EXPECT_EQ(CheckRunMode(o), "");
   Variables env = Environment(o, "/lib/libheaprec.so", {});
   EXPECT_EQ(env["HEAPREC_DORMANT"], "1");
   EXPECT_EQ(env["HEAPREC_DUMP_SIGNAL"], "SIGUSR2");
-  o.dormant = false;
+  o.settings.erase("HEAPREC_DORMANT");
   EXPECT_EQ(Environment(o, "/lib/libheaprec.so", {}).count("HEAPREC_DORMANT"), 0u);
+}
+
+// `heaprec run` checks each flag with its row of the library's settings table: what the library
+// would refuse, the command refuses before the program runs, naming the flag and the accepted text.
+TEST(RunSettingsTest, EveryValueFlagIsCheckedByTheLibrarysParser) {
+  const std::string bad = "not-a-value?";
+  int checked = 0;
+  for (const preload::SettingRow& row : preload::AllSettings()) {
+    if (row.run_flag == nullptr || row.value_name == nullptr) continue;
+    preload::Settings scratch;
+    const char* detail = nullptr;
+    if (row.parse(bad.c_str(), &scratch, &detail)) continue;  // paths: any text is one
+    RunOptions o;
+    o.output = "/tmp/heaprec.pb.gz";
+    o.settings[row.variable] = bad;
+    std::string expected = std::string(row.run_flag) + " '" + bad + "' is invalid: " +
+                           (detail != nullptr ? detail : std::string("expected ") + row.expected);
+    EXPECT_EQ(CheckRunSettings(o), expected) << row.variable;
+    ++checked;
+  }
+  EXPECT_GE(checked, 9);  // every value flag but -o, whose row takes any text
+}
+
+// The two used to disagree: the library took DWARF and 0, `heaprec run` refused them.
+TEST(RunSettingsTest, AcceptsWhatTheLibraryAccepts) {
+  RunOptions o;
+  o.output = "/tmp/heaprec.pb.gz";
+  o.settings["HEAPREC_UNWIND"] = "DWARF";
+  o.settings["HEAPREC_DUMP_ABOVE"] = "0";
+  o.settings["HEAPREC_SAMPLE_INTERVAL"] = "2MiB";
+  o.settings["HEAPREC_DUMP_SIGNAL"] = "sigusr2";
+  EXPECT_EQ(CheckRunSettings(o), "");
+  o.settings["HEAPREC_HTTP"] = "0.0.0.0:6060";
+  EXPECT_NE(CheckRunSettings(o).find("is not a loopback address"), std::string::npos);
+  o.settings["HEAPREC_HTTP_PUBLIC"] = "1";
+  EXPECT_EQ(CheckRunSettings(o), "");
+  o.output = "";
+  EXPECT_EQ(CheckRunSettings(o).rfind("-o '' is invalid", 0), 0u);
 }
 
 TEST(RunEnvironmentTest, RubyLibraryIsBesideTheLibDirectoryUnlessOverridden) {

@@ -4,6 +4,11 @@
 #include <signal.h>
 #include <stdlib.h>
 
+#include <algorithm>
+#include <cstring>
+#include <set>
+#include <string>
+
 namespace heaprec::preload {
 namespace {
 
@@ -52,11 +57,7 @@ TEST(SettingsTest, Signals) {
 class ReadSettingsTest : public ::testing::Test {
  protected:
   void TearDown() override {
-    for (const char* name : {"HEAPREC_SAMPLE_INTERVAL", "HEAPREC_OUTPUT", "HEAPREC_DUMP_INTERVAL",
-                             "HEAPREC_DUMP_SIGNAL", "HEAPREC_MAX_DEPTH", "HEAPREC_UNWIND",
-                             "HEAPREC_NO_FOLLOW", "HEAPREC_SEED", "HEAPREC_DORMANT"}) {
-      unsetenv(name);
-    }
+    for (const SettingRow& row : AllSettings()) unsetenv(row.variable);
   }
 };
 
@@ -136,6 +137,47 @@ TEST_F(ReadSettingsTest, BadValuesAreRejectedWithTheirName) {
     EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
     unsetenv(name);
   }
+}
+
+// The table is what the library and `heaprec run` share: one row per variable and per flag, each
+// saying what it accepts; a switch takes 1 and 0 (the CLI exports a given switch as 1).
+TEST(SettingTableTest, RowsAreWellFormedAndUnique) {
+  std::set<std::string> variables, flags;
+  for (const SettingRow& row : AllSettings()) {
+    EXPECT_EQ(std::string(row.variable).rfind("HEAPREC_", 0), 0u) << row.variable;
+    EXPECT_TRUE(variables.insert(row.variable).second) << row.variable << " twice";
+    if (row.run_flag != nullptr) {
+      EXPECT_EQ(std::string(row.run_flag).rfind("--", 0), 0u) << row.run_flag;
+      EXPECT_TRUE(flags.insert(row.run_flag).second) << row.run_flag << " twice";
+      EXPECT_EQ(FindSettingByFlag(row.run_flag), &row);
+    }
+    EXPECT_NE(row.readers, 0) << row.variable;
+    EXPECT_GT(std::strlen(row.expected), 0u) << row.variable;
+    if (row.value_name == nullptr) {
+      Settings scratch;
+      const char* detail = nullptr;
+      EXPECT_TRUE(row.parse("1", &scratch, &detail)) << row.variable;
+      EXPECT_TRUE(row.parse("0", &scratch, &detail)) << row.variable;
+    }
+  }
+  EXPECT_EQ(FindSettingByFlag("--no-such-flag"), nullptr);
+  EXPECT_GE(variables.size(), 15u);
+}
+
+// Values `heaprec run` used to refuse although the library took them, and the reverse: the two now
+// read every value through the same row.
+TEST_F(ReadSettingsTest, CaseAndOffValuesAsTheCliTakesThem) {
+  setenv("HEAPREC_UNWIND", "DWARF", 1);
+  setenv("HEAPREC_DUMP_ABOVE", "0", 1);
+  setenv("HEAPREC_QUIET", "1", 1);
+  Settings s;
+  ASSERT_TRUE(ReadSettings(&s));
+  EXPECT_EQ(s.unwind, UnwindMethod::kDwarf);
+  EXPECT_EQ(s.dump_above, 0u);
+  EXPECT_TRUE(s.quiet);
+  setenv("HEAPREC_DUMP_ABOVE", "2G", 1);
+  ASSERT_TRUE(ReadSettings(&s));
+  EXPECT_EQ(s.dump_above, std::uint64_t{2} << 30);
 }
 
 }  // namespace

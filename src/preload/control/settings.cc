@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 
+#include "preload/http/address.h"
 #include "preload/process/environment.h"
 #include "schema/control.h"
 #include "schema/manifest.h"
@@ -27,14 +28,17 @@ constexpr bool EndsWith(const char* text, std::size_t length, const char* suffix
 static_assert(EndsWith(kDefaultOutputTemplate, sizeof(kDefaultOutputTemplate) - 1,
                        schema::kProfileSuffix, sizeof(schema::kProfileSuffix) - 1));
 
-// One line on stderr, assembled without stdio (stdio may allocate or hold locks).
-void Complain(const char* variable, const char* value, const char* expected) {
+// One line on stderr, assembled without stdio (stdio may allocate or hold locks): what is wrong
+// is `detail` when the row's parser gave one, else what the row expects.
+void Complain(const char* variable, const char* value, const char* expected,
+              const char* detail = nullptr) {
   const char* parts[] = {"heaprec: ",
                          variable,
                          "='",
                          value,
-                         "' is invalid: expected ",
-                         expected,
+                         "' is invalid: ",
+                         detail != nullptr ? "" : "expected ",
+                         detail != nullptr ? detail : expected,
                          "; profiling is off for this process\n"};
   for (const char* part : parts) {
     ssize_t ignored = write(STDERR_FILENO, part, strlen(part));
@@ -164,102 +168,172 @@ bool ParseSeed(const char* text, std::uint64_t* seed) {
   return ParseUnsigned(&p, seed) && *p == '\0';
 }
 
+namespace {
+
+// The rows' parsers: each reads one variable's text into *settings.
+
+bool ReadSampleInterval(const char* text, Settings* settings, const char**) {
+  return ParseByteCount(text, &settings->sample_interval);
+}
+
+// A Ruby object count: the profile's period is an int64, and anything near that bound samples
+// nothing anyway. Ruby reads it itself; the row is there for `heaprec run --sample-every`.
+bool ReadSampleEvery(const char* text, Settings*, const char**) {
+  std::uint64_t count = 0;
+  return ParseSeed(text, &count) && count != 0 && count <= static_cast<std::uint64_t>(INT64_MAX);
+}
+
+bool ReadOutput(const char* text, Settings* settings, const char**) {
+  return CopyPath(text, settings->output_template, sizeof(settings->output_template));
+}
+
+bool ReadDumpInterval(const char* text, Settings* settings, const char**) {
+  return ParseSeconds(text, &settings->dump_interval_ms);
+}
+
+bool ReadDumpSignal(const char* text, Settings* settings, const char**) {
+  return text[0] == '\0' || ParseSignal(text, &settings->dump_signal);  // "": no dump signal
+}
+
+bool ReadDumpAbove(const char* text, Settings* settings, const char**) {
+  if (IsFalse(text)) {  // "", 0: off
+    settings->dump_above = 0;
+    return true;
+  }
+  return ParseByteCount(text, &settings->dump_above);
+}
+
+// 1/true/yes/on, 0/false/no/off or "" into *on.
+bool ReadSwitch(const char* text, bool* on) {
+  if (IsTrue(text)) {
+    *on = true;
+  } else if (IsFalse(text)) {
+    *on = false;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+bool ReadQuiet(const char* text, Settings* settings, const char**) {
+  return ReadSwitch(text, &settings->quiet);
+}
+
+bool ReadMaxDepth(const char* text, Settings* settings, const char**) {
+  return ParseMaxDepth(text, &settings->max_depth);
+}
+
+bool ReadUnwind(const char* text, Settings* settings, const char**) {
+  // "libunwind" is the name the DWARF unwinder had when heaprec used libunwind for it.
+  if (EqualsIgnoreCase(text, "dwarf") || EqualsIgnoreCase(text, "libunwind")) {
+    settings->unwind = UnwindMethod::kDwarf;
+  } else if (EqualsIgnoreCase(text, "libgcc")) {
+    settings->unwind = UnwindMethod::kLibgcc;
+  } else if (EqualsIgnoreCase(text, "check")) {
+    settings->unwind = UnwindMethod::kCheck;
+  } else if (EqualsIgnoreCase(text, "fp")) {
+    settings->unwind = UnwindMethod::kFramePointers;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// 1 (this process only, from the environment), 0, or the pid to profile (`heaprec run` gives its
+// program's, so that the programs it starts are not profiled but the program itself is).
+bool ReadNoFollow(const char* text, Settings* settings, const char**) {
+  if (ReadSwitch(text, &settings->no_follow)) return true;
+  const char* p = text;
+  std::uint64_t pid = 0;
+  if (!ParseUnsigned(&p, &pid) || *p != '\0' || pid <= 1 || pid >= (1u << 22)) return false;
+  settings->no_follow = true;
+  settings->only_pid = static_cast<int>(pid);
+  return true;
+}
+
+bool ReadSeed(const char* text, Settings* settings, const char**) {
+  return ParseSeed(text, &settings->seed);
+}
+
+bool ReadManifest(const char* text, Settings* settings, const char**) {
+  return text[0] == '\0' || CopyPath(text, settings->manifest, sizeof(settings->manifest));
+}
+
+bool ReadDormant(const char* text, Settings* settings, const char**) {
+  return ReadSwitch(text, &settings->dormant);
+}
+
+// The HTTP endpoint reads its variables itself; the rows check `heaprec run --http`.
+bool ReadHttp(const char* text, Settings*, const char** detail) {
+  HttpAddress address;
+  return ParseHttpAddress(text, &address, detail);
+}
+
+bool ReadHttpPublic(const char* text, Settings*, const char**) {
+  bool on = false;
+  return ReadSwitch(text, &on);
+}
+
+constexpr std::uint8_t kLibraryAndRuby = kReadByLibrary | kReadByRuby;
+
+constexpr SettingRow kRows[] = {
+    {"HEAPREC_SAMPLE_INTERVAL", "--sample-interval", "BYTES", kReadByLibrary, ReadSampleInterval,
+     "a byte count such as 524288, 512K or 2M (1 = exact)"},
+    {"HEAPREC_SAMPLE_EVERY", "--sample-every", "N", kReadByRuby, ReadSampleEvery,
+     "a number of objects such as 1000 (1 = every object)"},
+    {"HEAPREC_OUTPUT", "--output", "TEMPLATE", kLibraryAndRuby, ReadOutput,
+     "a non-empty path template shorter than PATH_MAX"},
+    {"HEAPREC_DUMP_INTERVAL", "--dump-interval", "SECONDS", kLibraryAndRuby, ReadDumpInterval,
+     "seconds such as 10 or 0.5 (0 = off)"},
+    {"HEAPREC_DUMP_SIGNAL", "--dump-signal", "SIGNAL", kReadByLibrary, ReadDumpSignal,
+     "a signal name such as SIGUSR2, USR1, HUP, or its number"},
+    {"HEAPREC_DUMP_ABOVE", "--dump-above", "BYTES", kReadByLibrary, ReadDumpAbove,
+     "a byte count such as 100M or 2G (0 = off)"},
+    {"HEAPREC_QUIET", "--quiet", nullptr, kReadByLibrary, ReadQuiet, "1 or 0"},
+    {"HEAPREC_MAX_DEPTH", "--max-depth", "N", kLibraryAndRuby, ReadMaxDepth,
+     "a frame count from 1 to 1024"},
+    {"HEAPREC_UNWIND", "--unwind", "UNWINDER", kReadByLibrary, ReadUnwind,
+     "dwarf, libgcc, check or fp"},
+    {"HEAPREC_NO_FOLLOW", "--no-follow", nullptr, kReadByLibrary, ReadNoFollow,
+     "1 (this process only) or 0"},
+    {"HEAPREC_SEED", "--seed", "N", kLibraryAndRuby, ReadSeed, "an unsigned integer"},
+    {schema::kManifestVariable, nullptr, "PATH", kLibraryAndRuby, ReadManifest,
+     "a path shorter than PATH_MAX"},
+    {schema::kDormantVariable, "--dormant", nullptr, kReadByLibrary, ReadDormant, "1 or 0"},
+    {"HEAPREC_HTTP", "--http", "ADDR", kReadByHttpServer, ReadHttp,
+     "a port, HOST:PORT or a Unix socket path"},
+    {"HEAPREC_HTTP_PUBLIC", "--http-public", nullptr, kReadByHttpServer, ReadHttpPublic, "1 or 0"},
+};
+
+}  // namespace
+
+SettingTable AllSettings() { return {kRows, sizeof(kRows) / sizeof(kRows[0])}; }
+
+const SettingRow* FindSettingByFlag(const char* flag) {
+  for (const SettingRow& row : kRows) {
+    if (row.run_flag != nullptr && strcmp(row.run_flag, flag) == 0) return &row;
+  }
+  return nullptr;
+}
+
 bool ReadSettings(Settings* settings) {
   memcpy(settings->output_template, kDefaultOutputTemplate, sizeof(kDefaultOutputTemplate));
-  const char* value;
-  if ((value = EnvironmentValue("HEAPREC_SAMPLE_INTERVAL")) != nullptr &&
-      !ParseByteCount(value, &settings->sample_interval)) {
-    Complain("HEAPREC_SAMPLE_INTERVAL", value,
-             "a byte count such as 524288, 512K or 2M (1 = exact)");
-    return false;
-  }
-  if ((value = EnvironmentValue("HEAPREC_OUTPUT")) != nullptr &&
-      !CopyPath(value, settings->output_template, sizeof(settings->output_template))) {
-    Complain("HEAPREC_OUTPUT", value, "a non-empty path template shorter than PATH_MAX");
-    return false;
-  }
-  if ((value = EnvironmentValue("HEAPREC_DUMP_INTERVAL")) != nullptr &&
-      !ParseSeconds(value, &settings->dump_interval_ms)) {
-    Complain("HEAPREC_DUMP_INTERVAL", value, "seconds such as 10 or 0.5 (0 = off)");
-    return false;
-  }
-  if ((value = EnvironmentValue("HEAPREC_DUMP_SIGNAL")) != nullptr && value[0] != '\0' &&
-      !ParseSignal(value, &settings->dump_signal)) {
-    Complain("HEAPREC_DUMP_SIGNAL", value,
-             "a signal name such as SIGUSR2, USR1, HUP, or its number");
-    return false;
-  }
-  if ((value = EnvironmentValue("HEAPREC_DUMP_ABOVE")) != nullptr && value[0] != '\0' &&
-      !ParseByteCount(value, &settings->dump_above)) {
-    Complain("HEAPREC_DUMP_ABOVE", value, "a byte count such as 100M or 2G (0 = off)");
-    return false;
-  }
-  if ((value = EnvironmentValue("HEAPREC_QUIET")) != nullptr) {
-    if (IsTrue(value) || EqualsIgnoreCase(value, "1")) {
-      settings->quiet = true;
-    } else if (!IsFalse(value) && value[0] != '\0') {
-      Complain("HEAPREC_QUIET", value, "1 or 0");
+  for (const SettingRow& row : kRows) {
+    if ((row.readers & kReadByLibrary) == 0) continue;
+    const char* value = EnvironmentValue(row.variable);
+    if (value == nullptr) continue;
+    const char* detail = nullptr;
+    if (!row.parse(value, settings, &detail)) {
+      Complain(row.variable, value, row.expected, detail);
       return false;
     }
-  }
-  if ((value = EnvironmentValue("HEAPREC_MAX_DEPTH")) != nullptr &&
-      !ParseMaxDepth(value, &settings->max_depth)) {
-    Complain("HEAPREC_MAX_DEPTH", value, "a frame count from 1 to 1024");
-    return false;
-  }
-  if ((value = EnvironmentValue("HEAPREC_UNWIND")) != nullptr) {
-    // "libunwind" is the name the DWARF unwinder had when heaprec used libunwind for it.
-    if (EqualsIgnoreCase(value, "dwarf") || EqualsIgnoreCase(value, "libunwind")) {
-      settings->unwind = UnwindMethod::kDwarf;
-    } else if (EqualsIgnoreCase(value, "libgcc")) {
-      settings->unwind = UnwindMethod::kLibgcc;
-    } else if (EqualsIgnoreCase(value, "check")) {
-      settings->unwind = UnwindMethod::kCheck;
-    } else if (EqualsIgnoreCase(value, "fp")) {
-      settings->unwind = UnwindMethod::kFramePointers;
-    } else {
-      Complain("HEAPREC_UNWIND", value, "dwarf, libgcc, check or fp");
-      return false;
-    }
-  }
-  if ((value = EnvironmentValue("HEAPREC_NO_FOLLOW")) != nullptr) {
-    const char* p = value;
-    std::uint64_t pid = 0;
-    if (IsFalse(value)) {
-      settings->no_follow = false;
-    } else if (EqualsIgnoreCase(value, "1") || IsTrue(value)) {
-      settings->no_follow = true;
-    } else if (ParseUnsigned(&p, &pid) && *p == '\0' && pid > 1 && pid < (1u << 22)) {
-      settings->no_follow = true;
-      settings->only_pid = static_cast<int>(pid);
-    } else {
-      Complain("HEAPREC_NO_FOLLOW", value, "1 (this process only) or 0");
-      return false;
-    }
-  }
-  if ((value = EnvironmentValue("HEAPREC_SEED")) != nullptr && !ParseSeed(value, &settings->seed)) {
-    Complain("HEAPREC_SEED", value, "an unsigned integer");
-    return false;
-  }
-  if ((value = EnvironmentValue(schema::kManifestVariable)) != nullptr && value[0] != '\0' &&
-      !CopyPath(value, settings->manifest, sizeof(settings->manifest))) {
-    Complain(schema::kManifestVariable, value, "a path shorter than PATH_MAX");
-    return false;
   }
   // Attach and detach arrive on the dump signal (docs/design/dormant.md): without one, a dormant
   // process could never be woken.
-  if ((value = EnvironmentValue(schema::kDormantVariable)) != nullptr) {
-    if (IsTrue(value) || EqualsIgnoreCase(value, "1")) {
-      settings->dormant = true;
-    } else if (!IsFalse(value) && value[0] != '\0') {
-      Complain(schema::kDormantVariable, value, "1 or 0");
-      return false;
-    }
-    if (settings->dormant && settings->dump_signal == 0) {
-      Complain(schema::kDormantVariable, value,
-               "1 only together with HEAPREC_DUMP_SIGNAL, which carries attach and detach");
-      return false;
-    }
+  if (settings->dormant && settings->dump_signal == 0) {
+    Complain(schema::kDormantVariable, EnvironmentValue(schema::kDormantVariable),
+             "1 only together with HEAPREC_DUMP_SIGNAL, which carries attach and detach");
+    return false;
   }
   return true;
 }

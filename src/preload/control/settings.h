@@ -1,7 +1,10 @@
 // Settings of the preload library, read once from HEAPREC_* environment variables at start-up.
 //
-// Every `heaprec run` flag has a twin here (the CLI passes its flags through the environment, so a
-// supervisor can profile a service with LD_PRELOAD and these variables alone). A bad value is
+// Every variable is one row of AllSettings(): its `heaprec run` flag, who reads it, its parser and
+// what it accepts. The library reads the environment through the rows, and `heaprec run` registers
+// its setting flags, checks their values and exports them through the same rows, so the two can
+// never disagree (the CLI passes its flags through the environment, so a supervisor can profile a
+// service with LD_PRELOAD and these variables alone). A bad value is
 // reported on stderr in one line naming the variable and the accepted form, and profiling stays
 // off: the program runs as if heaprec were not there.
 //
@@ -14,6 +17,7 @@
 
 #include <limits.h>
 
+#include <cstddef>
 #include <cstdint>
 
 namespace heaprec::preload {
@@ -38,13 +42,46 @@ struct Settings {
 };
 
 inline constexpr std::uint32_t kMaxStackDepth = 1024;
+
+// Who reads a variable (SettingRow::readers, a set of these).
+enum SettingReader : std::uint8_t {
+  kReadByLibrary = 1,     // ReadSettings, in libheaprec.so
+  kReadByHttpServer = 2,  // the HTTP endpoint, at start-up (http/server.h)
+  kReadByRuby = 4,        // the Ruby front end (ruby/lib/heaprec/autorun.rb)
+};
+
+// One HEAPREC_* variable.
+struct SettingRow {
+  const char* variable;    // HEAPREC_SAMPLE_INTERVAL
+  const char* run_flag;    // `heaprec run`'s flag that sets it, or null (set by heaprec itself)
+  const char* value_name;  // the flag's value in help (BYTES), or null: a switch, exported as 1
+  std::uint8_t readers;    // SettingReader bits
+  // Reads `text` into *settings; false when it is not accepted, and then *detail may say why in a
+  // whole phrase ("port out of range ...") that replaces "expected <expected>". Rows not read by
+  // the library parse into a scratch Settings.
+  bool (*parse)(const char* text, Settings* settings, const char** detail);
+  const char* expected;  // what it accepts, for the one line a bad value gets
+};
+
+// Every variable, in the order ReadSettings checks them (the first bad one is reported).
+struct SettingTable {
+  const SettingRow* rows;
+  std::size_t count;
+  const SettingRow* begin() const { return rows; }
+  const SettingRow* end() const { return rows + count; }
+};
+SettingTable AllSettings();
+
+// The row of `heaprec run`'s flag (as "--dump-signal"), or null.
+const SettingRow* FindSettingByFlag(const char* flag);
+
 inline constexpr const char kDefaultOutputTemplate[] = "heaprec.%e.%p.pb.gz";
 
 // Reads the environment into *settings. Returns false after printing one line on stderr when a
 // value is bad. No malloc, no locks.
 bool ReadSettings(Settings* settings);
 
-// The parsers, exposed for tests and for the CLI, which validates its flags with the same rules.
+// The parsers behind the rows, exposed for tests and for `heaprec attach`.
 bool ParseByteCount(const char* text, std::uint64_t* bytes);
 bool ParseSeconds(const char* text, std::uint64_t* milliseconds);
 bool ParseSignal(const char* text, int* signal_number);
