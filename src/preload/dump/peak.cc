@@ -24,15 +24,29 @@ namespace heaprec::preload {
 namespace {
 
 constexpr std::int64_t kPeakFloorBytes = 64 * 1024;  // below this a "peak" is start-up noise
-Mutex g_peak_lock;
-alignas(HeapSnapshot) unsigned char g_peak_storage[sizeof(HeapSnapshot)];
-HeapSnapshot* g_peak = nullptr;  // guarded by g_peak_lock
-std::atomic<std::int64_t> g_peak_threshold{kPeakFloorBytes};
-std::int64_t g_peak_bytes = 0;     // guarded by g_peak_lock
-std::uint64_t g_peak_time_ns = 0;  // guarded by g_peak_lock
 
-char g_peak_path[PATH_MAX];             // guarded by g_peak_lock; "" until the first write
-std::int64_t g_peak_written_bytes = 0;  // guarded by g_peak_lock: what the file on disk holds
+// A copy of the live set and what it held.
+struct PeakCopy {
+  HeapSnapshot* snapshot = nullptr;
+  std::int64_t bytes = 0;  // 0: nothing worth writing
+  std::uint64_t time_ns = 0;
+};
+
+// Two copies, so that capturing never waits for a write: the newest capture, which allocating
+// threads replace under g_capture_lock (held for the copy only, never for I/O), and the one being
+// written, which the writer takes by swapping the two under g_capture_lock and then writes under
+// g_write_lock alone. A write that takes 200 ms on a loaded machine used to hold the only lock, and
+// every capture in those 200 ms was skipped: a burst to the true peak went unrecorded.
+// Lock order: g_write_lock, then g_capture_lock (both after the dumps' lock, dump.h).
+Mutex g_capture_lock;
+Mutex g_write_lock;
+alignas(HeapSnapshot) unsigned char g_snapshot_storage[2][sizeof(HeapSnapshot)];
+PeakCopy g_captured;  // guarded by g_capture_lock
+PeakCopy g_writing;   // guarded by g_write_lock
+std::atomic<std::int64_t> g_peak_threshold{kPeakFloorBytes};
+
+char g_peak_path[PATH_MAX];             // guarded by g_write_lock; "" until the first write
+std::int64_t g_peak_written_bytes = 0;  // guarded by g_write_lock: what the file on disk holds
 
 std::atomic<std::uint64_t> g_peak_writes{0};
 std::atomic<std::uint64_t> g_peak_write_ns{0};
@@ -48,18 +62,36 @@ bool PeakPath(const char* final_path, char* out, std::size_t capacity) {
 // The final dump of a process dying for want of memory (a failed malloc's abort, RLIMIT_AS) must
 // not need new mappings: the arena keeps a reserve for it, sized from what writing the peak copy
 // took (`written_bytes`) plus a fresh snapshot of the same size, twice over for growth since.
-void ReserveForTheFinalDump(std::size_t written_bytes) {
+void ReserveForTheFinalDump(const HeapSnapshot& written, std::size_t written_bytes) {
   constexpr std::size_t kSlack = 1 << 20;
-  std::size_t snapshot_bytes = g_peak->object_count() * sizeof(HeapSnapshot::Object) +
-                               g_peak->history_count() * sizeof(AllocationTotals);
+  std::size_t snapshot_bytes = written.object_count() * sizeof(HeapSnapshot::Object) +
+                               written.history_count() * sizeof(AllocationTotals);
   g_arena->EnsureReserve(2 * (written_bytes + snapshot_bytes) + kSlack);
 }
 
-// Writes the peak copy if the file does not hold it yet. The first write picks the name (next to
-// `final_path`, or to the final profile's name from the template) and keeps it; later ones replace
-// that file atomically. Called with g_peak_lock held.
+// Takes the newest capture for writing, if it is newer than what the file holds: the two copies
+// change places, and the capture slot keeps the older one until the next capture replaces it.
+// Called with g_write_lock held.
+bool TakeNewestCapture() {
+  MutexLock lock(g_capture_lock);
+  if (g_captured.bytes == 0) return false;
+  PeakCopy newest = g_captured;
+  g_captured = g_writing;
+  g_captured.bytes = 0;  // already written, or never captured
+  g_writing = newest;
+  return true;
+}
+
+// Writes the newest capture if the file does not hold it yet. The first write picks the name (next
+// to `final_path`, or to the final profile's name from the template) and keeps it; later ones
+// replace that file atomically. Called with g_write_lock held, and without g_capture_lock, so that
+// allocating threads go on capturing while the file is written.
 void WritePeakLocked(const char* final_path) {
-  if (g_peak == nullptr || g_peak_bytes == 0 || g_peak_bytes == g_peak_written_bytes) return;
+  TakeNewestCapture();
+  if (g_writing.snapshot == nullptr || g_writing.bytes == 0 ||
+      g_writing.bytes == g_peak_written_bytes) {
+    return;
+  }
   char target[PATH_MAX];
   WriteOptions options;  // replace the earlier version of this process's own peak profile
   if (g_peak_path[0] != '\0') {
@@ -79,12 +111,14 @@ void WritePeakLocked(const char* final_path) {
   std::uint64_t started = NowNs(CLOCK_MONOTONIC);
   std::size_t in_use_before = g_arena->BytesInUse();
   g_arena->ResetHighWater();
-  int error = WriteProfile(*g_peak, DumpReason::kPeak, 0, target, g_peak_time_ns, options);
+  int error =
+      WriteProfile(*g_writing.snapshot, DumpReason::kPeak, 0, target, g_writing.time_ns, options);
   g_peak_write_ns.fetch_add(NowNs(CLOCK_MONOTONIC) - started);
-  ReserveForTheFinalDump(g_arena->HighWater() - std::min(in_use_before, g_arena->HighWater()));
+  ReserveForTheFinalDump(*g_writing.snapshot,
+                         g_arena->HighWater() - std::min(in_use_before, g_arena->HighWater()));
   if (error != 0) return;
   g_peak_writes.fetch_add(1);
-  g_peak_written_bytes = g_peak_bytes;
+  g_peak_written_bytes = g_writing.bytes;
   memcpy(g_peak_path, written, strlen(written) + 1);
   if (g_settings.manifest[0] != '\0') {
     AppendToManifest(g_settings.manifest, getpid(), ReasonName(DumpReason::kPeak), written);
@@ -104,26 +138,34 @@ void MaybeCapturePeak(HeapRecorder& recorder) {
       RequestAboveDump();
     }
   }
-  if (live <= g_peak_threshold.load(std::memory_order_relaxed) || !g_peak_lock.TryLock()) return;
+  // One thread copies; the others skip (a copy a moment later is as good). The lock is held for
+  // the copy only: a peak write in progress does not hold it.
+  if (live <= g_peak_threshold.load(std::memory_order_relaxed) || !g_capture_lock.TryLock()) return;
   live = recorder.LiveBytesEstimate();
   bool captured = false;
   if (live > g_peak_threshold.load(std::memory_order_relaxed)) {
-    if (g_peak == nullptr) g_peak = new (g_peak_storage) HeapSnapshot();
-    if (g_peak->Take(recorder)) {
-      g_peak_bytes = live;
-      g_peak_time_ns = NowNs(CLOCK_REALTIME);
+    if (g_captured.snapshot == nullptr) {
+      // The first capture: both copies come to life, the other one for the writer to swap in.
+      g_captured.snapshot = new (g_snapshot_storage[0]) HeapSnapshot();
+      g_writing.snapshot = new (g_snapshot_storage[1]) HeapSnapshot();
+    }
+    if (g_captured.snapshot->Take(recorder)) {
+      g_captured.bytes = live;
+      g_captured.time_ns = NowNs(CLOCK_REALTIME);
       g_peak_threshold.store(live + live / 10, std::memory_order_relaxed);
       captured = true;
+    } else {
+      g_captured.bytes = 0;  // out of memory: the copy is gone, nothing new to write
     }
   }
-  g_peak_lock.Unlock();
+  g_capture_lock.Unlock();
   if (captured) RequestPeakWrite();
 }
 
 void WritePeakProfile() {
   if (g_recorder.load(std::memory_order_acquire) == nullptr) return;
   HookGuard guard;
-  MutexLock lock(g_peak_lock);
+  MutexLock lock(g_write_lock);
   // Once the final profile is written the process is ending, and the final dump has brought the
   // peak file up to date under this lock: a write begun now (threads still allocating while exit
   // runs) would be cut short by the exit and leave its temporary file behind. A write begun before
@@ -133,19 +175,29 @@ void WritePeakProfile() {
 }
 
 void WritePeakNextTo(const char* final_path) {
-  MutexLock lock(g_peak_lock);
+  MutexLock lock(g_write_lock);
   WritePeakLocked(final_path);
 }
 
 PeakWriteCosts PeakWritesSoFar() { return {g_peak_writes.load(), g_peak_write_ns.load()}; }
 
-void LockPeak() { g_peak_lock.Lock(); }
-void UnlockPeak() { g_peak_lock.Unlock(); }
+void LockPeak() {
+  g_write_lock.Lock();
+  g_capture_lock.Lock();
+}
+
+void UnlockPeak() {
+  g_capture_lock.Unlock();
+  g_write_lock.Unlock();
+}
 
 void ResetPeakAfterForkInChild() {
-  g_peak_lock.ResetAfterFork();
-  if (g_peak != nullptr) g_peak->Release();
-  g_peak_bytes = 0;
+  g_write_lock.ResetAfterFork();
+  g_capture_lock.ResetAfterFork();
+  for (PeakCopy* copy : {&g_captured, &g_writing}) {
+    if (copy->snapshot != nullptr) copy->snapshot->Release();
+    copy->bytes = 0;
+  }
   g_peak_written_bytes = 0;
   g_peak_writes.store(0);
   g_peak_write_ns.store(0);

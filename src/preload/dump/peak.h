@@ -4,9 +4,10 @@
 //
 // Each sampled allocation compares the live-bytes estimate with a threshold, 10% above the last
 // captured peak; past it, one thread copies the live set (the others skip: a copy a moment later is
-// as good). The copy's stacks stay pinned until it is replaced, which is free while the allocation
-// history keeps every stack anyway. Captured copies underestimate the true peak by at most the 10%
-// refresh margin.
+// as good). Copying never waits for a write: the writer swaps the newest copy out and writes it
+// while the next one is captured into the other buffer. The copies' stacks stay pinned until they
+// are replaced, which is free while the allocation history keeps every stack anyway. Captured
+// copies underestimate the true peak by at most the 10% refresh margin.
 //
 // Async-signal-safe unless stated, like the dumps (dump.h): the final dump writes the peak copy.
 #pragma once
