@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "core/appender.h"
-#include "core/profile_file.h"
+#include "core/own_descriptors.h"
 #include "schema/manifest.h"
 
 namespace heaprec {
@@ -20,7 +20,7 @@ void AppendToManifest(const char* manifest, int pid, const char* reason, const c
   a.Add(path);
   a.Add("\n");
   if (!a.Finish()) return;
-  int fd = OpenAboveStdio(manifest, O_WRONLY | O_APPEND | O_NOFOLLOW, 0);
+  int fd = OpenOwn(manifest, O_WRONLY | O_APPEND | O_NOFOLLOW, 0);
   if (fd < 0) return;
   ssize_t ignored = write(fd, line, a.size());
   (void)ignored;

@@ -10,10 +10,12 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 #include "core/appender.h"
 #include "core/gzip_file_sink.h"
+#include "core/own_descriptors.h"
 #include "schema/profile_schema.h"
 
 namespace heaprec {
@@ -146,21 +148,6 @@ int Publish(const char* temporary, const char* path, const WriteOptions& options
 
 }  // namespace
 
-// open() returns the lowest free descriptor: in a program started with 0, 1 or 2 closed that would
-// be one of them, which the program (or a library it calls meanwhile) then finds taken. Move it.
-int OpenAboveStdio(const char* path, int flags, mode_t mode) {
-  return MoveAboveStdio(open(path, flags | O_CLOEXEC, mode));
-}
-
-int MoveAboveStdio(int fd) {
-  if (fd < 0 || fd > STDERR_FILENO) return fd;
-  int moved = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
-  int saved_errno = errno;
-  close(fd);
-  errno = saved_errno;
-  return moved;
-}
-
 bool ExpandOutputTemplate(const char* pattern, int pid, const char* program, long long unix_seconds,
                           unsigned sequence, char* out, std::size_t capacity) {
   if (capacity == 0) return false;  // not even room for the terminator; `out` is not touched
@@ -204,40 +191,77 @@ bool ExpandOutputTemplate(const char* pattern, int pid, const char* program, lon
   return tail.Finish();
 }
 
-int WriteHeapProfileFile(const char* path, const HeapSnapshot& snapshot,
-                         const ProfileMetadata& metadata, MemoryResource& memory,
-                         const WriteOptions& options) {
-  char temporary[PATH_MAX];
-  Appender a(temporary, sizeof(temporary));
-  a.Add(path);
-  // pid and a per-process counter: two dumps to one path at once (threads of one process, or a
-  // stopped profiler's dump finishing beside a new one's) must not share a temporary file.
-  static std::atomic<unsigned> dumps{0};
-  a.Add(".tmp.");
-  a.AddUnsigned(static_cast<unsigned long long>(getpid()), 1);
-  a.Add(".");
-  a.AddUnsigned(dumps.fetch_add(1, std::memory_order_relaxed), 1);
-  if (!a.Finish()) return ENAMETOOLONG;
+namespace {
+
+// Writes the profile into the new file `temporary`. *lost is set when the program took the
+// descriptor over meanwhile (closed it, perhaps reused its number): the file is then incomplete,
+// and removed if its name is still heaprec's.
+int WriteTemporary(const char* temporary, const HeapSnapshot& snapshot,
+                   const ProfileMetadata& metadata, MemoryResource& memory, bool* lost) {
   constexpr int kFlags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW;
-  int fd = OpenAboveStdio(temporary, kFlags, 0600);
-  if (fd < 0 && errno == EEXIST) {
+  OwnFile file;
+  bool opened = OpenOwnFile(temporary, kFlags, 0600, &file);
+  if (!opened && errno == EEXIST) {
     // Left by an earlier process with the same pid that died mid-dump. Unlinking removes the name
     // only (a planted symlink, never its target), then O_EXCL creates afresh.
     unlink(temporary);
-    fd = OpenAboveStdio(temporary, kFlags, 0600);
+    opened = OpenOwnFile(temporary, kFlags, 0600, &file);
   }
-  if (fd < 0) return errno;
+  if (!opened) return errno;
   int error = 0;
   errno = 0;
+  OwnFileSink output(file);
   {
-    GzipFileSink sink(fd, memory);
+    GzipFileSink sink(output, memory);
     if (!sink.ok() || !EncodeHeapProfile(snapshot, metadata, memory, sink) || !sink.Finish()) {
       error = errno != 0 ? errno : EIO;
     }
   }
-  if (close(fd) != 0 && error == 0) error = errno;
-  if (error == 0) error = Publish(temporary, path, options);
-  if (error != 0) unlink(temporary);
+  // Complete only if the descriptor is still ours and the file holds every byte written: a
+  // program's lseek or ftruncate on a number it thought its own shows as a wrong size.
+  struct stat st;
+  *lost = output.lost() || !StillOwn(file) || fstat(file.fd, &st) != 0 ||
+          static_cast<std::uint64_t>(st.st_size) != output.written();
+  int close_error = CloseOwnFile(&file);
+  if (error == 0) error = close_error;
+  struct stat named;
+  bool name_is_ours =
+      lstat(temporary, &named) == 0 && named.st_dev == file.device && named.st_ino == file.inode;
+  if (*lost) error = EBADF;
+  if (error != 0 && name_is_ours) unlink(temporary);
+  if (error == 0 && !name_is_ours) error = ENOENT;  // renamed or removed under us
+  return error;
+}
+
+}  // namespace
+
+int WriteHeapProfileFile(const char* path, const HeapSnapshot& snapshot,
+                         const ProfileMetadata& metadata, MemoryResource& memory,
+                         const WriteOptions& options) {
+  int error = 0;
+  // A descriptor the program took over costs the attempt, not the profile: once more, on a new
+  // descriptor (a program closing heaprec's numbers in a loop loses it twice, and says so).
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    char temporary[PATH_MAX];
+    Appender a(temporary, sizeof(temporary));
+    a.Add(path);
+    // pid and a per-process counter: two dumps to one path at once (threads of one process, or a
+    // stopped profiler's dump finishing beside a new one's) must not share a temporary file.
+    static std::atomic<unsigned> dumps{0};
+    a.Add(".tmp.");
+    a.AddUnsigned(static_cast<unsigned long long>(getpid()), 1);
+    a.Add(".");
+    a.AddUnsigned(dumps.fetch_add(1, std::memory_order_relaxed), 1);
+    if (!a.Finish()) return ENAMETOOLONG;
+    bool lost = false;
+    error = WriteTemporary(temporary, snapshot, metadata, memory, &lost);
+    if (error == 0) {
+      error = Publish(temporary, path, options);
+      if (error != 0) unlink(temporary);
+      return error;
+    }
+    if (!lost) return error;
+  }
   return error;
 }
 

@@ -11,8 +11,11 @@
 // On failure the temporary is removed and nothing partial is left behind.
 //
 // A profile never overwrites one that another program of the same process (before an exec) or
-// another process wrote meanwhile: see WriteOptions. Descriptors are close-on-exec, never 0-2, and
-// closed before returning.
+// another process wrote meanwhile: see WriteOptions. Descriptors are heaprec's own
+// (own_descriptors.h): high, close-on-exec, checked against the file created before every write
+// and before the close. A program that closes the descriptor and reuses its number under the writer
+// gets its own file back untouched; the profile is written again from the start, once, and never
+// published incomplete.
 //
 // No malloc, no stdio, no locks: async-signal-safe, so a crash handler can write a profile.
 #pragma once
@@ -53,13 +56,5 @@ struct WriteOptions {
 int WriteHeapProfileFile(const char* path, const HeapSnapshot& snapshot,
                          const ProfileMetadata& metadata, MemoryResource& memory,
                          const WriteOptions& options = WriteOptions());
-
-// open() with O_CLOEXEC whose descriptor is never 0, 1 or 2 (which a program started with one of
-// them closed would find taken). Returns the descriptor or -1 with errno set.
-int OpenAboveStdio(const char* path, int flags, mode_t mode);
-
-// A new descriptor (from socket(), accept()) moved above 2 if it is 0, 1 or 2, close-on-exec; -1
-// passes through. Returns the descriptor or -1 with errno set.
-int MoveAboveStdio(int fd);
 
 }  // namespace heaprec

@@ -19,12 +19,13 @@
 #include <new>
 
 #include "core/arena.h"
-#include "core/profile_file.h"
+#include "core/own_descriptors.h"
 #include "preload/alloc/real_allocator.h"
 #include "preload/alloc/sampling.h"
 #include "preload/control/settings.h"
 #include "preload/dump/dump.h"
 #include "preload/dump/dump_thread.h"
+#include "preload/dump/profile_writer.h"
 #include "preload/http/server.h"
 #include "preload/messages.h"
 #include "preload/objects/loaded_objects.h"
@@ -123,7 +124,7 @@ void StopFollowingExec() {
 // are newer belong to an earlier program of this process, and are never overwritten.
 std::uint64_t ProcessStartNs() {
   std::uint64_t fallback = NowNs(CLOCK_REALTIME);
-  int fd = OpenAboveStdio("/proc/self/stat", O_RDONLY, 0);
+  int fd = OpenOwn("/proc/self/stat", O_RDONLY, 0);
   if (fd < 0) return fallback;
   char text[1024];
   ssize_t n = read(fd, text, sizeof(text) - 1);
@@ -166,6 +167,7 @@ __attribute__((constructor(101))) void StartProfiler() {
   if (getauxval(AT_SECURE) != 0) return;  // setuid/setgid: stay out of the way entirely
   HookGuard guard;
   RememberStderr();
+  RememberProgramName();
   if (!ReadSettings(&g_settings)) return;
   if (g_settings.only_pid != 0 && g_settings.only_pid != getpid()) return;
   if (g_settings.no_follow && g_settings.only_pid == 0) StopFollowingExec();

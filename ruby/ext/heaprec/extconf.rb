@@ -15,7 +15,7 @@ abort "heaprec: zlib headers missing (apt-get install zlib1g-dev)" unless have_h
 abort "heaprec: protozero headers missing (apt-get install libprotozero-dev)" unless MakeMakefile["C++"].have_header("protozero/pbf_writer.hpp")
 
 core_sources = %w[allocation_history arena arena_buffer gzip_file_sink heap_profile_encoder
-                  heap_recorder live_table manifest_writer memory_resource object_sampler profile_file
+                  heap_recorder live_table manifest_writer memory_resource object_sampler own_descriptors profile_file
                   sampled_key_filter sampler stack_table]
 $srcs = Dir[File.join(__dir__, "*.cc")].map { |f| File.basename(f) } + core_sources.map { |n| "#{n}.cc" }
 $VPATH << core

@@ -15,6 +15,13 @@ extern "C" char* program_invocation_short_name;  // glibc: the program's base na
 namespace heaprec::preload {
 namespace {
 
+// %e: the program's name as it was at start-up. program_invocation_short_name points into argv[0],
+// which programs rewrite for their process titles (nginx's "nginx: master process ..." over its
+// whole command line): read at each dump, it gave one process's profiles different names, and a
+// long enough title a name too long to create. Longer names are cut; ExpandOutputTemplate keeps
+// them to a safe alphabet.
+char g_program_name[128];  // "" until start-up, then constant
+
 // After a privilege drop: where profiles go that the new user may not write at their usual place.
 char g_fallback_directory[PATH_MAX];  // "" until set, then constant (set before the drop)
 
@@ -29,9 +36,16 @@ int WriteSnapshot(HeapSnapshot& snapshot, DumpReason reason, int signal_number, 
 }  // namespace
 
 bool ExpandProfileName(unsigned sequence, char* target, std::size_t capacity) {
-  return ExpandOutputTemplate(g_settings.output_template, getpid(), program_invocation_short_name,
+  return ExpandOutputTemplate(g_settings.output_template, getpid(), g_program_name,
                               static_cast<long long>(NowNs(CLOCK_REALTIME) / 1000000000ull),
                               sequence, target, capacity);
+}
+
+void RememberProgramName() {
+  const char* name = program_invocation_short_name != nullptr ? program_invocation_short_name : "";
+  std::size_t length = strnlen(name, sizeof(g_program_name) - 1);
+  memcpy(g_program_name, name, length);
+  g_program_name[length] = '\0';
 }
 
 WriteOptions KeepingNewerFiles() {

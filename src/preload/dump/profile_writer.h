@@ -24,6 +24,10 @@ namespace heaprec::preload {
 // The output template's name for a profile with `sequence` (0: the final profile's name).
 bool ExpandProfileName(unsigned sequence, char* target, std::size_t capacity);
 
+// At start-up (and so again after exec), before the program can rewrite its argv: the name %e
+// expands to from then on.
+void RememberProgramName();
+
 // Existing files at a profile's name written since this process started are another program's of
 // this process (before an exec) or another process's: never overwritten. See WriteOptions.
 WriteOptions KeepingNewerFiles();

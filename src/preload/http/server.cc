@@ -16,7 +16,7 @@
 
 #include "core/appender.h"
 #include "core/byte_sink.h"
-#include "core/profile_file.h"
+#include "core/own_descriptors.h"
 #include "preload/control/settings.h"
 #include "preload/dump/dump.h"
 #include "preload/dump/dump_thread.h"
@@ -91,7 +91,7 @@ bool ClearStaleSocket(const char* path) {
     Complain("a file that is not a socket is in the way");
     return false;
   }
-  int probe = MoveAboveStdio(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  int probe = MoveToOwnRange(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   int error = probe < 0 || connect(probe, &g_address.socket.any, g_address.length) == 0
                   ? (probe < 0 ? errno : EADDRINUSE)
                   : errno;
@@ -108,7 +108,7 @@ bool ClearStaleSocket(const char* path) {
 int Listen() {
   const char* path = g_address.socket.unix_socket.sun_path;
   if (g_address.is_unix && !ClearStaleSocket(path)) return -1;
-  int fd = MoveAboveStdio(socket(g_address.socket.any.sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  int fd = MoveToOwnRange(socket(g_address.socket.any.sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (fd < 0) return Fail(-1, strerrordesc_np(errno));
   if (g_address.is_unix) {
     // bind() creates the file with the socket's own mode, less the umask: 0600 from the start,
@@ -299,7 +299,7 @@ void* ServeLoop(void*) {
       }
       return nullptr;  // shut down at exit, or closed
     }
-    fd = MoveAboveStdio(fd);
+    fd = MoveToOwnRange(fd);
     if (fd < 0) continue;
     g_connection.store(fd);
     Serve(fd, head);

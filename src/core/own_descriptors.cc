@@ -1,0 +1,87 @@
+#include "core/own_descriptors.h"
+
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace heaprec {
+
+int OwnDescriptorFloor() {
+  constexpr rlim_t kHighest = 768;
+  struct rlimit limit;
+  rlim_t soft = getrlimit(RLIMIT_NOFILE, &limit) == 0 ? limit.rlim_cur : 1024;
+  rlim_t floor = soft == RLIM_INFINITY || soft / 4 * 3 > kHighest ? kHighest : soft / 4 * 3;
+  return floor > STDERR_FILENO + 1 ? static_cast<int>(floor) : STDERR_FILENO + 1;
+}
+
+int MoveToOwnRange(int fd) {
+  if (fd < 0) return fd;
+  int floor = OwnDescriptorFloor();
+  if (fd >= floor) return fd;
+  int moved = fcntl(fd, F_DUPFD_CLOEXEC, floor);
+  if (moved < 0) {
+    if (fd > STDERR_FILENO) return fd;  // nothing free up there: a low number, but not 0-2
+    moved = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+  }
+  int saved_errno = errno;
+  close(fd);
+  errno = saved_errno;
+  return moved;
+}
+
+int OpenOwn(const char* path, int flags, mode_t mode) {
+  return MoveToOwnRange(open(path, flags | O_CLOEXEC, mode));
+}
+
+bool OpenOwnFile(const char* path, int flags, mode_t mode, OwnFile* file) {
+  int fd = OpenOwn(path, flags, mode);
+  if (fd < 0) return false;
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    int saved_errno = errno;
+    close(fd);
+    errno = saved_errno;
+    return false;
+  }
+  *file = {fd, st.st_dev, st.st_ino};
+  return true;
+}
+
+bool StillOwn(const OwnFile& file) {
+  struct stat st;
+  return file.fd >= 0 && fstat(file.fd, &st) == 0 && st.st_dev == file.device &&
+         st.st_ino == file.inode;
+}
+
+int CloseOwnFile(OwnFile* file) {
+  int fd = file->fd;
+  bool own = StillOwn(*file);
+  file->fd = -1;
+  if (!own) return EBADF;
+  return close(fd) == 0 ? 0 : errno;
+}
+
+bool OwnFileSink::Write(const void* data, std::size_t size) {
+  const auto* bytes = static_cast<const unsigned char*>(data);
+  while (size > 0) {
+    if (!StillOwn(file_)) {
+      lost_ = true;
+      errno = EBADF;
+      return false;
+    }
+    ssize_t n = write(file_.fd, bytes, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    bytes += n;
+    size -= static_cast<std::size_t>(n);
+    written_ += static_cast<std::uint64_t>(n);
+  }
+  return true;
+}
+
+}  // namespace heaprec
