@@ -13,24 +13,28 @@ endif()
 
 # What each layer (a directory of src/) may include besides its own headers: a directory of src/
 # ("profile/"), or one header of src/ or of include/ ("preload/control/settings.h"). The CLI side is
-# cli -> render -> analysis -> profile -> schema, with symbolize on profile; the in-process side
-# (core, preload) never includes a header of the CLI side.
+# cli -> render -> analysis -> profile -> schema, with symbolize on profile, and base under all of
+# them; the in-process side (core, preload) never includes a header of the CLI side.
 set(allowed_schema)
 set(allowed_core schema/)
 # preload implements the public C API, include/heaprec/heaprec.h.
 set(allowed_preload core/ schema/ heaprec/heaprec.h)
-set(allowed_profile schema/)
-set(allowed_symbolize profile/ schema/)
-set(allowed_analysis profile/ schema/)
-set(allowed_render analysis/ profile/ schema/)
+# base holds the CLI side's file helpers (reading a file, replacing one atomically), which render,
+# symbolize, push and cli all need: it sits below every one of them, so it includes nothing of
+# heaprec, only the standard library and POSIX. Any layer of the CLI side may include it.
+set(allowed_base)
+set(allowed_profile base/ schema/)
+set(allowed_symbolize base/ profile/ schema/)
+set(allowed_analysis base/ profile/ schema/)
+set(allowed_render base/ analysis/ profile/ schema/)
 # push sends profiles to Pyroscope: it reads them, and symbolizes them in memory before sending.
-set(allowed_push profile/ symbolize/ schema/)
+set(allowed_push base/ profile/ symbolize/ schema/)
 # run_command.cc validates `heaprec run`'s flags with the preload library's own parsers (the
 # settings', and --http's address), and attach_command.cc reads a process's dump signal with them.
-set(allowed_cli render/ analysis/ profile/ symbolize/ push/ schema/ preload/control/settings.h
-    preload/http/address.h)
+set(allowed_cli base/ render/ analysis/ profile/ symbolize/ push/ schema/
+    preload/control/settings.h preload/http/address.h)
 
-set(layers schema core preload profile symbolize analysis render push cli)
+set(layers schema core preload base profile symbolize analysis render push cli)
 # The first directory of an include path that names a header of heaprec (src/ or include/): an
 # include of one of these, in quotes or angle brackets, is checked.
 set(heaprec_roots ${layers} heaprec)

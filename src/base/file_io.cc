@@ -1,0 +1,108 @@
+#include "base/file_io.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <random>
+
+namespace heaprec::base {
+namespace {
+
+constexpr int kMaxNameAttempts = 100;
+
+// Closes the descriptor however the function that opened it ends.
+struct Closer {
+  int fd;
+  ~Closer() { close(fd); }
+};
+
+// The steps are plain strings so that errno is read before anything is allocated.
+[[noreturn]] void FailRead(const char* step, const std::string& path, int error) {
+  throw FileError(std::string(step) + " " + path + ": " + std::strerror(error), error);
+}
+
+// "cannot write PATH: STEP: REASON", the one shape of the writer's errors.
+[[noreturn]] void FailWrite(const std::string& path, const std::string& step, int error) {
+  throw FileError("cannot write " + path + ": " + step + ": " + std::strerror(error), error);
+}
+
+// Returns an unpredictable suffix so that another user cannot pre-create our temporary name.
+std::string RandomSuffix() {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(rng()));
+  return buf;
+}
+
+}  // namespace
+
+std::string ReadFile(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) FailRead("cannot open", path, errno);
+  Closer closer{fd};
+  // Read to the end rather than by st_size: files under /proc report a size of 0.
+  std::string text;
+  char buffer[1 << 16];
+  for (;;) {
+    ssize_t n = read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) FailRead("cannot read", path, errno);
+    if (n == 0) return text;
+    text.append(buffer, static_cast<size_t>(n));
+  }
+}
+
+void WriteFileAtomically(const std::string& path, std::string_view data) {
+  detail::WriteFileAtomically(path, data, RandomSuffix);
+}
+
+namespace detail {
+
+void WriteFileAtomically(const std::string& path, std::string_view data,
+                         const std::function<std::string()>& next_suffix) {
+  if (path.empty()) throw FileError("cannot write: empty file name", EINVAL);
+  size_t slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  if (base.empty()) throw FileError("cannot write " + path + ": not a file name", EINVAL);
+
+  std::string tmp;
+  int fd = -1;
+  for (int attempt = 0; attempt < kMaxNameAttempts && fd < 0; ++attempt) {
+    tmp = (slash == std::string::npos ? "" : dir) + "." + base + ".tmp." + next_suffix();
+    // O_EXCL|O_NOFOLLOW: never open something an attacker planted under our name.
+    fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    int error = errno;  // before the message's strings are built
+    if (fd < 0 && error != EEXIST) FailWrite(path, "cannot create temporary file in " + dir, error);
+  }
+  if (fd < 0) FailWrite(path, "cannot create temporary file in " + dir, EEXIST);
+
+  auto abandon = [&](const char* step, int error) {
+    if (fd >= 0) close(fd);
+    unlink(tmp.c_str());
+    FailWrite(path, step, error);
+  };
+  size_t written = 0;
+  while (written < data.size()) {
+    ssize_t n = write(fd, data.data() + written, data.size() - written);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      abandon("write failed", errno);
+    }
+    written += static_cast<size_t>(n);
+  }
+  // The data reaches the disk before the rename makes it the file: after a power loss the name
+  // holds the old content or the new, never an empty file (the push ledger must not forget).
+  if (fsync(fd) != 0) abandon("fsync failed", errno);
+  // close() can report a deferred write error (NFS, quota), so it must be checked.
+  int rc = close(fd);
+  fd = -1;
+  if (rc != 0) abandon("close failed", errno);
+  if (rename(tmp.c_str(), path.c_str()) != 0) abandon("rename failed", errno);
+}
+
+}  // namespace detail
+}  // namespace heaprec::base

@@ -1,0 +1,45 @@
+// Whole files for the heaprec command: one way to read a file, and one way to replace one. Every
+// file the CLI side writes (profiles, flame pages, charts, the push ledger, the symbol cache) goes
+// through WriteFileAtomically, so each has the same guarantees.
+#pragma once
+
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace heaprec::base {
+
+// A file could not be read or written. what() is one line naming the path and the reason;
+// error_number() is the errno behind it, for a caller that words some reasons itself.
+class FileError : public std::runtime_error {
+ public:
+  FileError(const std::string& what, int error_number)
+      : std::runtime_error(what), error_number_(error_number) {}
+  int error_number() const { return error_number_; }
+
+ private:
+  int error_number_;
+};
+
+// The whole content of the file at `path`. Throws FileError: "cannot open PATH: REASON" or
+// "cannot read PATH: REASON".
+std::string ReadFile(const std::string& path);
+
+// Writes `data` to a new 0600 file next to `path` (profiles and what is made of them reveal program
+// internals), flushes it to the disk, then renames it over `path`: readers see the old file or the
+// complete new one, and neither a crash, a power loss nor a full disk leaves a truncated file. The
+// temporary file has an unpredictable name and is created with O_EXCL|O_NOFOLLOW, so nothing
+// planted under that name (a symlink, another user's file) is ever opened. On any failure the
+// temporary file is removed and FileError ("cannot write PATH: ...") is thrown; `path` is left
+// untouched.
+void WriteFileAtomically(const std::string& path, std::string_view data);
+
+namespace detail {
+// WriteFileAtomically with the temporary names' suffixes taken from `next_suffix`, in place of
+// random ones: the tests plant files at the names it will try.
+void WriteFileAtomically(const std::string& path, std::string_view data,
+                         const std::function<std::string()>& next_suffix);
+}  // namespace detail
+
+}  // namespace heaprec::base
