@@ -14,7 +14,7 @@ int RunReportingErrors(const char* command, const std::function<int()>& work) {
     std::cerr << "heaprec " << command << ": " << e.what() << "\n";
     return kExitUsage;
   } catch (const std::exception& e) {
-    // profile::ProfileError, analysis::IncompatibleProfilesError, render::OutputError, and the
+    // profile::ProfileError, analysis::IncompatibleProfilesError, base::FileError, and the
     // std::runtime_error of a missing input: each message is one line naming the file.
     std::cerr << "heaprec " << command << ": " << e.what() << "\n";
     return kExitFailure;

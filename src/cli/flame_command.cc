@@ -5,13 +5,13 @@
 #include <string>
 
 #include "analysis/profile_view.h"
+#include "base/file_io.h"
 #include "cli/commands.h"
 #include "cli/frame_options.h"
 #include "cli/profile_files.h"
 #include "cli/symbolization.h"
 #include "profile/pprof_reader.h"
 #include "render/flame_page.h"
-#include "render/output_file.h"
 
 namespace heaprec::cli {
 namespace {
@@ -50,7 +50,7 @@ int RunFlame(const FlameArgs& args) {
       return kExitFailure;
     }
   } else {
-    render::WriteFileAtomically(output, page);
+    base::WriteFileAtomically(output, page);
     std::cerr << "heaprec flame: wrote " << output << "\n";
   }
   return kExitOk;

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "analysis/leak_series.h"
+#include "base/file_io.h"
 #include "cli/command_line.h"
 #include "cli/commands.h"
 #include "cli/frame_options.h"
@@ -13,7 +14,6 @@
 #include "cli/symbolization.h"
 #include "profile/pprof_reader.h"
 #include "render/leaks.h"
-#include "render/output_file.h"
 
 namespace heaprec::cli {
 namespace {
@@ -79,10 +79,10 @@ int RunLeaks(const LeaksArgs& args) {
                 << (chosen->pid ? "pid " + std::to_string(*chosen->pid) : "the unnamed one")
                 << " (choose with --pid, or chart them all with --html)\n";
     }
-    render::WriteFileAtomically(args.svg, render::LeaksSvg(*chosen, args.chart_sites));
+    base::WriteFileAtomically(args.svg, render::LeaksSvg(*chosen, args.chart_sites));
   }
   if (!args.html.empty()) {
-    render::WriteFileAtomically(args.html, render::LeaksHtml(series, options, args.chart_sites));
+    base::WriteFileAtomically(args.html, render::LeaksHtml(series, options, args.chart_sites));
   }
   return kExitOk;
 }

@@ -1,28 +1,20 @@
-// Every file heaprec's commands write (profiles, flame pages, charts) is replaced atomically,
-// through a private temporary file and rename(2): readers see the old file or the complete new
-// one, and a crash or a full disk never leaves a truncated file behind.
+// Profiles written as files, through base's one atomic writer (base/file_io.h): the commands'
+// other outputs (flame pages, charts) call base::WriteFileAtomically themselves.
 #pragma once
 
-#include <stdexcept>
 #include <string>
-#include <string_view>
 
+#include "base/file_io.h"
 #include "profile/profile.h"
 
 namespace heaprec::render {
 
-// A file could not be written. what() is one line naming the path and the reason.
-class OutputError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+// A file could not be written: the writer's error, under the name render's callers have caught
+// since before base/ existed. what() is one line naming the path and the reason.
+using OutputError = base::FileError;
 
-// Writes `data` to a new 0600 file next to `path` (profiles and what is made of them reveal
-// program internals), then renames it over `path`. On any failure the temporary file is removed
-// and OutputError is thrown; `path` is left untouched.
-void WriteFileAtomically(const std::string& path, std::string_view data);
-
-// The profile, gzipped (profile/pprof_writer.h), written atomically to `path`.
+// The profile, gzipped (profile/pprof_writer.h), written atomically to `path` (a 0600 file: a
+// profile reveals program internals). Throws OutputError; `path` is left untouched on failure.
 void WriteProfileFile(const profile::Profile& profile, const std::string& path);
 
 }  // namespace heaprec::render
