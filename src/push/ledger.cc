@@ -1,44 +1,18 @@
 #include "push/ledger.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
+
+#include "base/file_io.h"
 
 namespace heaprec::push {
 namespace {
 
 const char* StateName(FileState state) {
   return state == FileState::kAccepted ? "accepted" : "rejected";
-}
-
-// Writes `text` to `path` through a temporary file renamed over it; "" or the error.
-std::string WriteAtomically(const std::string& path, const std::string& text) {
-  std::string temporary = path + ".tmp." + std::to_string(getpid());
-  int fd = open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) return temporary + ": " + std::strerror(errno);
-  std::size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int error = errno;
-      close(fd);
-      unlink(temporary.c_str());
-      return temporary + ": " + std::strerror(error);
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  if (fsync(fd) != 0 || close(fd) != 0 || rename(temporary.c_str(), path.c_str()) != 0) {
-    int error = errno;
-    unlink(temporary.c_str());
-    return path + ": " + std::strerror(error);
-  }
-  return "";
 }
 
 }  // namespace
@@ -92,7 +66,12 @@ std::string Ledger::Save(const std::string& directory, const Directory& entries)
     if (Identify(directory + "/" + name).size < 0) continue;  // the file is gone
     text << StateName(e.state) << '\t' << e.size << '\t' << e.mtime_ns << '\t' << name << '\n';
   }
-  return WriteAtomically(directory + "/" + kLedgerName, text.str());
+  try {
+    base::WriteFileAtomically(directory + "/" + kLedgerName, text.str());
+  } catch (const base::FileError& error) {
+    return error.what();
+  }
+  return "";
 }
 
 FileState Ledger::Lookup(const FileIdentity& file) {

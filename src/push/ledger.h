@@ -6,9 +6,9 @@
 //     rejected <TAB> SIZE <TAB> MTIME_NS <TAB> NAME
 //
 // A file is known by its name, size and modification time: one rewritten since (a new process
-// reusing the name) is pushed again. The ledger is rewritten atomically (a temporary file renamed
-// over it) after every change, without the lines of files no longer in the directory. Profiles
-// themselves are never deleted or changed by the pusher.
+// reusing the name) is pushed again. The ledger is rewritten atomically (base/file_io.h: a
+// temporary file, flushed to the disk, renamed over it) after every change, without the lines of
+// files no longer in the directory. Profiles themselves are never deleted or changed by the pusher.
 #pragma once
 
 #include <cstdint>

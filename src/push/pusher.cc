@@ -1,11 +1,10 @@
 #include "push/pusher.h"
 
 #include <algorithm>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 #include <sstream>
 
+#include "base/file_io.h"
 #include "profile/pprof_reader.h"
 #include "profile/pprof_writer.h"
 #include "profile/profile_error.h"
@@ -14,12 +13,6 @@
 
 namespace heaprec::push {
 namespace {
-
-std::string ReadWholeFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw profile::ProfileError(path + ": cannot open the file");
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
 
 std::string DescribeResponse(const Response& r) {
   if (r.status == 0) return r.detail;
@@ -48,7 +41,7 @@ bool Pusher::Offer(const std::string& path) {
 
 Pusher::Request Pusher::BuildRequest(const std::string& path) {
   Request request;
-  request.body = ReadWholeFile(path);
+  request.body = base::ReadFile(path);
   profile::Profile p = profile::ReadProfile(request.body, path);
   // Pyroscope refuses a profile whose sample type has a '-' (validation.ValidateProfile).
   for (const profile::ValueType& type : p.sample_types) {

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <filesystem>
 #include <fstream>
@@ -232,6 +234,18 @@ TEST(LedgerTest, RefreshFollowsARewriteByHeaprecItself) {
   EXPECT_EQ(Ledger().Lookup(Identify(dir / "a.pb.gz")), FileState::kAccepted);
 }
 
+// A ledger that cannot be written (here a directory in its place) is a message naming it; what was
+// recorded is still known to this ledger.
+TEST(LedgerTest, ALedgerThatCannotBeWrittenIsReportedAndKeptInMemory) {
+  TempDir dir;
+  WriteFile(dir / "a.pb.gz", "aaaa");
+  ASSERT_TRUE(std::filesystem::create_directory(dir / kLedgerName));
+  Ledger ledger;
+  EXPECT_EQ(ledger.Record(Identify(dir / "a.pb.gz"), FileState::kAccepted),
+            "cannot write " + (dir / kLedgerName) + ": rename failed: " + std::strerror(EISDIR));
+  EXPECT_EQ(ledger.Lookup(Identify(dir / "a.pb.gz")), FileState::kAccepted);
+}
+
 // Answers each Post with the next scripted response, and records the requests.
 class ScriptedTransport : public Transport {
  public:
@@ -310,6 +324,20 @@ TEST(PusherTest, ARefusalIsFinalAndRecorded) {
   EXPECT_NE(pusher.NotAccepted()[0].find("HTTP 400: invalid labels"), std::string::npos);
   EXPECT_EQ(Ledger().Lookup(Identify(dir / "p.1.pb.gz")), FileState::kRejected);
   EXPECT_TRUE(std::filesystem::exists(dir / "p.1.pb.gz")) << "kept on disk";
+}
+
+TEST(PusherTest, AFileThatCannotBeReadIsNotPushed) {
+  TempDir dir;
+  ScriptedTransport transport;
+  Ledger ledger;
+  std::ostringstream log;
+  Pusher pusher(TestConfig(), &transport, &ledger, &log);
+  pusher.Offer(dir / "gone.pb.gz");  // removed since it was seen
+  EXPECT_EQ(pusher.Step(0), std::numeric_limits<double>::infinity());
+  EXPECT_TRUE(transport.urls.empty());
+  EXPECT_EQ(pusher.rejected(), 1u);
+  EXPECT_EQ(log.str(), "heaprec: not pushed: cannot open " + (dir / "gone.pb.gz") + ": " +
+                           std::strerror(ENOENT) + "; kept on disk\n");
 }
 
 TEST(PusherTest, AStopRequestEndsTheStepBeforeTheNextRequest) {
