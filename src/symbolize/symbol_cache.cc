@@ -2,14 +2,13 @@
 
 #include <errno.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
-#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <vector>
 
+#include "base/file_io.h"
 #include "symbolize/elf_file.h"
 
 namespace heaprec::symbolize {
@@ -136,17 +135,11 @@ void SymbolCache::Save() {
       }
       text << '\n';
     }
-    std::string path = directory_ + "/" + build_id;
-    std::string temporary = path + ".tmp." + std::to_string(getpid());
-    {
-      std::ofstream out(temporary, std::ios::trunc);
-      out << text.str();
-      if (!out.flush()) {
-        std::remove(temporary.c_str());
-        continue;
-      }
+    try {
+      base::WriteFileAtomically(directory_ + "/" + build_id, text.str());
+    } catch (const base::FileError&) {
+      // A cache that cannot be written is no cache: the answers are found again next time.
     }
-    if (std::rename(temporary.c_str(), path.c_str()) != 0) std::remove(temporary.c_str());
   }
 }
 

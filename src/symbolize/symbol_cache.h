@@ -4,9 +4,10 @@
 // `<file offset hex>\t<from_dwarf>\t<frame count>` then six tab-separated fields per frame.
 //
 // Each file starts with a stamp naming the heaprec that wrote it (its own build id): answers from
-// another build of the symbolizer are ignored, never mixed in. Files are replaced whole (a
-// temporary file renamed over the old one), so a reader never sees a half-written one; two runs
-// saving at once lose at worst the other's new answers, which are only a cache.
+// another build of the symbolizer are ignored, never mixed in. Files are replaced whole
+// (base/file_io.h: a private temporary file renamed over the old one), so a reader never sees a
+// half-written one; two runs saving at once lose at worst the other's new answers, which are only a
+// cache.
 //
 // The directory: $HEAPREC_CACHE_DIR, else $XDG_CACHE_HOME/heaprec/symbols, else
 // $HOME/.cache/heaprec/symbols; HEAPREC_CACHE_DIR=off disables the cache.
