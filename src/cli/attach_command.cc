@@ -14,11 +14,11 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
-#include <iterator>
 #include <memory>
 #include <sstream>
 #include <string>
 
+#include "base/file_io.h"
 #include "cli/commands.h"
 #include "preload/control/settings.h"
 #include "schema/control.h"
@@ -38,16 +38,6 @@ struct Refusal {
   int status = kExitOk;
 };
 
-bool ReadWholeFile(const std::string& path, std::string* text, int* error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    *error = errno;
-    return false;
-  }
-  text->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  return true;
-}
-
 // The value of `name` in a NUL-separated environment block, or "" when absent.
 std::string EnvironmentValue(const std::string& block, const std::string& name) {
   std::istringstream entries(block);
@@ -66,22 +56,26 @@ std::string Describe(int error) {
                                            : std::strerror(error);
 }
 
+Refusal CannotRead(const std::string& id, int error) {
+  return {"cannot read process " + id + ": " + Describe(error), kExitUsage};
+}
+
 // Checks that `pid` is a process heaprec can command, and finds its dump signal.
 Refusal Check(pid_t pid, int* signal_number) {
   std::string id = std::to_string(pid);
   if (kill(pid, 0) != 0 && errno == ESRCH) return {"no process " + id, kExitUsage};
-  std::string maps, environ;
-  int error = 0;
-  if (!ReadWholeFile("/proc/" + id + "/maps", &maps, &error) || maps.empty()) {
-    if (error == 0) error = EACCES;  // the kernel gives an empty file to those it may not show
-    return {"cannot read process " + id + ": " + Describe(error), kExitUsage};
-  }
-  if (maps.find("libheaprec") == std::string::npos) {
-    return {"process " + id + " is not profiled by heaprec (libheaprec.so is not loaded)",
-            kExitUsage};
-  }
-  if (!ReadWholeFile("/proc/" + id + "/environ", &environ, &error)) {
-    return {"cannot read process " + id + ": " + Describe(error), kExitUsage};
+  std::string environ;
+  try {
+    std::string maps = base::ReadFile("/proc/" + id + "/maps");
+    // The kernel gives an empty file to those it may not show.
+    if (maps.empty()) return CannotRead(id, EACCES);
+    if (maps.find("libheaprec") == std::string::npos) {
+      return {"process " + id + " is not profiled by heaprec (libheaprec.so is not loaded)",
+              kExitUsage};
+    }
+    environ = base::ReadFile("/proc/" + id + "/environ");
+  } catch (const base::FileError& e) {
+    return CannotRead(id, e.error_number());
   }
   std::string signal_text = EnvironmentValue(environ, "HEAPREC_DUMP_SIGNAL");
   if (signal_text.empty() || !preload::ParseSignal(signal_text.c_str(), signal_number)) {
