@@ -162,11 +162,11 @@ std::string DescribeParseError(const CLI::App& command, const CLI::ParseError& e
     return DescribeConversion(command, message);
   }
   if (dynamic_cast<const CLI::ArgumentMismatch*>(&error) != nullptr) {
-    // "--top: 1 required UINT missing": the option ended the command line without its value.
+    // "--top: 1 required UINT missing": the option ended the command line without its value. Each
+    // occurrence of an option takes one value, a repeatable one's too (option_helpers.h).
     if (const CLI::Option* option = OptionOfMessage(command, message, &rest)) {
-      return option->get_name() + " expects " +
-             (option->get_items_expected_max() > 1 ? "values" : "a value") + " (" +
-             option->get_name() + " " + ValuePlaceholder(*option) + ")";
+      return option->get_name() + " expects a value (" + option->get_name() + " " +
+             ValuePlaceholder(*option) + ")";
     }
   }
   if (dynamic_cast<const CLI::ValidationError*>(&error) != nullptr) {

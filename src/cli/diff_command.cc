@@ -7,9 +7,9 @@
 
 #include "analysis/diff.h"
 #include "analysis/profile_view.h"
-#include "cli/command_line.h"
 #include "cli/commands.h"
 #include "cli/frame_options.h"
+#include "cli/option_helpers.h"
 #include "cli/symbolization.h"
 #include "profile/pprof_reader.h"
 #include "render/diff.h"
@@ -69,15 +69,11 @@ void RegisterDiffCommand(CLI::App& app, int* exit_code) {
       "Changes larger than sampling noise are marked with *.");
   cmd->add_option("BASE", args->base, "The earlier profile")->required();
   cmd->add_option("NEW", args->next, "The later profile (same sample types as BASE)")->required();
-  cmd->add_option("--sample-index", args->sample_index,
-                  "Value to compare: inuse_space, inuse_objects, alloc_space or alloc_objects "
-                  "(default: NEW's default, normally inuse_space)")
-      ->option_text("TYPE");
-  cmd->add_option("--top", args->top, "Entries per ranking (0 = all)")->capture_default_str();
-  cmd->add_option("--format", args->format, "Output format: text or json")
-      ->check(OneOf({"text", "json"}))
-      ->option_text("FORMAT")
-      ->capture_default_str();
+  AddSampleIndexOption(cmd, args->sample_index,
+                       "Value to compare: inuse_space, inuse_objects, alloc_space or alloc_objects "
+                       "(default: NEW's default, normally inuse_space)");
+  AddTopOption(cmd, args->top, "Entries per ranking (0 = all)");
+  AddFormatOption(cmd, args->format, "Output format: text or json", {"text", "json"});
   cmd->add_option("-o,--output", args->output,
                   "Also write NEW - BASE as a pprof profile (BASE's samples negated and labelled "
                   "pprof::base=true, as pprof -diff_base builds it)")

@@ -8,6 +8,7 @@
 #include "base/file_io.h"
 #include "cli/commands.h"
 #include "cli/frame_options.h"
+#include "cli/option_helpers.h"
 #include "cli/profile_files.h"
 #include "cli/symbolization.h"
 #include "profile/pprof_reader.h"
@@ -70,11 +71,11 @@ void RegisterFlameCommand(CLI::App& app, int* exit_code) {
                   "HTML file to write ('-' for standard output; default: FILE with .pb.gz "
                   "replaced by .html)")
       ->option_text("FILE");
-  cmd->add_option("--sample-index", args->sample_index,
-                  "Value shown first: inuse_space, inuse_objects, alloc_space or alloc_objects "
-                  "(default: the profile's default, normally inuse_space); the page switches "
-                  "between all of them")
-      ->option_text("TYPE");
+  AddSampleIndexOption(
+      cmd, args->sample_index,
+      "Value shown first: inuse_space, inuse_objects, alloc_space or alloc_objects "
+      "(default: the profile's default, normally inuse_space); the page switches "
+      "between all of them");
   cmd->footer(
       "Examples:\n"
       "  heaprec flame heaprec.myprogram.1234.pb.gz     writes heaprec.myprogram.1234.html\n"

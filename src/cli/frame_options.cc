@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "cli/option_helpers.h"
+
 namespace heaprec::cli {
 namespace {
 
@@ -19,21 +21,18 @@ std::string CheckPattern(const std::string& pattern) {
 
 void AddFrameOptions(CLI::App& command, FrameArgs& args, LinesOption lines) {
   const CLI::Validator pattern(CheckPattern, "REGEX", "regular expression");
-  command
-      .add_option("--skip-frames", args.skip,
-                  "Frames whose function name matches REGEX are not the user's code either: a "
-                  "sample is charged to the first frame from the leaf that no pattern skips "
-                  "(repeatable; heaprec's defaults: README, \"Allocation sites\")")
-      ->check(pattern)
-      ->option_text("REGEX")
-      ->allow_extra_args(false);  // one pattern per --skip-frames: FILE is not a pattern
-  command
-      .add_option("--keep-frames", args.keep,
-                  "Frames whose function name matches REGEX are always the user's code, even when "
-                  "a skip pattern matches them (repeatable)")
-      ->check(pattern)
-      ->option_text("REGEX")
-      ->allow_extra_args(false);
+  // One pattern per --skip-frames: the FILE after it is not a pattern.
+  AddRepeatableOption(&command, "--skip-frames", args.skip,
+                      "Frames whose function name matches REGEX are not the user's code either: a "
+                      "sample is charged to the first frame from the leaf that no pattern skips "
+                      "(repeatable; heaprec's defaults: README, \"Allocation sites\")",
+                      "REGEX")
+      ->check(pattern);
+  AddRepeatableOption(&command, "--keep-frames", args.keep,
+                      "Frames whose function name matches REGEX are always the user's code, even "
+                      "when a skip pattern matches them (repeatable)",
+                      "REGEX")
+      ->check(pattern);
   command.add_flag("--all-frames", args.all_frames,
                    "Leave heaprec's default skip patterns out: charge each sample to the frames as "
                    "recorded (allocator and library internals included)");

@@ -10,6 +10,7 @@
 #include "cli/command_line.h"
 #include "cli/commands.h"
 #include "cli/frame_options.h"
+#include "cli/option_helpers.h"
 #include "cli/profile_files.h"
 #include "cli/symbolization.h"
 #include "profile/pprof_reader.h"
@@ -100,11 +101,8 @@ void RegisterLeaksCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("FILES", args->paths,
                   "Profiles of one or more processes, or directories holding them (*.pb.gz)")
       ->required();
-  cmd->add_option("--top", args->top, "Sites to show per process (0 = all)")->capture_default_str();
-  cmd->add_option("--format", args->format, "Output format: text or json")
-      ->check(OneOf({"text", "json"}))
-      ->option_text("FORMAT")
-      ->capture_default_str();
+  AddTopOption(cmd, args->top, "Sites to show per process (0 = all)");
+  AddFormatOption(cmd, args->format, "Output format: text or json", {"text", "json"});
   cmd->add_option("--by", args->by,
                   "What a site is: function, the function that called the allocator, or stack, "
                   "the whole stack")

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli/command_line.h"
+#include "cli/option_helpers.h"
 
 namespace heaprec::cli {
 namespace {
@@ -28,18 +29,14 @@ void AddPushOptions(CLI::App* command, PushArgs& args, const std::string& what_t
       ->add_option("--app", args.app,
                    "Pyroscope application name (service_name); letters, digits, _ . - /")
       ->option_text("NAME");
-  command
-      ->add_option("--label", args.labels,
-                   "Label every pushed profile with NAME=VALUE (repeatable: service, version, "
-                   "host, ...)")
-      ->option_text("NAME=VALUE")
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  command
-      ->add_option("--push-header", args.headers,
-                   "Send this HTTP header with each push (repeatable), e.g. 'X-Scope-OrgID: "
-                   "tenant' or 'Authorization: Bearer TOKEN'")
-      ->option_text("'NAME: VALUE'")
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  AddRepeatableOption(command, "--label", args.labels,
+                      "Label every pushed profile with NAME=VALUE (repeatable: service, version, "
+                      "host, ...)",
+                      "NAME=VALUE");
+  AddRepeatableOption(command, "--push-header", args.headers,
+                      "Send this HTTP header with each push (repeatable), e.g. 'X-Scope-OrgID: "
+                      "tenant' or 'Authorization: Bearer TOKEN'",
+                      "'NAME: VALUE'");
   command->add_option("--push-timeout", args.timeout_seconds, what_timeout)
       ->option_text("SECONDS")
       ->check(NotNegative())

@@ -5,9 +5,9 @@
 #include <memory>
 
 #include "analysis/profile_view.h"
-#include "cli/command_line.h"
 #include "cli/commands.h"
 #include "cli/frame_options.h"
+#include "cli/option_helpers.h"
 #include "cli/symbolization.h"
 #include "profile/pprof_reader.h"
 #include "render/folded.h"
@@ -58,18 +58,14 @@ void RegisterReportCommand(CLI::App& app, int* exit_code) {
       "the 95% interval of each sampled estimate.");
   cmd->add_option("FILE", args->file, "Profile written by heaprec (gzipped or raw pprof)")
       ->required();
-  cmd->add_option("--sample-index", args->sample_index,
-                  "Value to rank by: inuse_space, inuse_objects, alloc_space or alloc_objects "
-                  "(default: the profile's default, normally inuse_space)")
-      ->option_text("TYPE");
-  cmd->add_option("--top", args->top, "Number of functions to show (0 = all)")
-      ->capture_default_str();
-  cmd->add_option("--format", args->format,
+  AddSampleIndexOption(cmd, args->sample_index,
+                       "Value to rank by: inuse_space, inuse_objects, alloc_space or alloc_objects "
+                       "(default: the profile's default, normally inuse_space)");
+  AddTopOption(cmd, args->top, "Number of functions to show (0 = all)");
+  AddFormatOption(cmd, args->format,
                   "Output format: text, json, or folded (one line per stack with its value, for "
-                  "flamegraph.pl, inferno and speedscope; --top does not apply)")
-      ->check(OneOf({"text", "json", "folded"}))
-      ->option_text("FORMAT")
-      ->capture_default_str();
+                  "flamegraph.pl, inferno and speedscope; --top does not apply)",
+                  {"text", "json", "folded"});
   AddFrameOptions(*cmd, args->frames, LinesOption::kOffered);
   cmd->footer(
       "Examples:\n"

@@ -22,6 +22,7 @@
 
 #include "cli/commands.h"
 #include "cli/install_layout.h"
+#include "cli/option_helpers.h"
 #include "cli/program_runner.h"
 #include "cli/push_options.h"
 #include "cli/run_environment.h"
@@ -314,7 +315,7 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
                  "Native: let --http listen on a non-loopback address (anyone who can reach it "
                  "can read the profile)");
   cmd->add_flag("!--no-symbolize", options->symbolize, "Leave the profiles unsymbolized");
-  cmd->add_option("--top", options->top, "Sites to print at the end (0 = none)")->default_val(10);
+  AddTopOption(cmd, options->top, "Sites to print at the end (0 = none)");
   cmd->add_option("--push", push_args->url,
                   "Push each profile to this Pyroscope server (POST URL/ingest) as it is written")
       ->option_text("URL");

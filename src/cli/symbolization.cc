@@ -2,6 +2,8 @@
 
 #include <ostream>
 
+#include "cli/option_helpers.h"
+
 namespace heaprec::cli {
 namespace {
 
@@ -33,34 +35,22 @@ std::string Joined(const std::vector<std::string>& items, const char* separator)
 
 void AddSymbolSearchOptions(CLI::App* command, SymbolSearchArgs& args) {
   const char* group = "Symbolization";
-  command
-      ->add_option("--binary-path", args.binary_paths,
-                   "Directory of binaries (or a colon-separated list; repeatable), searched by "
-                   "build id and by name as pprof searches PPROF_BINARY_PATH; before "
-                   "$HEAPREC_BINARY_PATH (else $PPROF_BINARY_PATH)")
-      ->type_name("DIR")
-      ->expected(1)  // one value per occurrence: the paths after it are the command's
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+  AddRepeatableOption(command, "--binary-path", args.binary_paths,
+                      "Directory of binaries (or a colon-separated list; repeatable), searched by "
+                      "build id and by name as pprof searches PPROF_BINARY_PATH; before "
+                      "$HEAPREC_BINARY_PATH (else $PPROF_BINARY_PATH)",
+                      "DIR")
       ->group(group);
-  command
-      ->add_option("--debug-path", args.debug_paths,
-                   "Directory of separate debug files: DIR/.build-id/xx/rest.debug, "
-                   "DIR/<binary's dir>/<debuglink> (repeatable); before $HEAPREC_DEBUG_PATH and "
-                   "/usr/lib/debug")
-      ->type_name("DIR")
-      ->expected(1)
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+  AddRepeatableOption(command, "--debug-path", args.debug_paths,
+                      "Directory of separate debug files: DIR/.build-id/xx/rest.debug, "
+                      "DIR/<binary's dir>/<debuglink> (repeatable); before $HEAPREC_DEBUG_PATH and "
+                      "/usr/lib/debug",
+                      "DIR")
       ->group(group);
-  command
-      ->add_option("--debuginfod", args.debuginfod_urls,
-                   "debuginfod server to fetch debug files from by build id (repeatable); "
-                   "instead of $DEBUGINFOD_URLS")
-      ->type_name("URL")
-      ->expected(1)
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+  AddRepeatableOption(command, "--debuginfod", args.debuginfod_urls,
+                      "debuginfod server to fetch debug files from by build id (repeatable); "
+                      "instead of $DEBUGINFOD_URLS",
+                      "URL")
       ->group(group);
 }
 

@@ -8,9 +8,11 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "preload/control/settings.h"
+#include "render/flame_page.h"
 #include "render/output_file.h"
 #include "test_profiles.h"
 
@@ -113,6 +115,11 @@ TEST_F(CommandLineTest, ValuesOfTheWrongKindAreSaidInWords) {
   ExpectUsageError("report --format xml" + file,
                    "heaprec report: --format expects text, json or folded, got \"xml\"");
   ExpectUsageError("report --format", "heaprec report: --format expects a value (--format FORMAT)");
+  // A repeatable option takes one value per occurrence, and says so like any other.
+  ExpectUsageError("agent /tmp --label",
+                   "heaprec agent: --label expects a value (--label NAME=VALUE)");
+  ExpectUsageError("report --binary-path",
+                   "heaprec report: --binary-path expects a value (--binary-path DIR)");
   ExpectUsageError("diff --top many a b", "heaprec diff: --top expects a number, got \"many\"");
   ExpectUsageError("leaks --by line" + file,
                    "heaprec leaks: --by expects function or stack, got \"line\"");
@@ -302,6 +309,97 @@ TEST_F(CommandLineTest, RunPassesProgramArgumentsThrough) {
     Result r = Heaprec(args);
     EXPECT_EQ(r.status, 0) << args << "\n" << r.err;
     EXPECT_EQ(r.out, "--bogus -x --top\n") << args;
+  }
+}
+
+// Every command parses its options the same wherever they stand: before its positionals, after
+// them or between them; a repeatable option (one value per occurrence, cli/option_helpers.h) right
+// before a positional takes its one value and leaves the positional to the command. Each group's
+// command lines must all end with the group's status (not a usage error, unless that is the point)
+// and print exactly the same. The values reach the output: the --binary-path directories are where
+// the profile's unresolved libfoo.so was looked for.
+TEST_F(CommandLineTest, OptionsParseTheSameBeforeAndAfterPositionals) {
+  const std::string file = ShellQuote(profile_);
+  const std::string next = ShellQuote(dir_ + "/new.pb.gz");
+  render::WriteProfileFile(testing::MakeReportProfile(), dir_ + "/new.pb.gz");
+  const std::string empty = ShellQuote(dir_ + "/empty");
+  std::filesystem::create_directory(dir_ + "/empty");
+  const std::string out = ShellQuote(dir_ + "/symbolized.pb.gz");
+  const std::string frames = "--skip-frames '^Build$' --keep-frames '^Inner$' ";
+  const std::string search =
+      "--binary-path /opt/b1 --binary-path /opt/b2:/opt/b3 --debug-path /opt/d ";
+  const std::string header = "--push-header 'X-Scope-OrgID: a' ";
+  const std::string push =
+      "--push http://127.0.0.1:1 --app checkout --label env=prod --label host=h1 ";
+  // The program `heaprec run` runs, which prints its arguments.
+  const std::string program = "sh -c 'echo \"$@\"' sh a --b";
+  const std::string run = "run --top 0 -o " + ShellQuote(dir_ + "/run.pb.gz") + " --max-depth 64 ";
+  struct Group {
+    int status;
+    std::vector<std::string> lines;
+  };
+  const std::vector<Group> groups = {
+      {0,
+       {"report " + file + " --top 3 --sample-index alloc_space " + frames + search,
+        "report --top 3 --sample-index alloc_space " + frames + search + file,
+        "report " + search + frames + file + " --top 3 --sample-index alloc_space"}},
+      {0,
+       {"report " + file + " --format folded " + search,
+        "report " + search + file + " --format folded"}},
+      {1,  // libfoo.so is found nowhere
+       {"symbolize " + file + " -o " + out + " " + search + "--debuginfod http://127.0.0.1:1",
+        "symbolize -o " + out + " " + search + "--debuginfod http://127.0.0.1:1 " + file,
+        "symbolize --debuginfod http://127.0.0.1:1 " + search + file + " -o " + out}},
+      {render::HasFlamePage() ? 0 : 1,
+       {"flame " + file + " -o - --sample-index alloc_space " + frames + search,
+        "flame -o - --sample-index alloc_space " + frames + search + file,
+        "flame " + frames + search + file + " -o - --sample-index alloc_space"}},
+      {0,
+       {"diff " + file + " " + next + " --top 3 --format json " + frames + search,
+        "diff --top 3 --format json " + frames + search + file + " " + next,
+        "diff " + file + " " + frames + search + next + " --top 3 --format json"}},
+      {0,
+       {"leaks " + file + " " + next + " --top 3 --by stack " + frames + search,
+        "leaks --top 3 --by stack " + frames + search + file + " " + next,
+        "leaks " + file + " " + frames + search + next + " --top 3 --by stack"}},
+      {0,
+       {"agent " + empty + " " + push + header + "--once --no-symbolize",
+        "agent " + push + header + empty + " --once --no-symbolize",
+        "agent --once --no-symbolize " + header + push + empty}},
+      // run's positionals are the program's command line: its options come first, and a value
+      // is never taken for the program, whether "--" ends the options or not.
+      {0, {run + "-- " + program, run + program}},
+      {2,  // --label and --push-header without --push: a usage error, not a missing program
+       {run + "--label env=prod --push-header 'X-Scope-OrgID: a' -- " + program,
+        run + "--label env=prod --push-header 'X-Scope-OrgID: a' " + program}},
+  };
+  // `heaprec run` lists the profiles with the pid of each run's own process.
+  const std::regex pid("pid [0-9]+");
+  std::set<std::string> covered;
+  for (const Group& group : groups) {
+    covered.insert(group.lines[0].substr(0, group.lines[0].find(' ')));
+    Result first = Heaprec(group.lines[0]);
+    EXPECT_EQ(first.status, group.status) << group.lines[0] << "\n" << first.err;
+    for (size_t i = 1; i < group.lines.size(); ++i) {
+      Result r = Heaprec(group.lines[i]);
+      EXPECT_EQ(r.status, first.status) << group.lines[i] << "\n" << r.err;
+      EXPECT_EQ(r.out, first.out) << group.lines[i];
+      EXPECT_EQ(std::regex_replace(r.err, pid, "pid N"),
+                std::regex_replace(first.err, pid, "pid N"))
+          << group.lines[i];
+    }
+  }
+  Result report = Heaprec(groups.front().lines[0]);
+  EXPECT_NE(report.err.find("binary path /opt/b1, binary path /opt/b2, binary path /opt/b3"),
+            std::string::npos)
+      << report.err;
+  // Every command with options besides --help is covered (attach and detach take only a PID).
+  for (const std::string& command : kCommands) {
+    std::string help = Heaprec("help " + command).out;
+    size_t start = help.find("\nOptions:\n");
+    std::string options = help.substr(start, help.find("\n\n", start) - start);
+    bool only_help = options.find("\n  -", options.find("--help")) == std::string::npos;
+    EXPECT_TRUE(only_help || covered.count(command)) << command << " has options but no case";
   }
 }
 
