@@ -4,14 +4,14 @@
 #include <iostream>
 #include <memory>
 #include <sstream>
+#include <vector>
 
 #include "analysis/diff.h"
-#include "analysis/profile_view.h"
 #include "cli/commands.h"
 #include "cli/frame_options.h"
 #include "cli/option_helpers.h"
+#include "cli/read_for_display.h"
 #include "cli/symbolization.h"
-#include "profile/pprof_reader.h"
 #include "render/diff.h"
 #include "render/output_file.h"
 
@@ -37,16 +37,11 @@ int RunDiff(const DiffArgs& args) {
   options.top = args.top;
   options.format = args.format == "json" ? render::Format::kJson : render::Format::kText;
   options.view = MakeViewOptions(args.frames);
-  profile::Profile base = profile::ReadProfileFile(args.base);
-  profile::Profile next = profile::ReadProfileFile(args.next);
-  // A question the profiles cannot answer is found before any word about symbolization.
-  analysis::CheckCompatible(base, next);
-  analysis::SelectSampleIndex(next, args.sample_index);
-  // Both with one symbolizer: the same binaries, the same names, so functions match across them.
-  InMemorySymbolization symbolization("diff", args.symbols);
-  symbolization.Symbolize(base, args.base);
-  symbolization.Symbolize(next, args.next);
-  symbolization.PrintRemaining(std::cerr);
+  std::vector<profile::Profile> profiles = ReadProfilesForDisplay(
+      {args.base, args.next},
+      {.command = "diff", .sample_index = args.sample_index, .compared = true}, args.symbols);
+  const profile::Profile& base = profiles[0];
+  const profile::Profile& next = profiles[1];
   // Everything that can be wrong with the inputs is found before any output is written.
   std::ostringstream text;
   render::PrintDiff(base, next, options, text);

@@ -4,14 +4,13 @@
 #include <memory>
 #include <string>
 
-#include "analysis/profile_view.h"
 #include "base/file_io.h"
 #include "cli/commands.h"
 #include "cli/frame_options.h"
 #include "cli/option_helpers.h"
 #include "cli/profile_files.h"
+#include "cli/read_for_display.h"
 #include "cli/symbolization.h"
-#include "profile/pprof_reader.h"
 #include "render/flame_page.h"
 
 namespace heaprec::cli {
@@ -32,12 +31,8 @@ int RunFlame(const FlameArgs& args) {
     return kExitFailure;
   }
   std::string output = args.output.empty() ? DerivedFileName(args.file, ".html") : args.output;
-  profile::Profile profile = profile::ReadProfileFile(args.file);
-  // A question the profile cannot answer is found before any word about symbolization.
-  analysis::SelectSampleIndex(profile, args.sample_index);
-  InMemorySymbolization symbolization("flame", args.symbols);
-  symbolization.Symbolize(profile, args.file);
-  symbolization.PrintRemaining(std::cerr);
+  profile::Profile profile = std::move(ReadProfilesForDisplay(
+      {args.file}, {.command = "flame", .sample_index = args.sample_index}, args.symbols)[0]);
   render::FlameOptions options;
   options.source = args.file;
   options.sample_index = args.sample_index;

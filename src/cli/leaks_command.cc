@@ -12,8 +12,8 @@
 #include "cli/frame_options.h"
 #include "cli/option_helpers.h"
 #include "cli/profile_files.h"
+#include "cli/read_for_display.h"
 #include "cli/symbolization.h"
-#include "profile/pprof_reader.h"
 #include "render/leaks.h"
 
 namespace heaprec::cli {
@@ -44,16 +44,12 @@ int RunLeaks(const LeaksArgs& args) {
   options.analysis.min_t = args.min_t;
   options.analysis.min_r2 = args.min_r2;
   options.analysis.view = MakeViewOptions(args.frames);
+  // AnalyzeLeaks reads inuse_space itself: there is no sample index to check first.
+  const std::vector<std::string> files = CollectProfileFiles(args.paths);
+  std::vector<profile::Profile> profiles =
+      ReadProfilesForDisplay(files, {.command = "leaks", .one_line = true}, args.symbols);
   std::vector<analysis::LeakInput> inputs;
-  // Profiles of a series symbolized and not (a dump written while the program ran, the final one
-  // symbolized at exit) would name one site two ways, by function and by address: the unnamed
-  // ones are symbolized in memory, with one symbolizer for all.
-  InMemorySymbolization symbolization("leaks", args.symbols);
-  for (const std::string& file : CollectProfileFiles(args.paths)) {
-    inputs.push_back({file, profile::ReadProfileFile(file)});
-    symbolization.Symbolize(inputs.back().profile, file);
-  }
-  symbolization.PrintRemaining(std::cerr, /*one_line=*/true);
+  for (size_t i = 0; i < files.size(); ++i) inputs.push_back({files[i], std::move(profiles[i])});
   std::vector<analysis::LeakSeries> series =
       analysis::AnalyzeLeaks(std::move(inputs), options.analysis);
   if (args.pid >= 0) {

@@ -4,12 +4,11 @@
 #include <iostream>
 #include <memory>
 
-#include "analysis/profile_view.h"
 #include "cli/commands.h"
 #include "cli/frame_options.h"
 #include "cli/option_helpers.h"
+#include "cli/read_for_display.h"
 #include "cli/symbolization.h"
-#include "profile/pprof_reader.h"
 #include "render/folded.h"
 #include "render/top_table.h"
 
@@ -26,12 +25,8 @@ struct ReportArgs {
 };
 
 int RunReport(const ReportArgs& args) {
-  profile::Profile profile = profile::ReadProfileFile(args.file);
-  // A question the profile cannot answer is found before any word about symbolization.
-  analysis::SelectSampleIndex(profile, args.sample_index);
-  InMemorySymbolization symbolization("report", args.symbols);
-  symbolization.Symbolize(profile, args.file);
-  symbolization.PrintRemaining(std::cerr);
+  profile::Profile profile = std::move(ReadProfilesForDisplay(
+      {args.file}, {.command = "report", .sample_index = args.sample_index}, args.symbols)[0]);
   if (args.format == "folded") {
     render::PrintFolded(profile, args.sample_index, MakeViewOptions(args.frames), std::cout);
   } else {

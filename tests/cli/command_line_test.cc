@@ -160,6 +160,21 @@ TEST_F(CommandLineTest, RunHasTheFlagOfEverySetting) {
   EXPECT_EQ(run.err.find("invalid"), std::string::npos) << run.err;
 }
 
+// A question the profile cannot answer is found before any word about symbolization
+// (cli/read_for_display.h): the profile names a libfoo.so found nowhere, whose "no binary" line
+// would otherwise come first.
+TEST_F(CommandLineTest, UnknownSampleIndexComesBeforeSymbolization) {
+  const std::string file = " " + ShellQuote(profile_);
+  const std::string error =
+      ": unknown sample index 'cpu'; this profile has: alloc_objects, alloc_space, "
+      "inuse_objects, inuse_space";
+  ExpectUsageError("report --sample-index cpu" + file, "heaprec report" + error);
+  ExpectUsageError("diff --sample-index cpu" + file + file, "heaprec diff" + error);
+  if (render::HasFlamePage()) {
+    ExpectUsageError("flame --sample-index cpu" + file, "heaprec flame" + error);
+  }
+}
+
 // Every usage error, whatever its kind: status 2, one line on stderr naming heaprec and, once
 // the command is known, the command; nothing on stdout.
 TEST_F(CommandLineTest, EveryUsageErrorIsOneLineWithStatus2) {
