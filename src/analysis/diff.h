@@ -3,7 +3,7 @@
 // change tested against sampling noise; and the difference as a pprof file in the form `pprof
 // -diff_base` builds.
 //
-// Noise. Each side's value is a sampling estimate with an estimated variance (analysis/top_table.h,
+// Noise. Each side's value is a sampling estimate with an estimated variance (analysis/report.h,
 // profile/sampling_error.h, under the profiles' sampling model: per byte for native profiles, per
 // object for Ruby's; two profiles of different models have different period types and are not
 // compared); the two profiles are independent samples, so the change NEW - BASE
@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis/top_table.h"
+#include "analysis/report.h"
 #include "profile/profile.h"
 
 namespace heaprec::analysis {

@@ -1,7 +1,7 @@
 // One view of a profile that every analysis shares: the frames of each location with their
 // functions, files and lines; the object size behind each sample; which sample types pair up;
-// the comment fields; and the sampling model the error bars come from. The top table, the diff,
-// the leak series and the flame tree are all computed on it, so that a function, a site and a
+// the comment fields; and the sampling model the error bars come from. The report, the diff,
+// the leak series and the flame graph are all computed on it, so that a function, a site and a
 // node are the same thing in every output.
 #pragma once
 

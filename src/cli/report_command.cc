@@ -10,7 +10,7 @@
 #include "cli/read_for_display.h"
 #include "cli/symbolization.h"
 #include "render/folded.h"
-#include "render/top_table.h"
+#include "render/report.h"
 
 namespace heaprec::cli {
 namespace {

@@ -11,7 +11,7 @@
 #include "profile/pprof_reader.h"
 #include "render/format.h"
 #include "render/output_file.h"
-#include "render/top_table.h"
+#include "render/report.h"
 #include "schema/control.h"
 #include "schema/profile_schema.h"
 #include "symbolize/coverage.h"

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "profile/profile.h"
-#include "render/top_table.h"
+#include "render/report.h"
 
 namespace heaprec::render {
 

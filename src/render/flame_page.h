@@ -1,4 +1,4 @@
-// `heaprec flame`'s page: the call tree (analysis/flame_tree.h) and the profile's description as
+// `heaprec flame`'s page: the call tree (analysis/flame_graph.h) and the profile's description as
 // a JSON document inside web/flame_template.html, with d3 and d3-flame-graph inlined
 // (render/flame_assets.h), so the one HTML file works offline. docs/design/flame-graph.md.
 #pragma once
@@ -6,7 +6,7 @@
 #include <ostream>
 #include <string>
 
-#include "analysis/flame_tree.h"
+#include "analysis/flame_graph.h"
 #include "profile/profile.h"
 
 namespace heaprec::render {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "analysis/profile_view.h"
-#include "analysis/top_table.h"
+#include "analysis/report.h"
 #include "render/utf8.h"
 #include "schema/profile_schema.h"
 

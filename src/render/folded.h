@@ -1,4 +1,4 @@
-// `heaprec report --format folded`: the report's stacks (analysis/top_table.h) as folded stacks,
+// `heaprec report --format folded`: the report's stacks (analysis/report.h) as folded stacks,
 // the text format of Brendan Gregg's flamegraph.pl that inferno and speedscope also read. One line
 // per distinct stack: its frames root first, separated by ';', then a space and the stack's value,
 // an integer in the sample type's unit (bytes for inuse_space):

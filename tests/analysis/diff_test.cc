@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "analysis/top_table.h"
+#include "analysis/report.h"
 #include "diff_profiles.h"
 #include "profile/pprof_reader.h"
 #include "profile/pprof_writer.h"

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "analysis/diff.h"
-#include "analysis/top_table.h"
+#include "analysis/report.h"
 #include "profile/pprof_reader.h"
 #include "report_test_util.h"
 #include "ruby_variances.h"

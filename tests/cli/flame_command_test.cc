@@ -6,7 +6,7 @@
 #include <sstream>
 #include <string>
 
-#include "analysis/flame_tree.h"
+#include "analysis/flame_graph.h"
 #include "flame_profile.h"
 #include "render/flame_page.h"
 #include "render/output_file.h"

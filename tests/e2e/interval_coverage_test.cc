@@ -23,7 +23,7 @@
 // ~0.88 and fail; a third too narrow ~0.80; a variance in the wrong unit (objects instead of
 // bytes) ~0; a biased estimator lowers the coverage. What 360 trials cannot catch: intervals up
 // to ~40% too wide still cover < 0.996 (a third too wide: ~0.988); the unit tests
-// (tests/analysis/top_table_test.cc, tests/profile/sampling_error_test.cc) pin the width itself.
+// (tests/analysis/report_test.cc, tests/profile/sampling_error_test.cc) pin the width itself.
 //
 // Reproducible: fixed seeds and a deterministic single-threaded workload give the same 360
 // intervals on every run, so a pass stays a pass. ~40 x 0.4 s, run two at a time.

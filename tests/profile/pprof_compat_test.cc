@@ -44,7 +44,7 @@ TEST_F(PprofCompatTest, TopListsFunctionsAndTotals) {
   std::string out;
   ASSERT_EQ(Pprof("-top -sample_index=inuse_space " + testing::ShellQuote(path), &out), 0) << out;
   EXPECT_NE(out.find("of 5120kB total"), std::string::npos) << out;
-  // The same flat/cum figures as `heaprec report` (see tests/analysis/top_table_test.cc).
+  // The same flat/cum figures as `heaprec report` (see tests/analysis/report_test.cc).
   for (const char* expected : {"3072kB 60.00% 60.00%     3072kB 60.00%  Alloc\n",
                                "1024kB 20.00% 80.00%     4096kB 80.00%  ns::Inner() (inline)\n",
                                "512kB 10.00%   100%     5120kB   100%  main\n",

@@ -9,7 +9,7 @@
 #include <sstream>
 #include <string>
 
-#include "analysis/flame_tree.h"
+#include "analysis/flame_graph.h"
 #include "flame_profile.h"
 #include "profile/sampling_error.h"
 #include "test_profiles.h"

@@ -14,7 +14,7 @@
 
 #include "analysis/diff.h"
 #include "analysis/profile_view.h"
-#include "analysis/top_table.h"
+#include "analysis/report.h"
 #include "diff_profiles.h"
 #include "test_profiles.h"
 

@@ -6,7 +6,7 @@
 
 #include "profile/profile.h"
 #include "render/diff.h"
-#include "render/top_table.h"
+#include "render/report.h"
 
 namespace heaprec::testing {
 

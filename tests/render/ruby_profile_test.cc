@@ -7,12 +7,12 @@
 #include <sstream>
 
 #include "analysis/diff.h"
-#include "analysis/top_table.h"
+#include "analysis/report.h"
 #include "print_to_string.h"
 #include "profile/sampling_error.h"
 #include "render/diff.h"
 #include "render/format.h"
-#include "render/top_table.h"
+#include "render/report.h"
 #include "render/utf8.h"
 #include "report_test_util.h"
 #include "ruby_variances.h"

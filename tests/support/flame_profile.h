@@ -1,5 +1,5 @@
 // A native profile with a known call tree (inlined frames, recursion, unsymbolized addresses),
-// for the tests of the flame tree, of its page and of `heaprec flame`.
+// for the tests of the flame graph, of its page and of `heaprec flame`.
 #pragma once
 
 #include <cstdint>

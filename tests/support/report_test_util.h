@@ -1,4 +1,4 @@
-// Helpers of the tests of the top table (analysis/top_table.h) and of its outputs, on native and
+// Helpers of the tests of the report (analysis/report.h) and of its outputs, on native and
 // Ruby profiles.
 #pragma once
 
@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "analysis/top_table.h"
+#include "analysis/report.h"
 
 namespace heaprec::testing {
 

@@ -1,5 +1,5 @@
 // Building the flame graph's call tree from a profile.
-#include "analysis/flame_tree.h"
+#include "analysis/flame_graph.h"
 
 #include <algorithm>
 #include <map>

@@ -1,7 +1,7 @@
-// The flame graph's call tree (analysis/flame_tree.h): node values, callee order, recursion,
+// The flame graph's call tree (analysis/flame_graph.h): node values, callee order, recursion,
 // inlined frames, merged lines, unsymbolized names and intervals, on a known native profile and on
 // a Ruby front end profile.
-#include "analysis/flame_tree.h"
+#include "analysis/flame_graph.h"
 
 #include <gtest/gtest.h>
 

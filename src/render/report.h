@@ -1,4 +1,4 @@
-// The top table (analysis/top_table.h) as `heaprec report` and the end of `heaprec run` print it:
+// The top table (analysis/report.h) as `heaprec report` and the end of `heaprec run` print it:
 // a header describing the profile, then one row per function, like `pprof -top`, with the 95%
 // interval of every sampled value; as text or as JSON.
 #pragma once

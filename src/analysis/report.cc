@@ -1,5 +1,5 @@
-// Aggregation of a profile's samples per function and per stack: the top table.
-#include "analysis/top_table.h"
+// Aggregation of a profile's samples per function and per stack: the report (the top table).
+#include "analysis/report.h"
 
 #include <algorithm>
 #include <cstdint>

@@ -1,7 +1,7 @@
-// The top report's text and JSON renderings (render/top_table.h): rows, units and ordering, the
+// The top report's text and JSON renderings (render/report.h): rows, units and ordering, the
 // 95% intervals of sampled values and their aligned columns, exact mode, the frames that only lead
 // to the sites left out, and errors before any output.
-#include "render/top_table.h"
+#include "render/report.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <sstream>
 
-#include "analysis/top_table.h"
+#include "analysis/report.h"
 #include "interval_profile.h"
 #include "print_to_string.h"
 #include "profile/sampling_error.h"

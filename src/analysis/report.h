@@ -1,5 +1,5 @@
 // The "top functions" table of a heap profile, behind `heaprec report` and the summary of
-// `heaprec run` (render/top_table.h prints it), and the per-function and per-stack aggregation that
+// `heaprec run` (render/report.h prints it), and the per-function and per-stack aggregation that
 // `heaprec diff` compares. Mirrors `pprof -top`: flat counts a sample for its leaf function
 // only, cum for every function on its stack (once per sample).
 //

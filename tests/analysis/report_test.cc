@@ -1,9 +1,9 @@
-// The top table (analysis/top_table.h): aggregation (flat/cum, inlined frames, recursion,
+// The report (analysis/report.h), the top table: aggregation (flat/cum, inlined frames, recursion,
 // unsymbolized addresses), the default sample index, the variances of sampled values, the stacks
 // by value, and the allocation sites: flat on the first frame that is the user's, the line of the
 // call that holds the most, the frames that only lead to the sites (context), one row per line,
 // full and short names.
-#include "analysis/top_table.h"
+#include "analysis/report.h"
 
 #include <gtest/gtest.h>
 

@@ -1,10 +1,10 @@
-#include "render/top_table.h"
+#include "render/report.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 
-#include "analysis/top_table.h"
+#include "analysis/report.h"
 #include "profile/sampling_error.h"
 #include "render/format.h"
 #include "render/json_fields.h"
