@@ -178,8 +178,8 @@ Diff ComputeDiff(const Profile& base, const Profile& next, const std::string& sa
   Diff d;
   d.sample_type = rn.sample_type;
   d.sampled = rn.sampled || rb.sampled;
-  d.base_period = base.period;
-  d.next_period = next.period;
+  d.base_header = rb.header;
+  d.next_header = rn.header;
   d.total = {rb.total, rn.total, rb.total_variance, rn.total_variance};
 
   std::map<std::string, DiffFunction> functions;

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/profile_header.h"
 #include "analysis/report.h"
 #include "profile/profile.h"
 
@@ -66,10 +67,10 @@ struct DiffStack {
 };
 
 struct Diff {
+  ProfileHeader base_header;  // of the profiles compared
+  ProfileHeader next_header;
   profile::ValueType sample_type;
   bool sampled = false;  // either side is a sampling estimate; false when both are exact
-  int64_t base_period = 0;
-  int64_t next_period = 0;
   DiffValue total;
   size_t functions = 0;               // functions present on either side
   std::vector<DiffFunction> by_cum;   // nonzero cum changes, by decreasing |change|

@@ -5,8 +5,6 @@
 #include <map>
 #include <utility>
 
-#include "profile/sampling_error.h"
-
 namespace heaprec::analysis {
 namespace {
 
@@ -43,11 +41,12 @@ int FlameGraph::TypeIndex(const std::string& type) const {
   return -1;
 }
 
-FlameGraph BuildFlameGraph(const Profile& p, const ViewOptions& view_options) {
+FlameGraph BuildFlameGraph(const Profile& p, const std::string& sample_index,
+                           const ViewOptions& view_options) {
   FlameGraph g;
+  g.header = HeaderOf(p);
   g.sample_types = p.sample_types;
-  g.sampled = profile::IsSampled(p);
-  g.period = p.period;
+  g.initial = SelectSampleIndex(p, sample_index);
   const size_t types = p.sample_types.size();
   g.nodes.emplace_back();
   g.nodes[0].name = "all";

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/profile_header.h"
 #include "analysis/profile_view.h"
 #include "profile/profile.h"
 
@@ -29,9 +30,11 @@ struct FlameNode {
 };
 
 struct FlameGraph {
+  // Of the profile it was built from. header.sampled(): the nodes' variances, and so the
+  // intervals, mean something.
+  ProfileHeader header;
   std::vector<profile::ValueType> sample_types;
-  bool sampled = false;  // IsSampled(profile): intervals are meaningful
-  int64_t period = 0;
+  size_t initial = 0;            // the sample type shown first (SelectSampleIndex)
   std::vector<FlameNode> nodes;  // nodes[0] is the root
 
   const FlameNode& root() const { return nodes.front(); }
@@ -47,7 +50,9 @@ struct FlameGraph {
 // function the code belongs to) to the first (the innermost inlined frame). Frames of the same
 // function (name and file) under the same parent are one node. A sample's stack starts at its
 // allocation site (ProfileView::SiteStack): the frames it calls into, allocator and library
-// internals, are not shown.
-FlameGraph BuildFlameGraph(const profile::Profile& profile, const ViewOptions& view_options = {});
+// internals, are not shown. `sample_index` is the type shown first ("" = the profile's default);
+// throws UnknownSampleIndexError.
+FlameGraph BuildFlameGraph(const profile::Profile& profile, const std::string& sample_index = "",
+                           const ViewOptions& view_options = {});
 
 }  // namespace heaprec::analysis

@@ -24,6 +24,7 @@ Report ComputeReport(const Profile& p, const std::string& sample_index, bool wit
   size_t index = SelectSampleIndex(p, sample_index);
   const ProfileView view(p, view_options);
   Report r;
+  r.header = HeaderOf(p);
   r.sample_type = p.sample_types[index];
   r.sampled = view.IsEstimate(index);
   std::vector<ReportRow> rows;

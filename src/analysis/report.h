@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/profile_header.h"
 #include "analysis/profile_view.h"
 #include "profile/profile.h"
 
@@ -56,6 +57,7 @@ struct ReportClass {
 };
 
 struct Report {
+  ProfileHeader header;  // of the profile it was computed from
   profile::ValueType sample_type;
   // Whether the values are sampling estimates with intervals: the profile is sampled (period > 1)
   // and the sample type is one heaprec samples (inuse_/alloc_ space/objects). False in exact mode.

@@ -3,7 +3,6 @@
 // writes the difference as a pprof file (`pprof -top DIFF.pb.gz` shows it, as `-diff_base` would).
 #include <iostream>
 #include <memory>
-#include <sstream>
 #include <vector>
 
 #include "analysis/diff.h"
@@ -30,25 +29,23 @@ struct DiffArgs {
 };
 
 int RunDiff(const DiffArgs& args) {
-  render::DiffOptions options;
-  options.base_source = args.base;
-  options.next_source = args.next;
-  options.sample_index = args.sample_index;
-  options.top = args.top;
-  options.format = args.format == "json" ? render::Format::kJson : render::Format::kText;
-  options.view = MakeViewOptions(args.frames);
   std::vector<profile::Profile> profiles = ReadProfilesForDisplay(
       {args.base, args.next},
       {.command = "diff", .sample_index = args.sample_index, .compared = true}, args.symbols);
   const profile::Profile& base = profiles[0];
   const profile::Profile& next = profiles[1];
   // Everything that can be wrong with the inputs is found before any output is written.
-  std::ostringstream text;
-  render::PrintDiff(base, next, options, text);
+  const analysis::Diff diff =
+      analysis::ComputeDiff(base, next, args.sample_index, MakeViewOptions(args.frames));
   if (!args.output.empty()) {
     render::WriteProfileFile(analysis::MakeDiffProfile(base, next), args.output);
   }
-  std::cout << text.str();
+  render::DiffOptions options;
+  options.base_source = args.base;
+  options.next_source = args.next;
+  options.top = args.top;
+  options.format = args.format == "json" ? render::Format::kJson : render::Format::kText;
+  render::PrintDiff(diff, options, std::cout);
   std::cout.flush();
   if (!args.output.empty()) std::cerr << "heaprec diff: wrote " << args.output << "\n";
   return kExitOk;

@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 
+#include "analysis/flame_graph.h"
 #include "base/file_io.h"
 #include "cli/commands.h"
 #include "cli/frame_options.h"
@@ -33,11 +34,9 @@ int RunFlame(const FlameArgs& args) {
   std::string output = args.output.empty() ? DerivedFileName(args.file, ".html") : args.output;
   profile::Profile profile = std::move(ReadProfilesForDisplay(
       {args.file}, {.command = "flame", .sample_index = args.sample_index}, args.symbols)[0]);
-  render::FlameOptions options;
-  options.source = args.file;
-  options.sample_index = args.sample_index;
-  options.view = MakeViewOptions(args.frames);
-  std::string page = render::RenderFlamePage(profile, options);
+  std::string page = render::RenderFlamePage(
+      analysis::BuildFlameGraph(profile, args.sample_index, MakeViewOptions(args.frames)),
+      {.source = args.file});
   if (output == "-") {
     std::cout << page;
     std::cout.flush();

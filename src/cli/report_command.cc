@@ -4,6 +4,8 @@
 #include <iostream>
 #include <memory>
 
+#include "analysis/report.h"
+#include "analysis/stack_reports.h"
 #include "cli/commands.h"
 #include "cli/frame_options.h"
 #include "cli/option_helpers.h"
@@ -27,16 +29,17 @@ struct ReportArgs {
 int RunReport(const ReportArgs& args) {
   profile::Profile profile = std::move(ReadProfilesForDisplay(
       {args.file}, {.command = "report", .sample_index = args.sample_index}, args.symbols)[0]);
+  const analysis::ViewOptions view = MakeViewOptions(args.frames);
   if (args.format == "folded") {
-    render::PrintFolded(profile, args.sample_index, MakeViewOptions(args.frames), std::cout);
+    render::PrintFolded(analysis::ComputeStackReports(profile, args.sample_index, view), std::cout);
   } else {
     render::ReportOptions options;
     options.source = args.file;
-    options.sample_index = args.sample_index;
     options.top = args.top;
     options.format = args.format == "json" ? render::Format::kJson : render::Format::kText;
-    options.view = MakeViewOptions(args.frames);
-    render::PrintReport(profile, options, std::cout);
+    render::PrintReport(
+        analysis::ComputeReport(profile, args.sample_index, /*with_stacks=*/false, view), options,
+        std::cout);
   }
   std::cout.flush();
   return kExitOk;

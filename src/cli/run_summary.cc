@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 
+#include "analysis/report.h"
 #include "cli/symbolization.h"
 #include "profile/pprof_reader.h"
 #include "render/format.h"
@@ -152,10 +153,9 @@ void PrintTopSites(const RunOptions& o, const ManifestEntry& summarized) {
     Profile profile = profile::ReadProfileFile(summarized.path);
     render::ReportOptions report;
     report.source = summarized.path;
-    report.sample_index = schema::kInuseSpace;
     report.top = o.top;
     std::cerr << "\n";
-    render::PrintReport(profile, report, std::cerr);
+    render::PrintReport(analysis::ComputeReport(profile, schema::kInuseSpace), report, std::cerr);
   } catch (const std::exception& error) {
     std::cerr << "heaprec: " << error.what() << "\n";
   }

@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "analysis/diff.h"
-#include "profile/sampling_error.h"
 #include "render/format.h"
 #include "render/json_fields.h"
 #include "render/json_writer.h"
@@ -20,7 +19,6 @@ using analysis::DiffStack;
 using analysis::DiffValue;
 using analysis::ReportRow;
 using analysis::Significance;
-using profile::Profile;
 
 char Marker(Significance s) {
   switch (s) {
@@ -66,11 +64,12 @@ std::string ColumnHeader(bool sampled, const std::string& what) {
   return line;
 }
 
-std::string SourceLine(const std::string& name, const std::string& source, const Profile& p) {
+std::string SourceLine(const std::string& name, const std::string& source,
+                       const analysis::ProfileHeader& p) {
   std::string line = name + (source.empty() ? "(unnamed)" : source);
   if (p.period == 1) {
     line += " (exact)";
-  } else if (p.period > 1 && profile::SamplingModel(p).per_object) {
+  } else if (p.period > 1 && p.per_object) {
     line += " (sampled " + FormatObjectSampling(p.period) + ")";
   } else if (p.period > 1) {
     line += " (sampling interval " + FormatValue(p.period, p.period_type.unit) + ")";
@@ -108,11 +107,10 @@ void PrintStacks(const Diff& d, size_t top, std::ostream& out) {
   }
 }
 
-void PrintText(const Profile& base, const Profile& next, const Diff& d, const DiffOptions& o,
-               std::ostream& out) {
+void PrintText(const Diff& d, const DiffOptions& o, std::ostream& out) {
   const std::string& unit = d.sample_type.unit;
-  out << SourceLine("Base: ", o.base_source, base);
-  out << SourceLine("New:  ", o.next_source, next);
+  out << SourceLine("Base: ", o.base_source, d.base_header);
+  out << SourceLine("New:  ", o.next_source, d.next_header);
   out << "Sample index: " << d.sample_type.type << " (" << unit << ")\n";
   out << "Total: " << FormatValue(d.total.base, unit) << " -> " << FormatValue(d.total.next, unit)
       << ", change " << FormatChange(d.total.change(), unit);
@@ -146,8 +144,8 @@ void JsonValue(JsonWriter& j, const DiffValue& v, bool sampled) {
   j.Key("significance").String(SignificanceName(v.significance()));
 }
 
-void JsonSide(JsonWriter& j, const std::string& source, const Profile& p, int64_t total,
-              double variance, bool sampled) {
+void JsonSide(JsonWriter& j, const std::string& source, const analysis::ProfileHeader& p,
+              int64_t total, double variance, bool sampled) {
   j.BeginObject();
   j.Key("file").String(source);
   j.Key("period").Int(p.period);
@@ -168,16 +166,15 @@ void JsonFunctions(JsonWriter& j, const Diff& d, const std::vector<DiffFunction>
   j.EndArray();
 }
 
-void PrintJson(const Profile& base, const Profile& next, const Diff& d, const DiffOptions& o,
-               std::ostream& out) {
+void PrintJson(const Diff& d, const DiffOptions& o, std::ostream& out) {
   JsonWriter j(out);
   j.BeginObject();
   j.Key("base");
-  JsonSide(j, o.base_source, base, d.total.base, d.total.base_variance,
-           d.sampled && profile::SamplingModel(base).sampled());
+  JsonSide(j, o.base_source, d.base_header, d.total.base, d.total.base_variance,
+           d.sampled && d.base_header.sampled());
   j.Key("new");
-  JsonSide(j, o.next_source, next, d.total.next, d.total.next_variance,
-           d.sampled && profile::SamplingModel(next).sampled());
+  JsonSide(j, o.next_source, d.next_header, d.total.next, d.total.next_variance,
+           d.sampled && d.next_header.sampled());
   j.Key("sample_index").String(d.sample_type.type);
   j.Key("unit").String(d.sample_type.unit);
   j.Key("confidence");
@@ -214,13 +211,11 @@ void PrintJson(const Profile& base, const Profile& next, const Diff& d, const Di
 
 }  // namespace
 
-void PrintDiff(const Profile& base, const Profile& next, const DiffOptions& options,
-               std::ostream& out) {
-  Diff d = analysis::ComputeDiff(base, next, options.sample_index, options.view);
+void PrintDiff(const Diff& diff, const DiffOptions& options, std::ostream& out) {
   if (options.format == Format::kJson) {
-    PrintJson(base, next, d, options, out);
+    PrintJson(diff, options, out);
   } else {
-    PrintText(base, next, d, options, out);
+    PrintText(diff, options, out);
   }
 }
 

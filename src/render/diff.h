@@ -6,22 +6,19 @@
 #include <ostream>
 #include <string>
 
-#include "profile/profile.h"
+#include "analysis/diff.h"
 #include "render/report.h"
 
 namespace heaprec::render {
 
 struct DiffOptions {
-  std::string base_source;  // file names for the header; "" to omit
-  std::string next_source;
-  std::string sample_index;  // "" = NEW's default sample type
-  size_t top = 10;           // entries per ranking; 0 = all
+  std::string base_source{};  // file names for the header; "" to omit
+  std::string next_source{};
+  size_t top = 10;  // entries per ranking; 0 = all
   Format format = Format::kText;
-  analysis::ViewOptions view{};  // names, lines and the site rule
 };
 
-// Prints the rankings. Throws (as analysis::ComputeDiff) before printing anything.
-void PrintDiff(const profile::Profile& base, const profile::Profile& next,
-               const DiffOptions& options, std::ostream& out);
+// Prints the totals and the rankings.
+void PrintDiff(const analysis::Diff& diff, const DiffOptions& options, std::ostream& out);
 
 }  // namespace heaprec::render

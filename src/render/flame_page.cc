@@ -13,7 +13,6 @@ namespace {
 
 using analysis::FlameGraph;
 using analysis::FlameNode;
-using profile::Profile;
 
 // Interval ends need no more digits than a tooltip shows, and the page stays small.
 constexpr int kIntervalDigits = 6;
@@ -32,7 +31,7 @@ void WriteNode(const FlameGraph& g, const FlameNode& node, JsonWriter& j) {
   j.Key("values").BeginArray();
   for (int64_t value : node.values) j.Int(value);
   j.EndArray();
-  if (g.sampled) {
+  if (g.header.sampled()) {
     std::vector<profile::Interval> intervals;
     for (size_t i = 0; i < node.values.size(); ++i) {
       intervals.push_back(
@@ -55,21 +54,19 @@ void WriteNode(const FlameGraph& g, const FlameNode& node, JsonWriter& j) {
 
 }  // namespace
 
-void WriteFlameJson(const Profile& p, const FlameGraph& g, const FlameOptions& options,
-                    std::ostream& out) {
-  size_t initial = analysis::SelectSampleIndex(p, options.sample_index);
+void WriteFlameJson(const FlameGraph& g, const FlameOptions& options, std::ostream& out) {
+  const analysis::ProfileHeader& p = g.header;
   JsonWriter j(out, {.style = JsonWriter::Style::kCompact, .script_safe = true});
   j.BeginObject();
   j.Key("source").String(options.source);
-  j.Key("sampled").Bool(g.sampled);
+  j.Key("sampled").Bool(g.header.sampled());
   j.Key("period").Int(p.period);
   // What the page's "sampled every PERIOD UNIT" counts: a per-object profile's unit is "count".
-  j.Key("period_unit")
-      .String(profile::SamplingModel(p).per_object ? "objects" : p.period_type.unit);
+  j.Key("period_unit").String(p.per_object ? "objects" : p.period_type.unit);
   j.Key("comments").BeginArray();
   for (const std::string& comment : p.comments) j.String(comment);
   j.EndArray();
-  j.Key("initial").Int(static_cast<int64_t>(initial));
+  j.Key("initial").Int(static_cast<int64_t>(g.initial));
   j.Key("types").BeginArray();
   for (size_t i = 0; i < g.sample_types.size(); ++i) {
     j.BeginObject();
@@ -86,10 +83,9 @@ void WriteFlameJson(const Profile& p, const FlameGraph& g, const FlameOptions& o
 
 bool HasFlamePage() { return !FlamePageTemplate().empty(); }
 
-std::string RenderFlamePage(const Profile& profile, const FlameOptions& options) {
-  analysis::FlameGraph graph = analysis::BuildFlameGraph(profile, options.view);
+std::string RenderFlamePage(const FlameGraph& graph, const FlameOptions& options) {
   std::ostringstream json;
-  WriteFlameJson(profile, graph, options, json);
+  WriteFlameJson(graph, options, json);
   std::string_view page = FlamePageTemplate();
   size_t at = page.find(kFlameDataMarker);
   std::string out;

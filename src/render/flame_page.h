@@ -7,27 +7,24 @@
 #include <string>
 
 #include "analysis/flame_graph.h"
-#include "profile/profile.h"
 
 namespace heaprec::render {
 
 struct FlameOptions {
-  std::string source{};          // the profile's file name, shown in the page's title
-  std::string sample_index{};    // shown first; "" = the profile's default_sample_type
-  analysis::ViewOptions view{};  // names and the site rule
+  std::string source{};  // the profile's file name, shown in the page's title
 };
 
 // The JSON document the page reads: sample types, the initial one, and per node its values with
 // their 95% intervals (profile::Confidence95; none in exact mode). Every '<' is written as \u003c
-// so the document can sit inside a <script> element. Throws analysis::UnknownSampleIndexError.
-void WriteFlameJson(const profile::Profile& profile, const analysis::FlameGraph& graph,
-                    const FlameOptions& options, std::ostream& out);
+// so the document can sit inside a <script> element.
+void WriteFlameJson(const analysis::FlameGraph& graph, const FlameOptions& options,
+                    std::ostream& out);
 
 // Whether this heaprec was built with the page (CMake option HEAPREC_FLAME_PAGE, on by default;
 // off, nothing in the build needs Node.js and there is no page to render).
 bool HasFlamePage();
 
-// The whole page. Throws analysis::UnknownSampleIndexError.
-std::string RenderFlamePage(const profile::Profile& profile, const FlameOptions& options);
+// The whole page.
+std::string RenderFlamePage(const analysis::FlameGraph& graph, const FlameOptions& options);
 
 }  // namespace heaprec::render

@@ -3,33 +3,25 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
-#include <limits>
 #include <map>
+#include <string>
+#include <utility>
 #include <vector>
 
-#include "analysis/profile_view.h"
 #include "analysis/report.h"
 #include "render/utf8.h"
-#include "schema/profile_schema.h"
 
 namespace heaprec::render {
 namespace {
 
 using analysis::Report;
 using analysis::ReportStack;
-using profile::Profile;
-using profile::Sample;
 
 // A line's values: NEW's (the only one outside a difference) and BASE's.
 struct FoldedValues {
   int64_t next = 0;
   int64_t base = 0;
 };
-
-bool IsBaseSample(const Sample& s) {
-  const std::string* base = analysis::StringLabel(s, schema::kPprofBaseLabel);
-  return base != nullptr && *base == "true";
-}
 
 // The stack as a folded line's text: root first.
 std::string StackText(const Report& r, const ReportStack& stack) {
@@ -42,35 +34,15 @@ std::string StackText(const Report& r, const ReportStack& stack) {
   return text;
 }
 
-// Adds the report's stacks of `profile` to `lines`, into NEW's or BASE's value.
-void AddStacks(const Profile& profile, const std::string& sample_index,
-               const analysis::ViewOptions& view, bool base,
-               std::map<std::string, FoldedValues>& lines) {
-  Report r = analysis::ComputeReport(profile, sample_index, /*with_stacks=*/true, view);
+// Adds the report's stacks to `lines`, into NEW's or BASE's value.
+void AddStacks(const Report& r, bool base, std::map<std::string, FoldedValues>& lines) {
   for (const ReportStack& stack : r.stacks) {
     FoldedValues& values = lines[StackText(r, stack)];
     (base ? values.base : values.next) += stack.value;
   }
 }
 
-// `p` with only its BASE samples (`base`), their values negated back, or only its NEW ones.
-Profile DifferenceSide(const Profile& p, bool base) {
-  Profile side = p;
-  side.samples.clear();
-  for (const Sample& s : p.samples) {
-    if (IsBaseSample(s) != base) continue;
-    side.samples.push_back(s);
-    if (base) {
-      for (int64_t& v : side.samples.back().values) {
-        v = v == std::numeric_limits<int64_t>::min() ? std::numeric_limits<int64_t>::max() : -v;
-      }
-    }
-  }
-  return side;
-}
-
 }  // namespace
-
 std::string FoldedFrameName(const std::string& name) {
   std::string out;
   out.reserve(name.size());
@@ -94,18 +66,11 @@ std::string FoldedFrameName(const std::string& name) {
   return out;
 }
 
-void PrintFolded(const Profile& profile, const std::string& sample_index,
-                 const analysis::ViewOptions& view, std::ostream& out) {
-  // Throws UnknownSampleIndexError for the whole profile, before any side is computed.
-  analysis::SelectSampleIndex(profile, sample_index);
-  const bool difference = std::any_of(profile.samples.begin(), profile.samples.end(), IsBaseSample);
+void PrintFolded(const analysis::StackReports& stacks, std::ostream& out) {
+  const bool difference = stacks.base.has_value();
   std::map<std::string, FoldedValues> lines;  // by text: equal texts merge
-  if (difference) {
-    AddStacks(DifferenceSide(profile, /*base=*/false), sample_index, view, false, lines);
-    AddStacks(DifferenceSide(profile, /*base=*/true), sample_index, view, true, lines);
-  } else {
-    AddStacks(profile, sample_index, view, false, lines);
-  }
+  AddStacks(stacks.next, /*base=*/false, lines);
+  if (difference) AddStacks(*stacks.base, /*base=*/true, lines);
   std::vector<std::pair<const std::string*, FoldedValues>> order;
   for (const auto& [text, values] : lines) {
     if (values.next < 0 || values.base < 0) {

@@ -1,7 +1,7 @@
-// `heaprec report --format folded`: the report's stacks (analysis/report.h) as folded stacks,
-// the text format of Brendan Gregg's flamegraph.pl that inferno and speedscope also read. One line
-// per distinct stack: its frames root first, separated by ';', then a space and the stack's value,
-// an integer in the sample type's unit (bytes for inuse_space):
+// `heaprec report --format folded`: the report's stacks (analysis/stack_reports.h) as folded
+// stacks, the text format of Brendan Gregg's flamegraph.pl that inferno and speedscope also read.
+// One line per distinct stack: its frames root first, separated by ';', then a space and the
+// stack's value, an integer in the sample type's unit (bytes for inuse_space):
 //
 //   main;Cache::Fill;operator new(unsigned long) 3145728
 //
@@ -14,17 +14,17 @@
 //
 // The format has no negative values (flamegraph.pl ignores such a line). A difference profile,
 // whose BASE samples are negated and labelled pprof::base=true (`heaprec diff -o`,
-// `pprof -diff_base -proto`), is written in the format's differential form instead, two values per
-// line, BASE's then NEW's, which flamegraph.pl and inferno-flamegraph draw as a differential flame
-// graph (red where NEW holds more). Any other negative value is an error.
+// `pprof -diff_base -proto`), comes as one report per side and is written in the format's
+// differential form instead, two values per line, BASE's then NEW's, which flamegraph.pl and
+// inferno-flamegraph draw as a differential flame graph (red where NEW holds more). Any other
+// negative value is an error.
 #pragma once
 
 #include <ostream>
 #include <stdexcept>
 #include <string>
 
-#include "analysis/profile_view.h"
-#include "profile/profile.h"
+#include "analysis/stack_reports.h"
 
 namespace heaprec::render {
 
@@ -37,10 +37,8 @@ class FoldedValueError : public std::invalid_argument {
 // `name` as a folded frame: no ';', no control characters, valid UTF-8.
 std::string FoldedFrameName(const std::string& name);
 
-// Prints the folded stacks of `sample_index` ("" = the profile's default), each from its
-// allocation site to the root, its frames named as `view` says. Throws
-// analysis::UnknownSampleIndexError or FoldedValueError before printing anything.
-void PrintFolded(const profile::Profile& profile, const std::string& sample_index,
-                 const analysis::ViewOptions& view, std::ostream& out);
+// Prints the folded stacks, each from its allocation site to the root. Throws FoldedValueError
+// before printing anything.
+void PrintFolded(const analysis::StackReports& stacks, std::ostream& out);
 
 }  // namespace heaprec::render

@@ -5,7 +5,6 @@
 #include <cstdint>
 
 #include "analysis/report.h"
-#include "profile/sampling_error.h"
 #include "render/format.h"
 #include "render/json_fields.h"
 #include "render/json_writer.h"
@@ -17,21 +16,20 @@ namespace {
 using analysis::Report;
 using analysis::ReportClass;
 using analysis::ReportRow;
-using profile::Profile;
 
 // Column widths of the text report: values, and (sampled) "±" + the 95% margin ("±1023.9 KiB").
 constexpr size_t kValueWidth = 11;
 constexpr size_t kMarginWidth = 12;
 
-void PrintText(const Profile& p, const Report& r, const ReportOptions& o, size_t shown,
-               std::ostream& out) {
+void PrintText(const Report& r, const ReportOptions& o, size_t shown, std::ostream& out) {
+  const analysis::ProfileHeader& p = r.header;
   const std::string& unit = r.sample_type.unit;
   if (!o.source.empty()) out << "File: " << o.source << "\n";
   out << "Sample index: " << r.sample_type.type << " (" << unit << ")\n";
   out << "Total: " << FormatValue(r.total, unit) << " in " << r.samples << " samples";
   if (r.sampled) out << " (" << FormatMargin(r.total_variance, unit) << " at 95%)";
   out << "\n";
-  if (profile::SamplingModel(p).per_object) {
+  if (p.per_object) {
     out << "Sampling: " << FormatObjectSampling(p.period) << "\n";
   } else if (p.period > 0) {
     out << "Sampling interval: " << FormatValue(p.period, p.period_type.unit);
@@ -76,8 +74,8 @@ void PrintText(const Profile& p, const Report& r, const ReportOptions& o, size_t
   }
 }
 
-void PrintJson(const Profile& p, const Report& r, const ReportOptions& o, size_t shown,
-               std::ostream& out) {
+void PrintJson(const Report& r, const ReportOptions& o, size_t shown, std::ostream& out) {
+  const analysis::ProfileHeader& p = r.header;
   JsonWriter j(out);
   j.BeginObject();
   j.Key("file").String(o.source);
@@ -136,15 +134,16 @@ void PrintJson(const Profile& p, const Report& r, const ReportOptions& o, size_t
 
 }  // namespace
 
-void PrintReport(const Profile& profile, const ReportOptions& options, std::ostream& out) {
-  Report report = analysis::ComputeReport(profile, options.sample_index, false, options.view);
-  // The table leaves out the frames that only lead to the sites; there are no stacks to keep.
-  std::erase_if(report.rows, [](const ReportRow& row) { return row.context; });
-  size_t shown = RowsShown(report.rows.size(), options.top);
+void PrintReport(const Report& report, const ReportOptions& options, std::ostream& out) {
+  // The table leaves out the frames that only lead to the sites (from a copy: stacks, which keep
+  // them, index the model's rows).
+  Report table = report;
+  std::erase_if(table.rows, [](const ReportRow& row) { return row.context; });
+  size_t shown = RowsShown(table.rows.size(), options.top);
   if (options.format == Format::kJson) {
-    PrintJson(profile, report, options, shown, out);
+    PrintJson(table, options, shown, out);
   } else {
-    PrintText(profile, report, options, shown, out);
+    PrintText(table, options, shown, out);
   }
 }
 

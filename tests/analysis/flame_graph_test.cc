@@ -24,8 +24,8 @@ std::vector<int64_t> Values(const FlameNode& n) { return n.values; }
 TEST(FlameGraphTest, RootIsTheTotalOfEverySampleType) {
   FlameGraph g = BuildFlameGraph(MakeKnownProfile(kPeriod));
   ASSERT_EQ(g.sample_types.size(), 4u);
-  EXPECT_TRUE(g.sampled);
-  EXPECT_EQ(g.period, kPeriod);
+  EXPECT_TRUE(g.header.sampled());
+  EXPECT_EQ(g.header.period, kPeriod);
   EXPECT_EQ(g.root().name, "all");
   int64_t alloc_objects = 10 + 6 + 3 + 7 + 2 + 1 + 5;
   int64_t alloc_space = 10 * 1024 + 6 * 512 + 3 * 4096 + 7 * 64 + 2 * 100 + 8 + 5 * 16;
@@ -143,7 +143,7 @@ TEST(RubyFlameGraphTest, FramesCarryRubyNamesFilesAndLines) {
   enum { kObjects, kSpace };
   FlameGraph g = BuildFlameGraph(testing::MakeRubyProfile(kEvery));
   ASSERT_EQ(g.sample_types.size(), 2u);
-  EXPECT_TRUE(g.sampled);
+  EXPECT_TRUE(g.header.sampled());
   EXPECT_EQ(Values(g.root()), (std::vector<int64_t>{700, 128000}));
   ASSERT_EQ(g.root().children.size(), 1u);
   const FlameNode* main = g.Child(g.root(), "<main>", "/app/app.rb");
@@ -177,7 +177,7 @@ TEST(RubyFlameGraphTest, FramesCarryRubyNamesFilesAndLines) {
 
   // Exact at sample_every 1.
   FlameGraph exact = BuildFlameGraph(testing::MakeRubyProfile(1));
-  EXPECT_FALSE(exact.sampled);
+  EXPECT_FALSE(exact.header.sampled());
   for (const FlameNode& n : exact.nodes) {
     for (double v : n.variances) EXPECT_EQ(v, 0.0) << n.name;
   }

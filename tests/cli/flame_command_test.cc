@@ -81,7 +81,7 @@ TEST(RubyFlameGraphTest, JsonAndPage) {
   Profile p = testing::MakeRubyProfile(100);
   FlameGraph g = BuildFlameGraph(p);
   std::ostringstream out;
-  WriteFlameJson(p, g, {}, out);
+  WriteFlameJson(g, {}, out);
   std::string json = out.str();
   // The page says "sampled every 100 objects"; '<' of "<main>" escaped for the <script> element.
   EXPECT_NE(json.find("\"sampled\":true,\"period\":100,\"period_unit\":\"objects\""),
@@ -105,7 +105,7 @@ TEST(RubyFlameGraphTest, JsonAndPage) {
   EXPECT_EQ(json.find("0x"), std::string::npos) << json;
   // A native profile keeps its unit.
   std::ostringstream native;
-  WriteFlameJson(MakeKnownProfile(kPeriod), BuildFlameGraph(MakeKnownProfile(kPeriod)), {}, native);
+  WriteFlameJson(BuildFlameGraph(MakeKnownProfile(kPeriod)), {}, native);
   EXPECT_NE(native.str().find("\"period_unit\":\"bytes\""), std::string::npos);
 
   // `heaprec flame` on the file; alloc_* is not among its types.

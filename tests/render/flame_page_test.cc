@@ -23,12 +23,12 @@ using namespace ::heaprec::testing::flame;  // NOLINT: the profile with a known 
 
 TEST(FlameGraphTest, ExactProfilesHaveNoVariance) {
   FlameGraph g = BuildFlameGraph(MakeKnownProfile(1));
-  EXPECT_FALSE(g.sampled);
+  EXPECT_FALSE(g.header.sampled());
   for (const FlameNode& n : g.nodes) {
     for (double v : n.variances) EXPECT_EQ(v, 0.0) << n.name;
   }
   std::ostringstream json;
-  WriteFlameJson(MakeKnownProfile(1), g, {}, json);
+  WriteFlameJson(g, {}, json);
   EXPECT_NE(json.str().find("\"sampled\":false"), std::string::npos);
   EXPECT_EQ(json.str().find("\"low\""), std::string::npos);
   EXPECT_EQ(json.str().find("\"high\""), std::string::npos);
@@ -37,9 +37,9 @@ TEST(FlameGraphTest, ExactProfilesHaveNoVariance) {
 TEST(FlameGraphTest, JsonCarriesTypesIntervalsAndEscapes) {
   Profile p = MakeKnownProfile(kPeriod);
   p.functions[0].name = "main<int>";  // '<' must not be able to end the <script> element
-  FlameGraph g = BuildFlameGraph(p);
+  FlameGraph g = BuildFlameGraph(p, "alloc_space");
   std::ostringstream out;
-  WriteFlameJson(p, g, {.source = "/tmp/</script>.pb.gz", .sample_index = "alloc_space"}, out);
+  WriteFlameJson(g, {.source = "/tmp/</script>.pb.gz"}, out);
   std::string json = out.str();
   EXPECT_EQ(json.find('<'), std::string::npos) << json;
   EXPECT_NE(json.find("\"name\":\"main\\u003cint>\""), std::string::npos);
@@ -64,11 +64,10 @@ TEST(FlameGraphTest, JsonCarriesTypesIntervalsAndEscapes) {
 
   // Default: the profile's default_sample_type; an unknown one is refused, naming the known ones.
   std::ostringstream dflt;
-  WriteFlameJson(p, g, {}, dflt);
+  WriteFlameJson(BuildFlameGraph(p), {}, dflt);
   EXPECT_NE(dflt.str().find("\"initial\":3,"), std::string::npos);
-  std::ostringstream bad;
   try {
-    WriteFlameJson(p, g, {.sample_index = "cpu"}, bad);
+    BuildFlameGraph(p, "cpu");
     FAIL() << "no exception";
   } catch (const UnknownSampleIndexError& e) {
     EXPECT_NE(std::string(e.what()).find("inuse_space"), std::string::npos) << e.what();
@@ -77,7 +76,7 @@ TEST(FlameGraphTest, JsonCarriesTypesIntervalsAndEscapes) {
 
 TEST(FlameGraphTest, PageIsSelfContained) {
   Profile p = MakeKnownProfile(kPeriod);
-  std::string page = RenderFlamePage(p, {.source = "known.pb.gz"});
+  std::string page = RenderFlamePage(BuildFlameGraph(p), {.source = "known.pb.gz"});
   EXPECT_EQ(page.rfind("<!doctype html>", 0), 0u);
   EXPECT_EQ(page.find("@HEAPREC_"), std::string::npos);  // every marker replaced
   EXPECT_NE(page.find("\"source\":\"known.pb.gz\""), std::string::npos);

@@ -15,6 +15,7 @@
 #include "analysis/diff.h"
 #include "analysis/profile_view.h"
 #include "analysis/report.h"
+#include "analysis/stack_reports.h"
 #include "diff_profiles.h"
 #include "test_profiles.h"
 
@@ -61,7 +62,7 @@ std::vector<FoldedLine> ParseFolded(const std::string& text, size_t columns) {
 std::string Fold(const Profile& p, const std::string& sample_index = "",
                  const analysis::ViewOptions& view = {}) {
   std::ostringstream out;
-  PrintFolded(p, sample_index, view, out);
+  PrintFolded(analysis::ComputeStackReports(p, sample_index, view), out);
   return out.str();
 }
 
@@ -183,10 +184,7 @@ TEST(FoldedTest, NegativeValuesOutsideADifferenceAreAnError) {
   Profile p = testing::MakeReportProfile();
   p.samples[1].values[3] = -p.samples[1].values[3];
   std::ostringstream out;
-  EXPECT_THROW(PrintFolded(p, "", {}, out), FoldedValueError);
-  EXPECT_EQ(out.str(), "");
-  EXPECT_THROW(PrintFolded(testing::MakeReportProfile(), "nope", {}, out),
-               analysis::UnknownSampleIndexError);
+  EXPECT_THROW(PrintFolded(analysis::ComputeStackReports(p, ""), out), FoldedValueError);
   EXPECT_EQ(out.str(), "");
 }
 

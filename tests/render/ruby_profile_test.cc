@@ -137,7 +137,7 @@ TEST(RubyDiffTest, PerObjectNoiseAndRubyNames) {
   options.base_source = "base.pb.gz";
   options.next_source = "new.pb.gz";
   std::ostringstream out;
-  PrintDiff(testing::MakeRubyProfile(kEvery), GrownProfile(), options, out);
+  PrintDiff(ComputeDiff(testing::MakeRubyProfile(kEvery), GrownProfile(), ""), options, out);
   std::string text = out.str();
   EXPECT_NE(text.find("Base: base.pb.gz (sampled 1 in 100 objects)\n"), std::string::npos) << text;
   EXPECT_NE(text.find("New:  new.pb.gz (sampled 1 in 100 objects)\n"), std::string::npos) << text;

@@ -1,0 +1,26 @@
+// What a profile says of itself besides its samples: how it was sampled, and its comments. Each
+// model an output prints carries the header of the profile (or the two) it was computed from, so
+// that a renderer formats the model alone and a command can compute once and render twice.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "profile/profile.h"
+
+namespace heaprec::analysis {
+
+struct ProfileHeader {
+  int64_t period = 0;  // the sampling interval (bytes), or 1 in `period` objects; <= 1: exact
+  profile::ValueType period_type{};
+  bool per_object = false;  // sampled per object (the Ruby front end's), not per byte
+  std::vector<std::string> comments{};
+
+  bool sampled() const { return period > 1; }
+};
+
+// The header of `profile` (per_object: profile::SamplingModel's rule).
+ProfileHeader HeaderOf(const profile::Profile& profile);
+
+}  // namespace heaprec::analysis
