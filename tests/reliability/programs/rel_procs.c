@@ -58,6 +58,29 @@ static int wait_ok(pid_t pid) {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
+/* fork(), with stdio flushed first so that no child prints the parent's buffered output again;
+ * the process exits if it fails. */
+static pid_t checked_fork(void) {
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) {
+    perror("fork");
+    exit(1);
+  }
+  return pid;
+}
+
+/* Forks a child that runs site_storm_work(seed, count) and exits 0; waits for it and returns 1 if
+ * it did. */
+static int fork_worker(uint32_t seed, int count) {
+  pid_t pid = checked_fork();
+  if (pid == 0) {
+    site_storm_work(seed, count);
+    exit(0);
+  }
+  return wait_ok(pid);
+}
+
 static int storm(int n) {
   int grandchildren = 0, ok = 0;
   pid_t pids[50];
@@ -67,12 +90,7 @@ static int storm(int n) {
     for (int i = 0; i < batch; ++i) {
       int index = first + i;
       if (index % 4 == 0) ++grandchildren;
-      fflush(NULL);
-      pid_t pid = fork();
-      if (pid < 0) {
-        perror("fork");
-        exit(1);
-      }
+      pid_t pid = checked_fork();
       if (pid == 0) {
         site_storm_work(100 + (uint32_t)index, 20);
         int status = 0;
@@ -125,20 +143,9 @@ static int fork_with_threads(int n) {
   /* Make sure the threads are churning before the first fork. */
   while (atomic_load(&g_rounds) < 100) sched_yield();
   int ok = 0;
-  for (int i = 0; i < n; ++i) {
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-      perror("fork");
-      exit(1);
-    }
-    if (pid == 0) {
-      /* Only this thread exists here; locks held by the others at fork time must not be. */
-      site_storm_work(500 + (uint32_t)i, 30);
-      exit(0);
-    }
-    ok += wait_ok(pid);
-  }
+  /* Each child has only the forking thread: locks the churning threads held at fork time must not
+   * stay held there. */
+  for (int i = 0; i < n; ++i) ok += fork_worker(500 + (uint32_t)i, 30);
   atomic_store(&g_stop, 1);
   for (int t = 0; t < 4; ++t) pthread_join(threads[t], NULL);
   printf("threads forks=%d ok=%d\n", n, ok);
@@ -149,17 +156,7 @@ static int fork_loop(int n) {
   int ok = 0;
   for (int i = 0; i < n; ++i) {
     site_storm_work(700 + (uint32_t)i, 20);
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-      perror("fork");
-      exit(1);
-    }
-    if (pid == 0) {
-      site_storm_work(900 + (uint32_t)i, 10);
-      exit(0);
-    }
-    ok += wait_ok(pid);
+    ok += fork_worker(900 + (uint32_t)i, 10);
   }
   printf("loop forks=%d ok=%d\n", n, ok);
   return ok == n ? 0 : 1;
