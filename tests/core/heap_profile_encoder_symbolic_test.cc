@@ -18,7 +18,7 @@
 #include "core/object_sampler.h"
 #include "profile/pprof_reader.h"
 #include "schema/pprof_fields.h"
-#include "string_sink.h"
+#include "write_and_read.h"
 
 namespace heaprec {
 namespace {
@@ -72,18 +72,6 @@ class ClassAgeLabeler final : public SampleLabeler {
     return 3;
   }
 };
-
-// Takes a sorted snapshot of `recorder`, first setting each object's tag from `tag_of` (by key).
-void TakeTagged(HeapRecorder& recorder, const std::map<std::uint64_t, std::uint64_t>& tag_of,
-                HeapSnapshot* snapshot) {
-  ASSERT_TRUE(snapshot->Take(recorder));
-  HeapSnapshot::Object* objects = snapshot->mutable_objects();
-  for (std::size_t i = 0; i < snapshot->object_count(); ++i) {
-    auto it = tag_of.find(objects[i].key);
-    if (it != tag_of.end()) objects[i].tag = it->second;
-  }
-  snapshot->SortByStackAndSize();
-}
 
 ProfileMetadata RuntimeMetadata(std::uint64_t every, const FrameDescriber* frames,
                                 const SampleLabeler* labeler) {
@@ -141,16 +129,13 @@ class SymbolicProfileTest : public ::testing::Test {
   ObjectSampler sampler_;
   TableDescriber describer_;
   ClassAgeLabeler labeler_;
-  std::map<std::uint64_t, std::uint64_t> tag_of_;
+  TagsByKey tag_of_;
 };
 
 TEST_F(SymbolicProfileTest, WritesFunctionsLinesAndTagLabels) {
-  HeapSnapshot snapshot;
-  ASSERT_NO_FATAL_FAILURE(TakeTagged(recorder_, tag_of_, &snapshot));
-  StringSink sink;
-  ASSERT_TRUE(
-      EncodeHeapProfile(snapshot, RuntimeMetadata(kEvery, &describer_, &labeler_), memory_, sink));
-  Profile p = ReadProfile(sink.bytes);
+  const std::string bytes = WriteProfileBytes(
+      recorder_, RuntimeMetadata(kEvery, &describer_, &labeler_), memory_, tag_of_);
+  Profile p = ReadProfile(bytes);
 
   // Only the inuse_ pair: this front end keeps no allocation history.
   ASSERT_EQ(p.sample_types.size(), 2u);
@@ -239,7 +224,7 @@ TEST_F(SymbolicProfileTest, WritesFunctionsLinesAndTagLabels) {
 
   // Every string once, "" first: "Foo#bar" names two functions, "String" labels four samples,
   // "count" and "bytes" serve as units of several kinds.
-  std::vector<std::string> table = RawStringTable(sink.bytes);
+  std::vector<std::string> table = RawStringTable(bytes);
   ASSERT_FALSE(table.empty());
   EXPECT_EQ(table[0], "");
   std::set<std::string> distinct(table.begin(), table.end());
@@ -251,12 +236,7 @@ TEST_F(SymbolicProfileTest, WritesFunctionsLinesAndTagLabels) {
 
 TEST_F(SymbolicProfileTest, TagZeroWithoutLabelerIsOneGroupPerStackAndSize) {
   // The same objects untagged and without a labeler: stack A's five 40-byte objects merge again.
-  HeapSnapshot snapshot;
-  ASSERT_NO_FATAL_FAILURE(TakeTagged(recorder_, {}, &snapshot));
-  StringSink sink;
-  ASSERT_TRUE(
-      EncodeHeapProfile(snapshot, RuntimeMetadata(kEvery, &describer_, nullptr), memory_, sink));
-  Profile p = ReadProfile(sink.bytes);
+  Profile p = WriteAndRead(recorder_, RuntimeMetadata(kEvery, &describer_, nullptr), memory_);
   ASSERT_EQ(p.samples.size(), 4u);
   std::multiset<std::vector<std::int64_t>> values;
   for (const Sample& s : p.samples) {
@@ -274,12 +254,7 @@ TEST_F(SymbolicProfileTest, UndescribableFrameDropsOnlyItsSamples) {
   std::uint64_t bad1[] = {999, 104}, bad2[] = {103, 999};
   recorder_.Record(100, bad1, 2, 40, sampler_.weight(), 0);
   recorder_.Record(101, bad2, 2, 40, sampler_.weight(), 0);
-  HeapSnapshot snapshot;
-  ASSERT_NO_FATAL_FAILURE(TakeTagged(recorder_, {}, &snapshot));
-  StringSink sink;
-  ASSERT_TRUE(
-      EncodeHeapProfile(snapshot, RuntimeMetadata(kEvery, &describer_, nullptr), memory_, sink));
-  Profile p = ReadProfile(sink.bytes);
+  Profile p = WriteAndRead(recorder_, RuntimeMetadata(kEvery, &describer_, nullptr), memory_);
   EXPECT_EQ(p.samples.size(), 4u);  // the four groups of SetUp's objects
 }
 
@@ -307,12 +282,9 @@ TEST(HeapProfileEncoderStringsTest, TwentyThousandFunctionNamesRoundTrip) {
     // The size identifies the stack in the decoded profile.
     recorder.Record(s + 1, frames, kDepth, s + 1, 1.0, 0);
   }
-  HeapSnapshot snapshot;
-  ASSERT_TRUE(snapshot.Take(recorder));
-  snapshot.SortByStackAndSize();
-  StringSink sink;
-  ASSERT_TRUE(EncodeHeapProfile(snapshot, RuntimeMetadata(1, &describer, nullptr), memory, sink));
-  Profile p = ReadProfile(sink.bytes);
+  const std::string bytes =
+      WriteProfileBytes(recorder, RuntimeMetadata(1, &describer, nullptr), memory);
+  Profile p = ReadProfile(bytes);
 
   ASSERT_EQ(p.functions.size(), kFrames);
   ASSERT_EQ(p.locations.size(), kFrames);
@@ -339,7 +311,7 @@ TEST(HeapProfileEncoderStringsTest, TwentyThousandFunctionNamesRoundTrip) {
   }
   EXPECT_EQ(mismatches, 0);
 
-  std::vector<std::string> table = RawStringTable(sink.bytes);
+  std::vector<std::string> table = RawStringTable(bytes);
   std::set<std::string> distinct(table.begin(), table.end());
   EXPECT_EQ(distinct.size(), table.size()) << "a string was interned twice";
   for (const std::string& n : names) ASSERT_TRUE(distinct.count(n)) << n;
@@ -360,20 +332,8 @@ TEST(HeapProfileEncoderNativeTagsTest, TagZeroMergesHistoryAndOtherTagsSplit) {
   ProfileMetadata metadata = {};
   metadata.sample_interval = 4096;
 
-  auto write = [&](std::uint64_t tag_of_0x20) {
-    HeapSnapshot snapshot;
-    EXPECT_TRUE(snapshot.Take(recorder));
-    for (std::size_t i = 0; i < snapshot.object_count(); ++i) {
-      if (snapshot.objects()[i].key == 0x20) snapshot.mutable_objects()[i].tag = tag_of_0x20;
-    }
-    snapshot.SortByStackAndSize();
-    StringSink sink;
-    EXPECT_TRUE(EncodeHeapProfile(snapshot, metadata, memory, sink));
-    return ReadProfile(sink.bytes);
-  };
-
   // All tag 0: one sample, alloc 1.25 + 2.75 + 3 = 7 objects / 700 bytes, inuse 4 / 400.
-  Profile merged = write(0);
+  Profile merged = WriteAndRead(recorder, metadata, memory);
   ASSERT_EQ(merged.sample_types.size(), 4u);
   EXPECT_EQ(merged.period_type, (ValueType{"space", "bytes"}));
   EXPECT_TRUE(merged.functions.empty());
@@ -386,7 +346,7 @@ TEST(HeapProfileEncoderNativeTagsTest, TagZeroMergesHistoryAndOtherTagsSplit) {
 
   // 0x20 tagged 5: the tag-0 group keeps the history and 0x10 (1.25 -> 1, 125 bytes); the tag-5
   // group has only 0x20's live values (2.75 -> 3, 275 bytes).
-  Profile split = write(5);
+  Profile split = WriteAndRead(recorder, metadata, memory, {{0x20, 5}});
   ASSERT_EQ(split.samples.size(), 2u);
   std::multiset<std::vector<std::int64_t>> values;
   for (const Sample& s : split.samples) values.insert(s.values);

@@ -15,7 +15,7 @@
 
 #include "core/gzip_file_sink.h"
 #include "profile/pprof_reader.h"
-#include "string_sink.h"
+#include "write_and_read.h"
 
 namespace heaprec {
 namespace {
@@ -50,12 +50,7 @@ class HeapProfileEncoderTest : public ::testing::Test {
 };
 
 TEST_F(HeapProfileEncoderTest, WritesGoHeapConventions) {
-  HeapSnapshot snapshot;
-  ASSERT_TRUE(snapshot.Take(recorder_));
-  snapshot.SortByStackAndSize();
-  StringSink sink;
-  ASSERT_TRUE(EncodeHeapProfile(snapshot, Metadata(), memory_, sink));
-  Profile p = ReadProfile(sink.bytes);
+  Profile p = WriteAndRead(recorder_, Metadata(), memory_);
 
   ASSERT_EQ(p.sample_types.size(), 4u);
   EXPECT_EQ(p.sample_types[0], (ValueType{"alloc_objects", "count"}));
@@ -113,12 +108,7 @@ TEST_F(HeapProfileEncoderTest, OldestLiveObjectsAgeIsALabel) {
   recorder.Record(0x40, a, 1, 128, 1.0, kNow - 7000);
   recorder.Forget(0x40);                              // a group with nothing live: no label
   recorder.Record(0x50, b, 1, 64, 1.0, kNow + 1000);  // after the profile's time (clock set back)
-  HeapSnapshot snapshot;
-  ASSERT_TRUE(snapshot.Take(recorder));
-  snapshot.SortByStackAndSize();
-  StringSink sink;
-  ASSERT_TRUE(EncodeHeapProfile(snapshot, Metadata(), memory, sink));
-  Profile p = ReadProfile(sink.bytes);
+  Profile p = WriteAndRead(recorder, Metadata(), memory);
   ASSERT_EQ(p.samples.size(), 3u);
   std::map<std::uint64_t, std::uint64_t> address_of;
   for (const Location& l : p.locations) address_of[l.id] = l.address;
@@ -139,8 +129,7 @@ TEST_F(HeapProfileEncoderTest, OldestLiveObjectsAgeIsALabel) {
 
 TEST_F(HeapProfileEncoderTest, GzipFileSinkWritesAReadableFile) {
   HeapSnapshot snapshot;
-  ASSERT_TRUE(snapshot.Take(recorder_));
-  snapshot.SortByStackAndSize();
+  ASSERT_NO_FATAL_FAILURE(TakeSorted(recorder_, &snapshot));
   char path[] = "/tmp/heaprec-writer-test-XXXXXX";
   int fd = mkstemp(path);
   ASSERT_GE(fd, 0);
@@ -167,8 +156,7 @@ TEST_F(HeapProfileEncoderTest, FailingSinkIsReported) {
     bool Write(const void*, std::size_t) override { return false; }
   } sink;
   HeapSnapshot snapshot;
-  ASSERT_TRUE(snapshot.Take(recorder_));
-  snapshot.SortByStackAndSize();
+  ASSERT_NO_FATAL_FAILURE(TakeSorted(recorder_, &snapshot));
   EXPECT_FALSE(EncodeHeapProfile(snapshot, Metadata(), memory_, sink));
 }
 
