@@ -121,23 +121,6 @@ int RunningDumps(const std::string& dir, pid_t pid) {
   return n;
 }
 
-// The peak profiles (NAME.peak.pb.gz) in `dir`, read and checked like ReadProfiles checks the
-// others: readable, one pid= and reason=peak comment, named p.<pid>.peak.pb.gz. (ReadProfiles
-// lists the directory without them: its peak_files holds only peak profiles with other names.)
-std::vector<ProfileFile> ReadPeakProfiles(const std::string& dir) {
-  std::vector<ProfileFile> peaks;
-  for (const std::string& path : e2e::ListProfiles(dir, true)) {
-    std::optional<ProfileFile> valid = ReadValidProfile(path);
-    if (!valid) continue;
-    ProfileFile& file = *valid;
-    file.reason = CommentText(file.profile, "reason");
-    EXPECT_EQ(file.reason, "peak") << path;
-    EXPECT_EQ(path, dir + "/p." + std::to_string(file.pid) + ".peak.pb.gz");
-    peaks.push_back(std::move(file));
-  }
-  return peaks;
-}
-
 const std::string kLib = HEAPREC_LIB;
 
 // The library's environment for a run in `dir`: exact mode unless `exact` is false.

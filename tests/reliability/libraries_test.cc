@@ -33,7 +33,16 @@ TEST_F(LibrariesTest, DlopenDlcloseExact) {
 // Peak profiles are written by heaprec's dump thread while the program goes on: here, while it
 // unloads the library whose frames the profile is describing. Reading an unmapped ELF header used
 // to kill the program about once in 25 runs; 40 seeded runs, each must end as it does alone.
+//
+// And each run that sampled a block has written a valid peak profile by its exit: one sampled
+// block of n >= 1 bytes alone makes the live estimate n / (1 - exp(-(n + 1) / T)) >= T / 2 (256 KiB
+// at the default interval T), past the 64 KiB floor of the peak copy, which is taken then and
+// written by the dump thread or, at the latest, by the final dump beside the final profile. So a
+// run has one peak profile exactly when its final profile counts allocated bytes. The program
+// allocates about 1.8 MiB, 3.6 T: a run samples nothing with probability exp(-3.6), 3% (here 4 of
+// the 40 seeds), and all 40 runs nothing with probability 1e-60: at least one peak profile must be.
 TEST_F(LibrariesTest, DlcloseWhilePeakProfilesAreWritten) {
+  size_t peak_profiles = 0;
   for (int seed = 1; seed <= 40; ++seed) {
     SCOPED_TRACE(seed);
     TempDir run_dir;
@@ -41,7 +50,17 @@ TEST_F(LibrariesTest, DlcloseWhilePeakProfilesAreWritten) {
                                       {{"HEAPREC_SEED", std::to_string(seed)}});
     ASSERT_EQ(run.status, 0) << Describe(run);
     EXPECT_NE(run.out.find("cycles=50 kept=750000\n"), std::string::npos) << Describe(run);
+    ProfileSet profiles = ReadProfiles(run_dir.path());
+    ASSERT_EQ(profiles.exit_profiles.size(), 1u) << Describe(run);
+    const int64_t sampled_bytes =
+        e2e::TotalValues(profiles.files[profiles.exit_profiles.begin()->second].profile)
+            .alloc_space;
+    std::vector<ProfileFile> peaks = ReadPeakProfiles(run_dir.path());
+    EXPECT_EQ(peaks.size(), sampled_bytes > 0 ? 1u : 0u)
+        << "the final profile counts " << sampled_bytes << " allocated bytes";
+    peak_profiles += peaks.size();
   }
+  EXPECT_GE(peak_profiles, 1u) << "no run wrote a peak profile";
 }
 
 TEST_F(LibrariesTest, DlopenDlcloseDefaultInterval) {

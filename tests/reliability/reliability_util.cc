@@ -127,6 +127,20 @@ ProfileSet ReadProfiles(const std::string& dir) {
   return set;
 }
 
+std::vector<ProfileFile> ReadPeakProfiles(const std::string& dir) {
+  std::vector<ProfileFile> peaks;
+  for (const std::string& path : e2e::ListProfiles(dir, true)) {
+    std::optional<ProfileFile> valid = ReadValidProfile(path);
+    if (!valid) continue;
+    ProfileFile& file = *valid;
+    file.reason = CommentText(file.profile, "reason");
+    EXPECT_EQ(file.reason, "peak") << path;
+    EXPECT_EQ(path, dir + "/p." + std::to_string(file.pid) + ".peak.pb.gz");
+    peaks.push_back(std::move(file));
+  }
+  return peaks;
+}
+
 std::string Describe(const RunResult& run) {
   std::ostringstream text;
   text << "status " << run.status << (run.status == kHung ? " (HUNG: killed by the guard)" : "")

@@ -79,6 +79,11 @@ bool IsFinalReason(const std::string& reason);
 // profiles share a pid, and no temporary file (`*.tmp.*`) is left in the directory.
 ProfileSet ReadProfiles(const std::string& dir);
 
+// The peak profiles (NAME.peak.pb.gz) in `dir`, read and checked like ReadProfiles checks the
+// others: readable, one pid= and reason=peak comment, named p.<pid>.peak.pb.gz. (ReadProfiles
+// lists the directory without them: its peak_files holds only peak profiles with other names.)
+std::vector<ProfileFile> ReadPeakProfiles(const std::string& dir);
+
 // Whether the run was killed by the hang guard (and a message saying so for gtest).
 std::string Describe(const RunResult& run);
 
