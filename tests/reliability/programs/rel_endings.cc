@@ -1,5 +1,6 @@
 // Every way a process can end, each after allocating a known amount at a known site, for
-// endings_test.cc. C++ for the uncaught exception; C-style otherwise.
+// endings_test.cc, peak_test.cc (peak, peak-oom, above) and dumps_test.cc (usr2-*, exec-*). C++ for
+// the uncaught exception; C-style otherwise.
 //
 // Endings (each allocates 40 x 1000 bytes at site_ending first, says "before MODE" and flushes):
 //   rel_endings exit            exit(3)
