@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "heaprec_command_fixture.h"
 #include "profile/pprof_reader.h"
 #include "profile/pprof_writer.h"
 #include "render/output_file.h"
@@ -21,19 +22,13 @@ using namespace ::heaprec::render;
 
 using testing::ShellQuote;
 
-class CliTest : public ::testing::Test {
+class CliTest : public HeaprecCommandTest {
  protected:
   void SetUp() override {
-    dir_ = testing::MakeTempDir();
-    profile_ = dir_ + "/heap.pb.gz";
-    WriteProfileFile(testing::MakeReportProfile(), profile_);
+    HeaprecCommandTest::SetUp();
+    profile_ = WriteProfile("heap.pb.gz", testing::MakeReportProfile());
   }
 
-  int Heaprec(const std::string& args, std::string* output) {
-    return testing::RunCommand(ShellQuote(HEAPREC_BINARY) + " " + args, output);
-  }
-
-  std::string dir_;
   std::string profile_;
 };
 

@@ -5,8 +5,8 @@
 
 #include "analysis/diff.h"
 #include "diff_profiles.h"
+#include "heaprec_command_fixture.h"
 #include "profile/pprof_reader.h"
-#include "render/output_file.h"
 #include "test_profiles.h"
 
 namespace heaprec::cli {
@@ -15,18 +15,15 @@ namespace {
 using namespace ::heaprec::profile;
 using namespace ::heaprec::testing::diff;  // NOLINT: the profiles with a known difference
 using analysis::MakeDiffProfile;
-using render::WriteProfileFile;
 
 using testing::ShellQuote;
 
-class DiffToolTest : public ::testing::Test {
+class DiffToolTest : public HeaprecCommandTest {
  protected:
   void SetUp() override {
-    dir_ = testing::MakeTempDir();
-    base_ = dir_ + "/base.pb.gz";
-    next_ = dir_ + "/new.pb.gz";
-    WriteProfileFile(ExactBase(), base_);
-    WriteProfileFile(ExactNew(), next_);
+    HeaprecCommandTest::SetUp();
+    base_ = WriteProfile("base.pb.gz", ExactBase());
+    next_ = WriteProfile("new.pb.gz", ExactNew());
   }
 
   int Run(const std::string& tool, const std::string& args, std::string* output) {
@@ -35,7 +32,7 @@ class DiffToolTest : public ::testing::Test {
                                output);
   }
 
-  std::string dir_, base_, next_;
+  std::string base_, next_;
 };
 
 TEST_F(DiffToolTest, RealPprofShowsTheDifference) {
@@ -79,8 +76,7 @@ TEST_F(DiffToolTest, CommandLineErrors) {
   Profile other = ExactNew();
   other.sample_types.pop_back();
   for (Sample& s : other.samples) s.values.pop_back();
-  std::string other_path = dir_ + "/other.pb.gz";
-  WriteProfileFile(other, other_path);
+  std::string other_path = WriteProfile("other.pb.gz", other);
   std::string written = dir_ + "/never.pb.gz";
   EXPECT_EQ(
       Run(HEAPREC_BINARY,

@@ -8,6 +8,7 @@
 
 #include "analysis/flame_graph.h"
 #include "flame_profile.h"
+#include "heaprec_command_fixture.h"
 #include "render/flame_page.h"
 #include "render/output_file.h"
 #include "test_profiles.h"
@@ -20,25 +21,20 @@ using namespace ::heaprec::analysis;
 using namespace ::heaprec::render;
 using namespace ::heaprec::testing::flame;  // NOLINT: the profile with a known call tree
 
-class FlameCommandTest : public ::testing::Test {
+class FlameCommandTest : public HeaprecCommandTest {
  protected:
   void SetUp() override {
-    dir_ = testing::MakeTempDir();
-    profile_ = dir_ + "/known.pb.gz";
+    HeaprecCommandTest::SetUp();
     Profile p = MakeKnownProfile(kPeriod);
     p.samples.pop_back();  // the reader refuses the sample with a missing location
-    WriteProfileFile(p, profile_);
+    profile_ = WriteProfile("known.pb.gz", p);
   }
-  std::string dir_;
   std::string profile_;
 };
 
 TEST_F(FlameCommandTest, WritesThePageBesideTheProfile) {
   std::string output;
-  ASSERT_EQ(testing::RunCommand(
-                std::string(HEAPREC_BINARY) + " flame " + testing::ShellQuote(profile_), &output),
-            0)
-      << output;
+  ASSERT_EQ(Heaprec("flame " + testing::ShellQuote(profile_), &output), 0) << output;
   EXPECT_NE(output.find("wrote " + dir_ + "/known.html"), std::string::npos) << output;
   std::ifstream in(dir_ + "/known.html");
   std::stringstream page;
@@ -49,11 +45,10 @@ TEST_F(FlameCommandTest, WritesThePageBesideTheProfile) {
 TEST_F(FlameCommandTest, OutputAndSampleIndexOptions) {
   std::string output;
   std::string out = dir_ + "/x.html";
-  ASSERT_EQ(
-      testing::RunCommand(std::string(HEAPREC_BINARY) + " flame " + testing::ShellQuote(profile_) +
-                              " -o " + testing::ShellQuote(out) + " --sample-index alloc_objects",
-                          &output),
-      0)
+  ASSERT_EQ(Heaprec("flame " + testing::ShellQuote(profile_) + " -o " + testing::ShellQuote(out) +
+                        " --sample-index alloc_objects",
+                    &output),
+            0)
       << output;
   std::ifstream in(out);
   std::stringstream page;
@@ -63,18 +58,14 @@ TEST_F(FlameCommandTest, OutputAndSampleIndexOptions) {
 
 TEST_F(FlameCommandTest, Errors) {
   std::string output;
-  EXPECT_EQ(testing::RunCommand(std::string(HEAPREC_BINARY) + " flame " +
-                                    testing::ShellQuote(profile_) + " -o " +
-                                    testing::ShellQuote(dir_ + "/y.html") + " --sample-index cpu",
-                                &output),
+  EXPECT_EQ(Heaprec("flame " + testing::ShellQuote(profile_) + " -o " +
+                        testing::ShellQuote(dir_ + "/y.html") + " --sample-index cpu",
+                    &output),
             2);
   EXPECT_NE(output.find("heaprec flame: unknown sample index 'cpu'"), std::string::npos) << output;
-  EXPECT_EQ(testing::RunCommand(std::string(HEAPREC_BINARY) + " flame " +
-                                    testing::ShellQuote(dir_ + "/missing.pb.gz"),
-                                &output),
-            1);
+  EXPECT_EQ(Heaprec("flame " + testing::ShellQuote(dir_ + "/missing.pb.gz"), &output), 1);
   EXPECT_NE(output.find("heaprec flame: "), std::string::npos) << output;
-  EXPECT_EQ(testing::RunCommand(std::string(HEAPREC_BINARY) + " flame", &output), 2);
+  EXPECT_EQ(Heaprec("flame", &output), 2);
 }
 
 TEST(RubyFlameGraphTest, JsonAndPage) {

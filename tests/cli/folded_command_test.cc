@@ -9,7 +9,7 @@
 
 #include "analysis/diff.h"
 #include "diff_profiles.h"
-#include "render/output_file.h"
+#include "heaprec_command_fixture.h"
 #include "test_profiles.h"
 
 namespace heaprec {
@@ -18,15 +18,13 @@ namespace {
 using namespace ::heaprec::profile;
 using testing::ShellQuote;
 
-class FoldedCommandTest : public ::testing::Test {
+class FoldedCommandTest : public HeaprecCommandTest {
  protected:
-  void SetUp() override { dir_ = testing::MakeTempDir(); }
-
   // Writes `profile`, prints it with `heaprec report --format folded` into FILE.folded and draws
   // that with flamegraph.pl into FILE.svg; returns flamegraph.pl's status, its messages in `err`.
   int FoldAndDraw(const Profile& profile, const std::string& name, std::string* err) {
     std::string path = dir_ + "/" + name;
-    render::WriteProfileFile(profile, path + ".pb.gz");
+    WriteProfile(name + ".pb.gz", profile);
     std::string out;
     EXPECT_EQ(
         // In braces: RunCommand sends the command's stderr to `out` after these redirections.
@@ -55,8 +53,6 @@ class FoldedCommandTest : public ::testing::Test {
     text << in.rdbuf();
     return text.str();
   }
-
-  std::string dir_;
 };
 
 TEST_F(FoldedCommandTest, FlamegraphPlDrawsTheReport) {
@@ -97,12 +93,9 @@ TEST_F(FoldedCommandTest, FlamegraphPlDrawsADifference) {
 TEST_F(FoldedCommandTest, NegativeValuesAreAOneLineError) {
   Profile p = testing::MakeReportProfile();
   p.samples[0].values[3] = -p.samples[0].values[3];
-  std::string path = dir_ + "/negative.pb.gz";
-  render::WriteProfileFile(p, path);
+  std::string path = WriteProfile("negative.pb.gz", p);
   std::string out;
-  EXPECT_EQ(testing::RunCommand(
-                ShellQuote(HEAPREC_BINARY) + " report --format folded " + ShellQuote(path), &out),
-            1);
+  EXPECT_EQ(Heaprec("report --format folded " + ShellQuote(path), &out), 1);
   // After the lines about libfoo.so, which is nowhere to symbolize from.
   EXPECT_NE(out.find("\nheaprec report: folded stacks cannot hold negative values (-3145728 at "
                      "main;ns::Build;ns::Inner;Alloc)"),

@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <string>
 
-#include "render/output_file.h"
+#include "heaprec_command_fixture.h"
 #include "runtime_stack_profile.h"
 #include "test_profiles.h"
 
@@ -17,12 +17,11 @@ namespace {
 
 using testing::ShellQuote;
 
-class FrameOptionsTest : public ::testing::Test {
+class FrameOptionsTest : public HeaprecCommandTest {
  protected:
   void SetUp() override {
-    dir_ = testing::MakeTempDir();
-    profile_ = dir_ + "/heap.pb.gz";
-    render::WriteProfileFile(testing::runtime_stack::MakeRuntimeStackProfile(), profile_);
+    HeaprecCommandTest::SetUp();
+    profile_ = WriteProfile("heap.pb.gz", testing::runtime_stack::MakeRuntimeStackProfile());
   }
 
   // `heaprec report OPTIONS PROFILE`'s rows: the lines after the table's header.
@@ -34,11 +33,6 @@ class FrameOptionsTest : public ::testing::Test {
     return header == std::string::npos ? out : out.substr(header + 11);
   }
 
-  int Heaprec(const std::string& args, std::string* output) {
-    return testing::RunCommand(ShellQuote(HEAPREC_BINARY) + " " + args, output);
-  }
-
-  std::string dir_;
   std::string profile_;
 };
 

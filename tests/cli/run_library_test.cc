@@ -11,6 +11,7 @@
 #include <iterator>
 #include <optional>
 
+#include "heaprec_command_fixture.h"
 #include "test_profiles.h"
 
 namespace heaprec {
@@ -18,10 +19,10 @@ namespace {
 
 using testing::ShellQuote;
 
-class RunLibraryTest : public ::testing::Test {
+class RunLibraryTest : public HeaprecCommandTest {
  protected:
   void SetUp() override {
-    dir_ = testing::MakeTempDir();
+    HeaprecCommandTest::SetUp();
     marker_ = dir_ + "/ran";
   }
 
@@ -56,7 +57,6 @@ class RunLibraryTest : public ::testing::Test {
     EXPECT_FALSE(std::filesystem::exists(marker_)) << "the program must not run";
   }
 
-  std::string dir_;
   std::string marker_;
 };
 
