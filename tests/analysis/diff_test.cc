@@ -17,7 +17,7 @@ namespace heaprec::analysis {
 namespace {
 
 using namespace ::heaprec::profile;
-using namespace ::heaprec::testing::diff;  // NOLINT: the profiles with a known difference
+using namespace ::heaprec::test_support::diff;  // NOLINT: the profiles with a known difference
 
 std::vector<std::pair<std::string, int64_t>> Changes(const std::vector<DiffFunction>& entries,
                                                      bool cum) {

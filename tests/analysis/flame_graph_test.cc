@@ -17,7 +17,7 @@ namespace heaprec::analysis {
 namespace {
 
 using namespace ::heaprec::profile;
-using namespace ::heaprec::testing::flame;  // NOLINT: the profile with a known call tree
+using namespace ::heaprec::test_support::flame;  // NOLINT: the profile with a known call tree
 
 std::vector<int64_t> Values(const FlameNode& n) { return n.values; }
 
@@ -136,12 +136,12 @@ TEST(FlameGraphTest, SamplesWithoutLocationsCountAtTheRootOnly) {
   EXPECT_EQ(g.nodes[g.root().children[0]].values[kInuseSpace], 20);
 }
 
-// A Ruby front end profile (testing::MakeRubyProfile): frames without mappings or addresses, two
+// A Ruby front end profile (test_support::MakeRubyProfile): frames without mappings or addresses, two
 // sample types, per-object sampling.
 TEST(RubyFlameGraphTest, FramesCarryRubyNamesFilesAndLines) {
   constexpr int64_t kEvery = 100;
   enum { kObjects, kSpace };
-  FlameGraph g = BuildFlameGraph(testing::MakeRubyProfile(kEvery));
+  FlameGraph g = BuildFlameGraph(test_support::MakeRubyProfile(kEvery));
   ASSERT_EQ(g.sample_types.size(), 2u);
   EXPECT_TRUE(g.header.sampled());
   EXPECT_EQ(Values(g.root()), (std::vector<int64_t>{700, 128000}));
@@ -176,7 +176,7 @@ TEST(RubyFlameGraphTest, FramesCarryRubyNamesFilesAndLines) {
   EXPECT_DOUBLE_EQ(g.root().variances[kObjects], 700.0 * (kEvery - 1));
 
   // Exact at sample_every 1.
-  FlameGraph exact = BuildFlameGraph(testing::MakeRubyProfile(1));
+  FlameGraph exact = BuildFlameGraph(test_support::MakeRubyProfile(1));
   EXPECT_FALSE(exact.header.sampled());
   for (const FlameNode& n : exact.nodes) {
     for (double v : n.variances) EXPECT_EQ(v, 0.0) << n.name;

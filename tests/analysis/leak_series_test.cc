@@ -15,7 +15,7 @@ namespace heaprec::analysis {
 namespace {
 
 using namespace ::heaprec::profile;
-using namespace ::heaprec::testing::leaks;  // NOLINT: the synthetic series
+using namespace ::heaprec::test_support::leaks;  // NOLINT: the synthetic series
 
 TEST(FitLineTest, ExactLine) {
   std::vector<double> t, y;
@@ -231,7 +231,7 @@ std::vector<LeakInput> ThreeSitesAndFinal(int64_t pid, const std::string& reason
                                       {{.leaf = kLeak, .objects = 0, .size = 1024},
                                        {.leaf = kFlat, .objects = 16, .size = 65536},
                                        {.leaf = kChurn, .objects = 0, .size = 1024}});
-  testing::leaks::SetReason(final_profile, reason);
+  test_support::leaks::SetReason(final_profile, reason);
   inputs.push_back({"p." + std::to_string(pid) + ".pb.gz", final_profile});
   return inputs;
 }
@@ -289,7 +289,7 @@ TEST(AnalyzeLeaksTest, PeakProfilesStayOutNextToTheFinalOne) {
   Profile peak = MakeProfile(42, kT0 + 12 * kSecond / 10, 1,
                              {{.leaf = kLeak, .objects = 1200, .size = 1024},
                               {.leaf = kFlat, .objects = 16, .size = 65536}});
-  testing::leaks::SetReason(peak, "peak");
+  test_support::leaks::SetReason(peak, "peak");
   inputs.push_back({"p.42.peak.pb.gz", peak});
   const LeakSeries s = AnalyzeLeaks(inputs, {})[0];
   EXPECT_EQ(s.peak_profiles_left_out, 1u);

@@ -12,7 +12,7 @@ namespace {
 using namespace ::heaprec::profile;
 
 TEST(ObjectAgeTest, AgeLabelOrOldestAllocationTime) {
-  Profile p = testing::MakeNativeHeapProfile(1);
+  Profile p = test_support::MakeNativeHeapProfile(1);
   p.time_nanos = 1700000000000000000;
   Sample s;
   EXPECT_EQ(SampleAgeNanos(p, s), -1);

@@ -25,7 +25,7 @@ const FrameId& FrameFunction(const ProfileView& view, const LocationFrame& frame
 }
 
 TEST(ProfileViewTest, FramesOfALocationInnermostFirst) {
-  Profile p = testing::MakeReportProfile();
+  Profile p = test_support::MakeReportProfile();
   ProfileView view(p);
   // Location 2: ns::Inner() (inner.h:31) inlined into ns::Build(int) (build.cc:22).
   std::span<const LocationFrame> frames = view.Frames(2);
@@ -52,7 +52,7 @@ TEST(ProfileViewTest, FramesOfALocationInnermostFirst) {
 }
 
 TEST(ProfileViewTest, OneFunctionPerNameAndFile) {
-  Profile p = testing::MakeReportProfile();
+  Profile p = test_support::MakeReportProfile();
   // A duplicate Function entry of main, and a function only known by its system name.
   p.functions.push_back({.id = 5, .name = "main", .filename = "/src/main.cc", .start_line = 10});
   p.functions.push_back({.id = 6, .system_name = "_Z4workv", .filename = "/src/work.cc"});
@@ -66,7 +66,7 @@ TEST(ProfileViewTest, OneFunctionPerNameAndFile) {
 }
 
 TEST(ProfileViewTest, UnsymbolizedAddressesAreNamedInTheirMapping) {
-  Profile p = testing::MakeReportProfile();
+  Profile p = test_support::MakeReportProfile();
   p.locations.push_back({.id = 7, .address = 0x9999});  // in no mapping
   ProfileView view(p);
   ASSERT_EQ(view.Frames(4).size(), 1u);
@@ -86,7 +86,7 @@ TEST(ProfileViewTest, UnsymbolizedAddressesAreNamedInTheirMapping) {
 }
 
 TEST(ProfileViewTest, RubyFunctionsShowTheirSmallestLine) {
-  Profile p = testing::MakeRubyProfile();
+  Profile p = test_support::MakeRubyProfile();
   ProfileView view(p);
   auto function = [&](uint64_t location) { return FrameFunction(view, view.Frames(location)[0]); };
   // Cache#fill is at line 11 in location 3 and at line 15 in location 5.
@@ -113,7 +113,7 @@ std::string SiteStackNames(const ProfileView& view, const Sample& s) {
 }
 
 TEST(ProfileViewTest, RuntimeFramesAndTheSiteStack) {
-  using namespace ::heaprec::testing::runtime_stack;  // NOLINT: the fixture's ids
+  using namespace ::heaprec::test_support::runtime_stack;  // NOLINT: the fixture's ids
   Profile p = MakeRuntimeStackProfile();
   ProfileView view(p);
   auto runtime = [&](uint64_t location, size_t frame = 0) {
@@ -172,7 +172,7 @@ TEST(ProfileViewTest, RuntimeFramesAndTheSiteStack) {
 }
 
 TEST(ProfileViewTest, OneFramePerLine) {
-  Profile p = testing::runtime_stack::MakeRuntimeStackProfile();
+  Profile p = test_support::runtime_stack::MakeRuntimeStackProfile();
   ProfileView view(p, {.lines = true});
   const FrameId& at12 = FrameFunction(view, view.Frames(3)[1]);
   const FrameId& at14 = FrameFunction(view, view.Frames(4)[0]);
@@ -206,7 +206,7 @@ TEST(LineTallyTest, HeaviestLine) {
 }
 
 TEST(ProfileViewTest, PairedTypesAndObjectSizes) {
-  Profile p = testing::MakeReportProfile();
+  Profile p = test_support::MakeReportProfile();
   ProfileView view(p);
   EXPECT_EQ(view.PairedType(kInuseSpace), kInuseObjects);
   EXPECT_EQ(view.PairedType(kInuseObjects), kInuseSpace);
@@ -226,7 +226,7 @@ TEST(ProfileViewTest, PairedTypesAndObjectSizes) {
 }
 
 TEST(ProfileViewTest, EstimatesAndVariances) {
-  Profile sampled = testing::MakeReportProfile();
+  Profile sampled = test_support::MakeReportProfile();
   ProfileView view(sampled);
   EXPECT_TRUE(view.sampling().sampled());
   EXPECT_TRUE(view.IsEstimate(kInuseSpace));
@@ -243,7 +243,7 @@ TEST(ProfileViewTest, EstimatesAndVariances) {
   unknown.samples = {{.values = {1000}}};
   EXPECT_TRUE(std::isnan(ProfileView(unknown).Variance(unknown.samples[0], 0)));
   // Exact values, and types heaprec does not sample, have none.
-  Profile exact = testing::MakeReportProfile();
+  Profile exact = test_support::MakeReportProfile();
   exact.period = 1;
   EXPECT_FALSE(ProfileView(exact).IsEstimate(kInuseSpace));
   EXPECT_EQ(ProfileView(exact).Variance(exact.samples[0], kInuseSpace), 0);
@@ -254,7 +254,7 @@ TEST(ProfileViewTest, EstimatesAndVariances) {
 }
 
 TEST(ProfileViewTest, SampleIndex) {
-  Profile p = testing::MakeReportProfile();
+  Profile p = test_support::MakeReportProfile();
   EXPECT_EQ(SelectSampleIndex(p, ""), size_t{kInuseSpace});
   EXPECT_EQ(SelectSampleIndex(p, "alloc_objects"), size_t{kAllocObjects});
   p.default_sample_type = "";
@@ -274,7 +274,7 @@ TEST(ProfileViewTest, SampleIndex) {
 }
 
 TEST(ProfileViewTest, CommentFieldsAndLabels) {
-  Profile p = testing::MakeReportProfile();
+  Profile p = test_support::MakeReportProfile();
   p.comments = {"heaprec " HEAPREC_VERSION, "pid=42 reason=peak", "sample_interval=524288"};
   EXPECT_EQ(CommentField(p, "reason"), "peak");
   EXPECT_EQ(CommentField(p, "sample_interval"), "524288");
@@ -287,7 +287,7 @@ TEST(ProfileViewTest, CommentFieldsAndLabels) {
   p.comments = {"pid="};
   EXPECT_EQ(ProfilePid(p), std::nullopt);
 
-  Profile r = testing::MakeRubyProfile();
+  Profile r = test_support::MakeRubyProfile();
   const Sample& ruby = r.samples[0];
   EXPECT_EQ(NumericLabel(ruby, "bytes"), 40);
   EXPECT_EQ(NumericLabel(ruby, "class"), -1) << "a string label";

@@ -18,12 +18,12 @@ namespace heaprec::analysis {
 namespace {
 
 using namespace ::heaprec::profile;
-using namespace ::heaprec::testing::interval;  // NOLINT: the sampled profile with known variances
-using testing::ExpectVariance;
-using testing::Row;
+using namespace ::heaprec::test_support::interval;  // NOLINT: the sampled profile with known variances
+using test_support::ExpectVariance;
+using test_support::Row;
 
 TEST(ReportTest, FlatAndCumPerFunction) {
-  Report r = ComputeReport(testing::MakeReportProfile(), "inuse_space");
+  Report r = ComputeReport(test_support::MakeReportProfile(), "inuse_space");
   constexpr int64_t kKiB = 1024, kMiB = 1024 * 1024;
   EXPECT_EQ(r.total, 5 * kMiB);
   EXPECT_EQ(r.samples, 4u);
@@ -48,7 +48,7 @@ TEST(ReportTest, FlatAndCumPerFunction) {
 }
 
 TEST(ReportTest, DefaultSampleIndexIsTheProfiles) {
-  Profile p = testing::MakeReportProfile();
+  Profile p = test_support::MakeReportProfile();
   EXPECT_EQ(ComputeReport(p, "").sample_type.type, "inuse_space");
   p.default_sample_type = "";
   p.sample_types.push_back({"custom", "count"});
@@ -99,9 +99,9 @@ TEST(ReportIntervalTest, StacksByValue) {
   EXPECT_TRUE(ComputeReport(IntervalProfile(kInterval), "inuse_space").stacks.empty());
 }
 
-using testing::runtime_stack::kKiB;
-using testing::runtime_stack::kMiB;
-using testing::runtime_stack::MakeRuntimeStackProfile;
+using test_support::runtime_stack::kKiB;
+using test_support::runtime_stack::kMiB;
+using test_support::runtime_stack::MakeRuntimeStackProfile;
 
 // "function:line flat cum [context]" per row, in the report's order.
 std::string Rows(const Report& r) {
@@ -230,7 +230,7 @@ TEST(ReportSiteTest, EntryPoints) {
   EXPECT_FALSE(IsEntryPoint("main_window"));
   EXPECT_FALSE(IsEntryPoint("Store::Put"));
   // main that allocates itself is a site, not context.
-  Report r = ComputeReport(testing::MakeReportProfile(), "inuse_space");
+  Report r = ComputeReport(test_support::MakeReportProfile(), "inuse_space");
   EXPECT_FALSE(Row(r, "main").context);
   EXPECT_EQ(Row(r, "main").flat, 512 * kKiB);
 }

@@ -1,4 +1,4 @@
-// The top table and the diff on profiles of the Ruby front end (testing::MakeRubyProfile): frames
+// The top table and the diff on profiles of the Ruby front end (test_support::MakeRubyProfile): frames
 // without mappings or addresses named like symbolized native frames, only inuse_* sample types,
 // per-object sampling (weight = period), the `class` label as a breakdown, and methods written in
 // C charged to their Ruby callers.
@@ -15,17 +15,17 @@ namespace heaprec::analysis {
 namespace {
 
 using namespace ::heaprec::profile;
-using namespace ::heaprec::testing::ruby;  // NOLINT: the Ruby profile's variances
-using testing::ExpectVariance;
-using testing::Row;
+using namespace ::heaprec::test_support::ruby;  // NOLINT: the Ruby profile's variances
+using test_support::ExpectVariance;
+using test_support::Row;
 
 TEST(RubyReportTest, FunctionsFilesLinesAndValues) {
   // Through the file format too: the writer and reader must keep mapping-less locations as they
   // are.
-  std::string path = testing::MakeTempDir() + "/ruby.pb.gz";
-  testing::WriteEncodedProfile(testing::MakeRubyProfile(kEvery), path);
+  std::string path = test_support::MakeTempDir() + "/ruby.pb.gz";
+  test_support::WriteEncodedProfile(test_support::MakeRubyProfile(kEvery), path);
   Profile profile = ReadProfileFile(path);
-  ASSERT_EQ(profile, testing::MakeRubyProfile(kEvery));
+  ASSERT_EQ(profile, test_support::MakeRubyProfile(kEvery));
 
   Report r = ComputeReport(profile, "");
   EXPECT_EQ(r.sample_type.type, "inuse_space");
@@ -76,7 +76,7 @@ TEST(RubyReportTest, FunctionsFilesLinesAndValues) {
 // A method written in C (no file) that allocates, Array#push here, is not the site: its Ruby
 // caller is, at the line that called it.
 TEST(RubyReportTest, CMethodLeafChargesItsRubyCaller) {
-  Profile p = testing::MakeRubyProfile(kEvery);
+  Profile p = test_support::MakeRubyProfile(kEvery);
   p.functions.push_back({.id = 5, .name = "Array#push", .system_name = "Array#push"});
   p.locations.push_back({.id = 7, .lines = {{5, 0}}});
   p.locations.push_back({.id = 8, .lines = {{2, 18}}});  // Cache#fill cache.rb:18
@@ -106,7 +106,7 @@ TEST(RubyReportTest, CMethodLeafChargesItsRubyCaller) {
 
 TEST(RubyReportTest, MissingAllocTypesAreAnUnknownIndexNotACrash) {
   try {
-    ComputeReport(testing::MakeRubyProfile(kEvery), "alloc_space");
+    ComputeReport(test_support::MakeRubyProfile(kEvery), "alloc_space");
     FAIL() << "no error";
   } catch (const UnknownSampleIndexError& e) {
     EXPECT_STREQ(e.what(),
@@ -116,7 +116,7 @@ TEST(RubyReportTest, MissingAllocTypesAreAnUnknownIndexNotACrash) {
 }
 
 TEST(RubyDiffTest, DiffProfileAndIncompatibleNativeProfile) {
-  Profile diff = MakeDiffProfile(testing::MakeRubyProfile(kEvery), GrownProfile());
+  Profile diff = MakeDiffProfile(test_support::MakeRubyProfile(kEvery), GrownProfile());
   EXPECT_EQ(diff.period_type, (ValueType{"objects", "count"}));
   EXPECT_TRUE(diff.mappings.empty());
   for (const Location& location : diff.locations) {
@@ -132,7 +132,7 @@ TEST(RubyDiffTest, DiffProfileAndIncompatibleNativeProfile) {
   EXPECT_EQ(r.classes[0].name, "Array");
   EXPECT_EQ(r.classes[0].value, 108000);
 
-  EXPECT_THROW(ComputeDiff(testing::MakeReportProfile(), testing::MakeRubyProfile(kEvery), ""),
+  EXPECT_THROW(ComputeDiff(test_support::MakeReportProfile(), test_support::MakeRubyProfile(kEvery), ""),
                IncompatibleProfilesError);
 }
 

@@ -12,7 +12,7 @@
 namespace heaprec::analysis {
 namespace {
 
-using namespace ::heaprec::testing::diff;  // NOLINT: the profiles with a known difference
+using namespace ::heaprec::test_support::diff;  // NOLINT: the profiles with a known difference
 
 TEST(StackReportsTest, OneReportForAProfile) {
   StackReports r = ComputeStackReports(ExactNew(), "");

@@ -20,13 +20,13 @@ namespace {
 using namespace ::heaprec::profile;
 using namespace ::heaprec::render;
 
-using testing::ShellQuote;
+using test_support::ShellQuote;
 
 class CliTest : public HeaprecCommandTest {
  protected:
   void SetUp() override {
     HeaprecCommandTest::SetUp();
-    profile_ = WriteProfile("heap.pb.gz", testing::MakeReportProfile());
+    profile_ = WriteProfile("heap.pb.gz", test_support::MakeReportProfile());
   }
 
   std::string profile_;
@@ -87,8 +87,8 @@ TEST_F(CliTest, SymbolizeToOutputKeepsInputAndSummarizes) {
   EXPECT_EQ(out,
             "heaprec symbolize: no binary for /usr/lib/libfoo.so: looked in /usr/lib/libfoo.so\n"
             "heaprec symbolize: symbolized 3 of 4 locations in 1 profile; 1 without a binary\n");
-  EXPECT_EQ(ReadProfileFile(out_path), testing::MakeReportProfile());
-  EXPECT_EQ(ReadProfileFile(profile_), testing::MakeReportProfile());
+  EXPECT_EQ(ReadProfileFile(out_path), test_support::MakeReportProfile());
+  EXPECT_EQ(ReadProfileFile(profile_), test_support::MakeReportProfile());
 }
 
 TEST_F(CliTest, HelpDescribesOptions) {
@@ -108,7 +108,7 @@ std::string ReadFile(const std::string& path) {
 
 TEST_F(CliTest, SubcommandsReadRubyProfiles) {
   std::string ruby = dir_ + "/ruby.pb.gz";
-  WriteProfileFile(testing::MakeRubyProfile(100), ruby);
+  WriteProfileFile(test_support::MakeRubyProfile(100), ruby);
   std::string out;
   ASSERT_EQ(Heaprec("report " + ShellQuote(ruby), &out), 0) << out;
   for (const char* expected :
@@ -124,11 +124,11 @@ TEST_F(CliTest, SubcommandsReadRubyProfiles) {
   std::string copy = dir_ + "/ruby.symbolized.pb.gz";
   ASSERT_EQ(Heaprec("symbolize " + ShellQuote(ruby) + " -o " + ShellQuote(copy), &out), 0) << out;
   EXPECT_EQ(out, "heaprec symbolize: symbolized 6 of 6 locations in 1 profile\n");
-  EXPECT_EQ(ReadProfileFile(copy), testing::MakeRubyProfile(100));
+  EXPECT_EQ(ReadProfileFile(copy), test_support::MakeRubyProfile(100));
   ASSERT_EQ(Heaprec("symbolize " + ShellQuote(ruby), &out), 0) << out;
-  EXPECT_EQ(ReadProfileFile(ruby), testing::MakeRubyProfile(100));
+  EXPECT_EQ(ReadProfileFile(ruby), test_support::MakeRubyProfile(100));
 
-  Profile grown = testing::MakeRubyProfile(100);
+  Profile grown = test_support::MakeRubyProfile(100);
   grown.samples[1].values = {2000, 2000 * 60};
   std::string next = dir_ + "/ruby.next.pb.gz";
   WriteProfileFile(grown, next);
@@ -143,7 +143,7 @@ TEST_F(CliTest, SubcommandsReadRubyProfiles) {
   std::string series = dir_ + "/series";
   std::filesystem::create_directory(series);
   for (int i = 0; i < 4; ++i) {
-    Profile p = testing::MakeRubyProfile(100);
+    Profile p = test_support::MakeRubyProfile(100);
     p.samples[1].values = {5000 * (i + 1), 5000 * (i + 1) * 60};
     p.time_nanos += i * 1000000000LL;
     WriteProfileFile(p, series + "/ruby." + std::to_string(i) + ".pb.gz");
@@ -176,7 +176,7 @@ class RunRubyTest : public CliTest {
   static std::string Quote(const std::string& s) { return "'" + s + "'"; }
 
   int Run(const std::string& args, std::string* output) {
-    return testing::RunCommand("HEAPREC_RUBY_LIB=" + ShellQuote(lib_) + " RUBYOPT=-W0 " +
+    return test_support::RunCommand("HEAPREC_RUBY_LIB=" + ShellQuote(lib_) + " RUBYOPT=-W0 " +
                                    ShellQuote(HEAPREC_BINARY) + " run " + args,
                                output);
   }
@@ -186,7 +186,7 @@ class RunRubyTest : public CliTest {
 
 TEST_F(RunRubyTest, LoadsAutorunAndReportsItsProfile) {
   std::string profile = dir_ + "/ruby.pb.gz";
-  WriteProfileFile(testing::MakeRubyProfile(100), profile);
+  WriteProfileFile(test_support::MakeRubyProfile(100), profile);
   std::string written = ReadFile(profile);
   WriteAutorun(profile);
   std::string out;

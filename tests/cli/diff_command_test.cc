@@ -13,10 +13,10 @@ namespace heaprec::cli {
 namespace {
 
 using namespace ::heaprec::profile;
-using namespace ::heaprec::testing::diff;  // NOLINT: the profiles with a known difference
+using namespace ::heaprec::test_support::diff;  // NOLINT: the profiles with a known difference
 using analysis::MakeDiffProfile;
 
-using testing::ShellQuote;
+using test_support::ShellQuote;
 
 class DiffToolTest : public HeaprecCommandTest {
  protected:
@@ -27,7 +27,7 @@ class DiffToolTest : public HeaprecCommandTest {
   }
 
   int Run(const std::string& tool, const std::string& args, std::string* output) {
-    return testing::RunCommand("HOME=" + ShellQuote(dir_) + " PPROF_TMPDIR=" + ShellQuote(dir_) +
+    return test_support::RunCommand("HOME=" + ShellQuote(dir_) + " PPROF_TMPDIR=" + ShellQuote(dir_) +
                                    " " + ShellQuote(tool) + " " + args,
                                output);
   }

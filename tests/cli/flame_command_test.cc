@@ -19,7 +19,7 @@ namespace {
 using namespace ::heaprec::profile;
 using namespace ::heaprec::analysis;
 using namespace ::heaprec::render;
-using namespace ::heaprec::testing::flame;  // NOLINT: the profile with a known call tree
+using namespace ::heaprec::test_support::flame;  // NOLINT: the profile with a known call tree
 
 class FlameCommandTest : public HeaprecCommandTest {
  protected:
@@ -34,7 +34,7 @@ class FlameCommandTest : public HeaprecCommandTest {
 
 TEST_F(FlameCommandTest, WritesThePageBesideTheProfile) {
   std::string output;
-  ASSERT_EQ(Heaprec("flame " + testing::ShellQuote(profile_), &output), 0) << output;
+  ASSERT_EQ(Heaprec("flame " + test_support::ShellQuote(profile_), &output), 0) << output;
   EXPECT_NE(output.find("wrote " + dir_ + "/known.html"), std::string::npos) << output;
   std::ifstream in(dir_ + "/known.html");
   std::stringstream page;
@@ -45,7 +45,7 @@ TEST_F(FlameCommandTest, WritesThePageBesideTheProfile) {
 TEST_F(FlameCommandTest, OutputAndSampleIndexOptions) {
   std::string output;
   std::string out = dir_ + "/x.html";
-  ASSERT_EQ(Heaprec("flame " + testing::ShellQuote(profile_) + " -o " + testing::ShellQuote(out) +
+  ASSERT_EQ(Heaprec("flame " + test_support::ShellQuote(profile_) + " -o " + test_support::ShellQuote(out) +
                         " --sample-index alloc_objects",
                     &output),
             0)
@@ -58,18 +58,18 @@ TEST_F(FlameCommandTest, OutputAndSampleIndexOptions) {
 
 TEST_F(FlameCommandTest, Errors) {
   std::string output;
-  EXPECT_EQ(Heaprec("flame " + testing::ShellQuote(profile_) + " -o " +
-                        testing::ShellQuote(dir_ + "/y.html") + " --sample-index cpu",
+  EXPECT_EQ(Heaprec("flame " + test_support::ShellQuote(profile_) + " -o " +
+                        test_support::ShellQuote(dir_ + "/y.html") + " --sample-index cpu",
                     &output),
             2);
   EXPECT_NE(output.find("heaprec flame: unknown sample index 'cpu'"), std::string::npos) << output;
-  EXPECT_EQ(Heaprec("flame " + testing::ShellQuote(dir_ + "/missing.pb.gz"), &output), 1);
+  EXPECT_EQ(Heaprec("flame " + test_support::ShellQuote(dir_ + "/missing.pb.gz"), &output), 1);
   EXPECT_NE(output.find("heaprec flame: "), std::string::npos) << output;
   EXPECT_EQ(Heaprec("flame", &output), 2);
 }
 
 TEST(RubyFlameGraphTest, JsonAndPage) {
-  Profile p = testing::MakeRubyProfile(100);
+  Profile p = test_support::MakeRubyProfile(100);
   FlameGraph g = BuildFlameGraph(p);
   std::ostringstream out;
   WriteFlameJson(g, {}, out);
@@ -100,11 +100,11 @@ TEST(RubyFlameGraphTest, JsonAndPage) {
   EXPECT_NE(native.str().find("\"period_unit\":\"bytes\""), std::string::npos);
 
   // `heaprec flame` on the file; alloc_* is not among its types.
-  std::string dir = testing::MakeTempDir();
+  std::string dir = test_support::MakeTempDir();
   WriteProfileFile(p, dir + "/ruby.pb.gz");
   std::string output;
-  ASSERT_EQ(testing::RunCommand(
-                std::string(HEAPREC_BINARY) + " flame " + testing::ShellQuote(dir + "/ruby.pb.gz"),
+  ASSERT_EQ(test_support::RunCommand(
+                std::string(HEAPREC_BINARY) + " flame " + test_support::ShellQuote(dir + "/ruby.pb.gz"),
                 &output),
             0)
       << output;
@@ -112,8 +112,8 @@ TEST(RubyFlameGraphTest, JsonAndPage) {
   std::stringstream page;
   page << in.rdbuf();
   EXPECT_NE(page.str().find("\"name\":\"Cache#fill\""), std::string::npos);
-  EXPECT_EQ(testing::RunCommand(std::string(HEAPREC_BINARY) + " flame " +
-                                    testing::ShellQuote(dir + "/ruby.pb.gz") +
+  EXPECT_EQ(test_support::RunCommand(std::string(HEAPREC_BINARY) + " flame " +
+                                    test_support::ShellQuote(dir + "/ruby.pb.gz") +
                                     " --sample-index alloc_space",
                                 &output),
             2);

@@ -16,7 +16,7 @@ namespace heaprec {
 namespace {
 
 using namespace ::heaprec::profile;
-using testing::ShellQuote;
+using test_support::ShellQuote;
 
 class FoldedCommandTest : public HeaprecCommandTest {
  protected:
@@ -28,7 +28,7 @@ class FoldedCommandTest : public HeaprecCommandTest {
     std::string out;
     EXPECT_EQ(
         // In braces: RunCommand sends the command's stderr to `out` after these redirections.
-        testing::RunCommand("{ " + ShellQuote(HEAPREC_BINARY) + " report --format folded " +
+        test_support::RunCommand("{ " + ShellQuote(HEAPREC_BINARY) + " report --format folded " +
                                 ShellQuote(path + ".pb.gz") + " > " + ShellQuote(path + ".folded") +
                                 " 2> " + ShellQuote(path + ".err") + "; }",
                             &out),
@@ -42,7 +42,7 @@ class FoldedCommandTest : public HeaprecCommandTest {
                   line.find("is not fully symbolized") != std::string::npos)
           << line;
     }
-    return testing::RunCommand("perl " + ShellQuote(HEAPREC_FLAMEGRAPH) + " --countname bytes " +
+    return test_support::RunCommand("perl " + ShellQuote(HEAPREC_FLAMEGRAPH) + " --countname bytes " +
                                    ShellQuote(path + ".folded") + " > " + ShellQuote(path + ".svg"),
                                err);
   }
@@ -57,7 +57,7 @@ class FoldedCommandTest : public HeaprecCommandTest {
 
 TEST_F(FoldedCommandTest, FlamegraphPlDrawsTheReport) {
   std::string err;
-  ASSERT_EQ(FoldAndDraw(testing::MakeReportProfile(), "report", &err), 0) << err;
+  ASSERT_EQ(FoldAndDraw(test_support::MakeReportProfile(), "report", &err), 0) << err;
   EXPECT_EQ(err, "") << "flamegraph.pl ignored lines or warned";
   std::string folded = Read("report.folded");
   EXPECT_EQ(std::count(folded.begin(), folded.end(), '\n'), 4) << folded;
@@ -73,7 +73,7 @@ TEST_F(FoldedCommandTest, FlamegraphPlDrawsTheReport) {
 }
 
 TEST_F(FoldedCommandTest, FlamegraphPlDrawsADifference) {
-  using namespace ::heaprec::testing::diff;
+  using namespace ::heaprec::test_support::diff;
   std::string err;
   ASSERT_EQ(FoldAndDraw(analysis::MakeDiffProfile(ExactBase(), ExactNew()), "diff", &err), 0)
       << err;
@@ -91,7 +91,7 @@ TEST_F(FoldedCommandTest, FlamegraphPlDrawsADifference) {
 }
 
 TEST_F(FoldedCommandTest, NegativeValuesAreAOneLineError) {
-  Profile p = testing::MakeReportProfile();
+  Profile p = test_support::MakeReportProfile();
   p.samples[0].values[3] = -p.samples[0].values[3];
   std::string path = WriteProfile("negative.pb.gz", p);
   std::string out;

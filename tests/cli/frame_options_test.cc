@@ -1,6 +1,6 @@
 // The options that name frames and choose the allocation sites (cli/frame_options.h), as the real
 // heaprec executable takes them: `report` on a profile whose stacks go through the allocator, the
-// C++ library and the C runtime's start-up (testing::runtime_stack), by default, with --lines,
+// C++ library and the C runtime's start-up (test_support::runtime_stack), by default, with --lines,
 // --full-names, --all-frames, --skip-frames and --keep-frames; and invalid patterns, a usage error
 // of one line for each command that takes them.
 #include <gtest/gtest.h>
@@ -15,13 +15,13 @@
 namespace heaprec {
 namespace {
 
-using testing::ShellQuote;
+using test_support::ShellQuote;
 
 class FrameOptionsTest : public HeaprecCommandTest {
  protected:
   void SetUp() override {
     HeaprecCommandTest::SetUp();
-    profile_ = WriteProfile("heap.pb.gz", testing::runtime_stack::MakeRuntimeStackProfile());
+    profile_ = WriteProfile("heap.pb.gz", test_support::runtime_stack::MakeRuntimeStackProfile());
   }
 
   // `heaprec report OPTIONS PROFILE`'s rows: the lines after the table's header.

@@ -15,7 +15,7 @@ namespace heaprec {
 
 class HeaprecCommandTest : public ::testing::Test {
  protected:
-  void SetUp() override { dir_ = testing::MakeTempDir(); }
+  void SetUp() override { dir_ = test_support::MakeTempDir(); }
 
   // Writes `profile` to <dir>/NAME; returns its path.
   std::string WriteProfile(const std::string& name, const profile::Profile& profile) {
@@ -27,7 +27,7 @@ class HeaprecCommandTest : public ::testing::Test {
   // `heaprec ARGS`, ARGS already quoted for the shell: the exit status, stdout and stderr in
   // `output`.
   int Heaprec(const std::string& args, std::string* output) {
-    return testing::RunCommand(testing::ShellQuote(HEAPREC_BINARY) + " " + args, output);
+    return test_support::RunCommand(test_support::ShellQuote(HEAPREC_BINARY) + " " + args, output);
   }
 
   std::string dir_;

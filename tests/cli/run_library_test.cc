@@ -17,7 +17,7 @@
 namespace heaprec {
 namespace {
 
-using testing::ShellQuote;
+using test_support::ShellQuote;
 
 class RunLibraryTest : public HeaprecCommandTest {
  protected:
@@ -32,7 +32,7 @@ class RunLibraryTest : public HeaprecCommandTest {
           const std::string& heaprec = HEAPREC_BINARY) {
     std::string env =
         library ? "HEAPREC_LIBRARY=" + ShellQuote(*library) + " " : "env -u HEAPREC_LIBRARY ";
-    return testing::RunCommand(env + ShellQuote(heaprec) + " run -o " +
+    return test_support::RunCommand(env + ShellQuote(heaprec) + " run -o " +
                                    ShellQuote(dir_ + "/p.%p.pb.gz") + " -- touch " +
                                    ShellQuote(marker_),
                                output);

@@ -96,7 +96,7 @@ TEST(DecodeBudgetTest, EmptySamples) {
 }
 
 TEST(DecodeBudgetTest, SamplesWithValuesLocationsAndLabels) {
-  Profile p = testing::MakeFullProfile();
+  Profile p = test_support::MakeFullProfile();
   Profile big = p;
   for (int i = 0; i < 20'000; ++i) {
     for (Sample s : p.samples) {

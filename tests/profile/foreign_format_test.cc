@@ -86,20 +86,20 @@ TEST(ForeignFormatTest, TextHeapProfilesOfOtherAllocators) {
 }
 
 TEST(ForeignFormatTest, GoCpuProfileIsAValidPprofButNotAHeapProfile) {
-  EXPECT_EQ(RecognizeForeignProfile(testing::MakeGoCpuProfile()),
+  EXPECT_EQ(RecognizeForeignProfile(test_support::MakeGoCpuProfile()),
             "is a CPU profile (sample types samples/count, cpu/nanoseconds), not a heap profile; "
             "read it with pprof, or profile the program's heap with heaprec run");
-  EXPECT_EQ(ErrorOf(EncodeProfile(testing::MakeGoCpuProfile())),
-            "in.file " + RecognizeForeignProfile(testing::MakeGoCpuProfile()));
-  Profile contention = testing::MakeGoCpuProfile();
+  EXPECT_EQ(ErrorOf(EncodeProfile(test_support::MakeGoCpuProfile())),
+            "in.file " + RecognizeForeignProfile(test_support::MakeGoCpuProfile()));
+  Profile contention = test_support::MakeGoCpuProfile();
   contention.sample_types = {{"contentions", "count"}, {"delay", "nanoseconds"}};
   contention.period_type = {"contentions", "count"};
   EXPECT_EQ(RecognizeForeignProfile(contention).rfind("is a contention profile", 0), 0u);
   // Heap profiles, and profiles whose types say nothing, are read.
-  EXPECT_EQ(RecognizeForeignProfile(testing::MakeReportProfile()), "");
-  EXPECT_EQ(RecognizeForeignProfile(testing::MakeRubyProfile()), "");
+  EXPECT_EQ(RecognizeForeignProfile(test_support::MakeReportProfile()), "");
+  EXPECT_EQ(RecognizeForeignProfile(test_support::MakeRubyProfile()), "");
   EXPECT_EQ(RecognizeForeignProfile(Profile{}), "");
-  Profile mixed = testing::MakeGoCpuProfile();
+  Profile mixed = test_support::MakeGoCpuProfile();
   mixed.sample_types[0] = {"inuse_space", "bytes"};
   EXPECT_EQ(RecognizeForeignProfile(mixed), "");
 }
@@ -111,8 +111,8 @@ TEST(ForeignFormatTest, TextIsRecognizedAndQuoted) {
   EXPECT_FALSE(LooksLikeText("\xff\xfe binary"));
   EXPECT_FALSE(LooksLikeText(""));
   // No pprof encoding looks like text: field tags and lengths are control bytes.
-  EXPECT_FALSE(LooksLikeText(EncodeProfile(testing::MakeFullProfile(), false)));
-  EXPECT_FALSE(LooksLikeText(EncodeProfile(testing::MakeRubyProfile(), false)));
+  EXPECT_FALSE(LooksLikeText(EncodeProfile(test_support::MakeFullProfile(), false)));
+  EXPECT_FALSE(LooksLikeText(EncodeProfile(test_support::MakeRubyProfile(), false)));
 
   EXPECT_EQ(ErrorOf("hello, world\nsecond line\n"),
             "in.file is a text file, not a profile (it starts with \"hello, world\"); heaprec "
@@ -139,7 +139,7 @@ TEST(ForeignFormatTest, EmptyBinaryAndTruncatedInputSayWhatTheyAre) {
                     "ELF\x02\x01\x01"),
             "in.file is an ELF binary (a program or a library), not a profile; to profile a "
             "program, run it with heaprec run -- PROGRAM");
-  std::string gzipped = EncodeProfile(testing::MakeFullProfile());
+  std::string gzipped = EncodeProfile(test_support::MakeFullProfile());
   EXPECT_EQ(ErrorOf(gzipped.substr(0, gzipped.size() / 2)),
             "in.file: truncated gzip data: the file is incomplete (cut short while it was written "
             "or copied)");
@@ -147,7 +147,7 @@ TEST(ForeignFormatTest, EmptyBinaryAndTruncatedInputSayWhatTheyAre) {
   std::string error = ErrorOf("\x0f\x01\x02\x03");
   EXPECT_EQ(error.rfind("in.file: not a gzip or pprof file (its protobuf data ", 0), 0u) << error;
   EXPECT_EQ(error.find("exception"), std::string::npos) << error;
-  std::string raw = EncodeProfile(testing::MakeFullProfile(), false);
+  std::string raw = EncodeProfile(test_support::MakeFullProfile(), false);
   EXPECT_EQ(ErrorOf(internal::Gzip(raw.substr(0, raw.size() - 3))).find("exception"),
             std::string::npos);
 }

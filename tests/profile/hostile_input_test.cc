@@ -78,7 +78,7 @@ TEST(HostileInputTest, TextIsNotAProfile) {
 }
 
 TEST(HostileInputTest, EveryTruncationOfGzipIsRejected) {
-  std::string bytes = EncodeProfile(testing::MakeFullProfile());
+  std::string bytes = EncodeProfile(test_support::MakeFullProfile());
   for (size_t len = 0; len < bytes.size(); ++len) {
     EXPECT_TRUE(Rejected(std::string_view(bytes).substr(0, len))) << "length " << len;
   }
@@ -86,7 +86,7 @@ TEST(HostileInputTest, EveryTruncationOfGzipIsRejected) {
 }
 
 TEST(HostileInputTest, TruncatedProtobufNeverCrashes) {
-  std::string raw = EncodeProfile(testing::MakeFullProfile(), false);
+  std::string raw = EncodeProfile(test_support::MakeFullProfile(), false);
   size_t rejected = 0;
   // Cutting at a field boundary can leave a valid (smaller) profile; anything else must fail.
   for (size_t len = 0; len < raw.size(); ++len) rejected += Rejected(raw.substr(0, len));
@@ -111,7 +111,7 @@ TEST(HostileInputTest, RandomBytesNeverCrash) {
 }
 
 TEST(HostileInputTest, MutatedProfilesNeverCrash) {
-  std::string raw = EncodeProfile(testing::MakeFullProfile(), false);
+  std::string raw = EncodeProfile(test_support::MakeFullProfile(), false);
   std::mt19937 rng(777);
   for (int i = 0; i < 5000; ++i) {
     std::string bytes = raw;
@@ -128,31 +128,31 @@ TEST(HostileInputTest, MutatedProfilesNeverCrash) {
 }
 
 TEST(HostileInputTest, DanglingLocationId) {
-  Profile p = testing::MakeFullProfile();
+  Profile p = test_support::MakeFullProfile();
   p.samples[0].location_ids.push_back(99);
   EXPECT_NE(ErrorOf(EncodeProfile(p)).find("missing location id 99"), std::string::npos);
 }
 
 TEST(HostileInputTest, DanglingMappingAndFunctionIds) {
-  Profile p = testing::MakeFullProfile();
+  Profile p = test_support::MakeFullProfile();
   p.locations[0].mapping_id = 5;
   EXPECT_NE(ErrorOf(EncodeProfile(p)).find("missing mapping id 5"), std::string::npos);
-  p = testing::MakeFullProfile();
+  p = test_support::MakeFullProfile();
   p.locations[0].lines[0].function_id = 77;
   EXPECT_NE(ErrorOf(EncodeProfile(p)).find("missing function id 77"), std::string::npos);
 }
 
 TEST(HostileInputTest, DuplicateAndZeroIds) {
-  Profile p = testing::MakeFullProfile();
+  Profile p = test_support::MakeFullProfile();
   p.locations[1].id = p.locations[0].id;
   EXPECT_NE(ErrorOf(EncodeProfile(p)).find("duplicate location"), std::string::npos);
-  p = testing::MakeFullProfile();
+  p = test_support::MakeFullProfile();
   p.mappings[1].id = 0;
   EXPECT_NE(ErrorOf(EncodeProfile(p)).find("reserved id 0"), std::string::npos);
 }
 
 TEST(HostileInputTest, ValueCountMismatch) {
-  Profile p = testing::MakeFullProfile();
+  Profile p = test_support::MakeFullProfile();
   p.samples[0].values.pop_back();
   EXPECT_NE(ErrorOf(EncodeProfile(p)).find("3 values"), std::string::npos);
 }
@@ -215,11 +215,11 @@ TEST(HostileInputTest, GroupWireTypeIsRejected) {
 }
 
 TEST(HostileInputTest, CorruptGzip) {
-  std::string bytes = EncodeProfile(testing::MakeFullProfile());
+  std::string bytes = EncodeProfile(test_support::MakeFullProfile());
   bytes[bytes.size() / 2] ^= 0x55;
   bytes[bytes.size() / 2 + 1] ^= 0x55;
   EXPECT_TRUE(Rejected(bytes));
-  std::string trailing = EncodeProfile(testing::MakeFullProfile()) + "garbage";
+  std::string trailing = EncodeProfile(test_support::MakeFullProfile()) + "garbage";
   EXPECT_TRUE(Rejected(trailing));
 }
 
@@ -364,7 +364,7 @@ TEST(HostileInputTest, DecodedBudgetMessageForOddSizes) {
 }
 
 TEST(HostileInputTest, RealProfilesFitSmallBudgets) {
-  Profile p = testing::MakeFullProfile();
+  Profile p = test_support::MakeFullProfile();
   EXPECT_EQ(ReadProfile(EncodeProfile(p), "input", Budget(64 << 10)), p);
   EXPECT_TRUE(Rejected(EncodeProfile(p), Budget(256)));
 }
@@ -376,7 +376,7 @@ TEST(HostileInputTest, MissingFileAndDirectory) {
   } catch (const ProfileError& e) {
     EXPECT_NE(std::string(e.what()).find("cannot open /nonexistent/heap.pb.gz"), std::string::npos);
   }
-  EXPECT_THROW(ReadProfileFile(testing::MakeTempDir()), ProfileError);
+  EXPECT_THROW(ReadProfileFile(test_support::MakeTempDir()), ProfileError);
 }
 
 }  // namespace

@@ -12,13 +12,13 @@ using namespace ::heaprec::profile;
 
 class PprofCompatTest : public ::testing::Test {
  protected:
-  void SetUp() override { dir_ = testing::MakeTempDir(); }
+  void SetUp() override { dir_ = test_support::MakeTempDir(); }
 
   // Runs pprof with a private HOME and PPROF_TMPDIR, and without its own symbolization.
   int Pprof(const std::string& args, std::string* output) {
-    return testing::RunCommand("HOME=" + testing::ShellQuote(dir_) +
-                                   " PPROF_TMPDIR=" + testing::ShellQuote(dir_) + " " +
-                                   testing::ShellQuote(HEAPREC_PPROF) + " -symbolize=none " + args,
+    return test_support::RunCommand("HOME=" + test_support::ShellQuote(dir_) +
+                                   " PPROF_TMPDIR=" + test_support::ShellQuote(dir_) + " " +
+                                   test_support::ShellQuote(HEAPREC_PPROF) + " -symbolize=none " + args,
                                output);
   }
 
@@ -27,9 +27,9 @@ class PprofCompatTest : public ::testing::Test {
 
 TEST_F(PprofCompatTest, RawShowsSampleTypesAndComments) {
   std::string path = dir_ + "/full.pb.gz";
-  testing::WriteEncodedProfile(testing::MakeFullProfile(), path);
+  test_support::WriteEncodedProfile(test_support::MakeFullProfile(), path);
   std::string out;
-  ASSERT_EQ(Pprof("-raw " + testing::ShellQuote(path), &out), 0) << out;
+  ASSERT_EQ(Pprof("-raw " + test_support::ShellQuote(path), &out), 0) << out;
   EXPECT_NE(out.find("alloc_objects/count alloc_space/bytes inuse_objects/count "
                      "inuse_space/bytes[dflt]"),
             std::string::npos)
@@ -40,9 +40,9 @@ TEST_F(PprofCompatTest, RawShowsSampleTypesAndComments) {
 
 TEST_F(PprofCompatTest, TopListsFunctionsAndTotals) {
   std::string path = dir_ + "/report.pb.gz";
-  testing::WriteEncodedProfile(testing::MakeReportProfile(), path);
+  test_support::WriteEncodedProfile(test_support::MakeReportProfile(), path);
   std::string out;
-  ASSERT_EQ(Pprof("-top -sample_index=inuse_space " + testing::ShellQuote(path), &out), 0) << out;
+  ASSERT_EQ(Pprof("-top -sample_index=inuse_space " + test_support::ShellQuote(path), &out), 0) << out;
   EXPECT_NE(out.find("of 5120kB total"), std::string::npos) << out;
   // The same flat/cum figures as `heaprec report` (see tests/analysis/report_test.cc).
   for (const char* expected : {"3072kB 60.00% 60.00%     3072kB 60.00%  Alloc\n",
@@ -55,13 +55,13 @@ TEST_F(PprofCompatTest, TopListsFunctionsAndTotals) {
 
 // The object age label, in nanoseconds as the preload library writes it, reads as a duration.
 TEST_F(PprofCompatTest, TagsShowTheAgeAsADuration) {
-  Profile p = testing::MakeReportProfile();
+  Profile p = test_support::MakeReportProfile();
   p.samples[0].labels = {{.key = "age_ns", .num = 1500000000, .num_unit = "nanoseconds"}};
   p.samples[1].labels = {{.key = "age_ns", .num = 2000000, .num_unit = "nanoseconds"}};
   std::string path = dir_ + "/ages.pb.gz";
-  testing::WriteEncodedProfile(p, path);
+  test_support::WriteEncodedProfile(p, path);
   std::string out;
-  ASSERT_EQ(Pprof("-tags -sample_index=inuse_space " + testing::ShellQuote(path), &out), 0) << out;
+  ASSERT_EQ(Pprof("-tags -sample_index=inuse_space " + test_support::ShellQuote(path), &out), 0) << out;
   EXPECT_NE(out.find(" age_ns: Total 4.0MB\n"), std::string::npos) << out;
   EXPECT_NE(out.find("3.0MB (75.00%): 1.50s\n"), std::string::npos) << out;
   EXPECT_NE(out.find("1.0MB (25.00%): 2ms\n"), std::string::npos) << out;
@@ -69,13 +69,13 @@ TEST_F(PprofCompatTest, TagsShowTheAgeAsADuration) {
 
 TEST_F(PprofCompatTest, RawProtobufIsAccepted) {
   std::string path = dir_ + "/raw.pb";
-  std::string bytes = EncodeProfile(testing::MakeReportProfile(), /*gzip=*/false);
+  std::string bytes = EncodeProfile(test_support::MakeReportProfile(), /*gzip=*/false);
   FILE* f = fopen(path.c_str(), "wb");
   ASSERT_NE(f, nullptr);
   fwrite(bytes.data(), 1, bytes.size(), f);
   fclose(f);
   std::string out;
-  ASSERT_EQ(Pprof("-top -sample_index=alloc_objects " + testing::ShellQuote(path), &out), 0) << out;
+  ASSERT_EQ(Pprof("-top -sample_index=alloc_objects " + test_support::ShellQuote(path), &out), 0) << out;
   EXPECT_NE(out.find("of 13 total"), std::string::npos) << out;
 }
 

@@ -21,7 +21,7 @@ size_t CountOccurrences(const std::string& haystack, const std::string& needle) 
 }
 
 TEST(RoundTripTest, GzipPreservesEveryField) {
-  Profile p = testing::MakeFullProfile();
+  Profile p = test_support::MakeFullProfile();
   std::string bytes = EncodeProfile(p);
   ASSERT_GE(bytes.size(), 2u);
   EXPECT_EQ(static_cast<unsigned char>(bytes[0]), 0x1f);
@@ -30,7 +30,7 @@ TEST(RoundTripTest, GzipPreservesEveryField) {
 }
 
 TEST(RoundTripTest, RawPreservesEveryField) {
-  Profile p = testing::MakeFullProfile();
+  Profile p = test_support::MakeFullProfile();
   EXPECT_EQ(ReadProfile(EncodeProfile(p, /*gzip=*/false)), p);
 }
 
@@ -41,7 +41,7 @@ TEST(RoundTripTest, EmptyProfile) {
 }
 
 TEST(RoundTripTest, StringsAreDeduplicated) {
-  Profile p = testing::MakeFullProfile();
+  Profile p = test_support::MakeFullProfile();
   p.comments.push_back("inuse_space");  // also a sample type and the default sample type
   std::string raw = EncodeProfile(p, false);
   EXPECT_EQ(CountOccurrences(raw, "inuse_space"), 1u);
@@ -51,7 +51,7 @@ TEST(RoundTripTest, StringsAreDeduplicated) {
 
 TEST(RoundTripTest, ConcatenatedGzipMembersAreOneStream) {
   // gzip(1) and Go's reader accept concatenated members; so must we.
-  Profile p = testing::MakeFullProfile();
+  Profile p = test_support::MakeFullProfile();
   std::string raw = EncodeProfile(p, false);
   size_t cut = raw.size() / 2;
   std::string two = internal::Gzip(raw.substr(0, cut)) + internal::Gzip(raw.substr(cut));
@@ -75,14 +75,14 @@ TEST(RoundTripTest, EmptySampleTypeSurvives) {
   p.sample_types = {ValueType{}, {"inuse_space", "bytes"}, ValueType{}};
   p.samples = {{.values = {1, 2, 3}}, {.values = {0, 0, 0}}};
   ExpectLosslessRoundTrip(p);
-  Profile full = testing::MakeFullProfile();
+  Profile full = test_support::MakeFullProfile();
   full.sample_types.insert(full.sample_types.begin(), ValueType{});
   for (Sample& s : full.samples) s.values.insert(s.values.begin(), 7);
   ExpectLosslessRoundTrip(full);
 }
 
 TEST(RoundTripTest, EmptyLabelSurvives) {
-  Profile p = testing::MakeFullProfile();
+  Profile p = test_support::MakeFullProfile();
   p.samples[0].labels.insert(p.samples[0].labels.begin(), Label{});
   p.samples[1].labels = {Label{}, Label{}, {.key = "k", .str = "v"}, Label{}};
   ExpectLosslessRoundTrip(p);
@@ -92,7 +92,7 @@ TEST(RoundTripTest, EmptySampleSurvives) {
   Profile p;
   p.samples = {Sample{}, Sample{}, {.labels = {Label{}}}, Sample{}};
   ExpectLosslessRoundTrip(p);
-  Profile full = testing::MakeFullProfile();
+  Profile full = test_support::MakeFullProfile();
   full.sample_types.clear();
   for (Sample& s : full.samples) s.values.clear();
   full.samples.push_back(Sample{});
@@ -100,7 +100,7 @@ TEST(RoundTripTest, EmptySampleSurvives) {
 }
 
 TEST(RoundTripTest, EmptyPeriodTypeAndDefaultsSurvive) {
-  Profile p = testing::MakeFullProfile();
+  Profile p = test_support::MakeFullProfile();
   p.period_type = ValueType{};
   p.period = 0;
   p.comments = {"", "x", ""};

@@ -16,23 +16,23 @@ namespace heaprec {
 namespace {
 
 using namespace ::heaprec::profile;
-using testing::interval::kInterval;
+using test_support::interval::kInterval;
 
 TEST(SamplingModelTest, TheProfilesPeriodTypeSaysWhichModel) {
-  SamplingModel ruby(testing::MakeRubyProfile(250));
+  SamplingModel ruby(test_support::MakeRubyProfile(250));
   EXPECT_TRUE(ruby.per_object);
   EXPECT_EQ(ruby.period, 250);
   EXPECT_TRUE(ruby.sampled());
 
-  SamplingModel native(testing::MakeReportProfile());
+  SamplingModel native(test_support::MakeReportProfile());
   EXPECT_FALSE(native.per_object);
   EXPECT_EQ(native.period, 524288);
 
   // Only "objects" means per object: a count-typed period of another kind keeps the byte model.
-  Profile other = testing::MakeReportProfile();
+  Profile other = test_support::MakeReportProfile();
   other.period_type = {"cpu", "nanoseconds"};
   EXPECT_FALSE(SamplingModel(other).per_object);
-  EXPECT_FALSE(SamplingModel(testing::MakeRubyProfile(1)).sampled());
+  EXPECT_FALSE(SamplingModel(test_support::MakeRubyProfile(1)).sampled());
 }
 
 TEST(SamplingModelTest, PerObjectWeightIsThePeriodWhateverTheSize) {
@@ -74,7 +74,7 @@ TEST(SamplingModelTest, PeriodOneIsExactUnderBothModels) {
     EXPECT_EQ(ValueVariance("inuse_objects", 300, 40, exact), 0);
     EXPECT_EQ(ValueVariance("inuse_space", 12000, 40, exact), 0);
   }
-  EXPECT_EQ(ValueVariance("inuse_space", 12000, 40, SamplingModel(testing::MakeRubyProfile(1))), 0);
+  EXPECT_EQ(ValueVariance("inuse_space", 12000, 40, SamplingModel(test_support::MakeRubyProfile(1))), 0);
 }
 
 TEST(SamplingModelTest, PeriodOverloadsKeepTheByteModel) {

@@ -19,10 +19,10 @@ namespace {
 
 using namespace ::heaprec::profile;
 using namespace ::heaprec::analysis;
-using namespace ::heaprec::testing::diff;  // NOLINT: the profiles with a known difference
+using namespace ::heaprec::test_support::diff;  // NOLINT: the profiles with a known difference
 
-using testing::Print;
-using testing::ShellQuote;
+using test_support::Print;
+using test_support::ShellQuote;
 
 TEST(DiffTest, TextOutput) {
   DiffOptions options;
@@ -87,13 +87,13 @@ TEST(DiffTest, JsonParsesAndCarriesTheChanges) {
        }) {
     EXPECT_NE(json.find(expected), std::string::npos) << expected << "\n" << json;
   }
-  std::string path = testing::MakeTempDir() + "/diff.json";
+  std::string path = test_support::MakeTempDir() + "/diff.json";
   FILE* f = fopen(path.c_str(), "w");
   ASSERT_NE(f, nullptr);
   fputs(json.c_str(), f);
   fclose(f);
   std::string out;
-  int status = testing::RunCommand(
+  int status = test_support::RunCommand(
       "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); "
       "c=d[\"functions_by_cum\"][0]; s=d[\"stacks\"][0]; "
       "print(c[\"function\"], c[\"base\"], c[\"new\"], c[\"change\"], c[\"significance\"], "

@@ -19,7 +19,7 @@ namespace {
 
 using namespace ::heaprec::profile;
 using namespace ::heaprec::analysis;
-using namespace ::heaprec::testing::flame;  // NOLINT: the profile with a known call tree
+using namespace ::heaprec::test_support::flame;  // NOLINT: the profile with a known call tree
 
 TEST(FlameGraphTest, ExactProfilesHaveNoVariance) {
   FlameGraph g = BuildFlameGraph(MakeKnownProfile(1));

@@ -122,7 +122,7 @@ void ExpectReadsBackAsTheProfile(const Profile& p, const std::string& sample_ind
 TEST(FoldedTest, ReportProfileLines) {
   // Inlined ns::Inner is its own frame above ns::Build; the recursive sample is main;main. Short
   // names by default.
-  EXPECT_EQ(Fold(testing::MakeReportProfile()),
+  EXPECT_EQ(Fold(test_support::MakeReportProfile()),
             "main;ns::Build;ns::Inner;Alloc 3145728\n"
             "main;ns::Build;ns::Inner 1048576\n"
             "main;0x1234 (libfoo.so) 524288\n"
@@ -131,21 +131,21 @@ TEST(FoldedTest, ReportProfileLines) {
 
 TEST(FoldedTest, ReadsBackAsTheProfileInEverySampleType) {
   for (const char* index : {"", "inuse_objects", "alloc_space", "alloc_objects"}) {
-    ExpectReadsBackAsTheProfile(testing::MakeReportProfile(), index);
+    ExpectReadsBackAsTheProfile(test_support::MakeReportProfile(), index);
   }
 }
 
 TEST(FoldedTest, RubyProfileReadsBack) {
   // Stacks A and D differ only in their objects' class: one line.
-  EXPECT_EQ(Fold(testing::MakeRubyProfile()),
+  EXPECT_EQ(Fold(test_support::MakeRubyProfile()),
             "<main> 100000\n"
             "<main>;Cache#fill;Integer#times;block in Cache#fill 16000\n"
             "<main>;Cache#fill 12000\n");
-  ExpectReadsBackAsTheProfile(testing::MakeRubyProfile(), "inuse_objects");
+  ExpectReadsBackAsTheProfile(test_support::MakeRubyProfile(), "inuse_objects");
 }
 
 TEST(FoldedTest, DifferenceHasBaseAndNewColumns) {
-  using namespace ::heaprec::testing::diff;
+  using namespace ::heaprec::test_support::diff;
   Profile difference = analysis::MakeDiffProfile(ExactBase(), ExactNew());
   std::string text = Fold(difference);
   // By the size of the change.
@@ -168,7 +168,7 @@ TEST(FoldedTest, DifferenceHasBaseAndNewColumns) {
 TEST(FoldedTest, NamesCannotBreakTheFormat) {
   EXPECT_EQ(FoldedFrameName("a;b\nc\td\001e\177"), "a:b c d e ");
   EXPECT_EQ(FoldedFrameName("w\xc3\xb6rker \xff!"), "w\xc3\xb6rker \xEF\xBF\xBD!");
-  Profile p = testing::MakeNativeHeapProfile(1);
+  Profile p = test_support::MakeNativeHeapProfile(1);
   p.functions = {{.id = 1, .name = "operator<<;\r\n"}, {.id = 2, .name = "main"}};
   p.locations = {{.id = 1, .lines = {{1, 0}}}, {.id = 2, .lines = {{2, 0}}}};
   p.samples = {{.location_ids = {1, 2}, .values = {1, 10, 1, 10}},
@@ -181,7 +181,7 @@ TEST(FoldedTest, NamesCannotBreakTheFormat) {
 }
 
 TEST(FoldedTest, NegativeValuesOutsideADifferenceAreAnError) {
-  Profile p = testing::MakeReportProfile();
+  Profile p = test_support::MakeReportProfile();
   p.samples[1].values[3] = -p.samples[1].values[3];
   std::ostringstream out;
   EXPECT_THROW(PrintFolded(analysis::ComputeStackReports(p, ""), out), FoldedValueError);

@@ -17,7 +17,7 @@ namespace {
 
 using namespace ::heaprec::profile;
 using namespace ::heaprec::analysis;
-using namespace ::heaprec::testing::leaks;  // NOLINT: the synthetic series
+using namespace ::heaprec::test_support::leaks;  // NOLINT: the synthetic series
 
 TEST(AnalyzeLeaksTest, LeavesPeakProfilesOut) {
   std::vector<LeakInput> inputs = ThreeSites(8, 1);
@@ -70,15 +70,15 @@ TEST(LeaksOutputTest, TextAndJson) {
         "{\"seconds\": 0.000, \"bytes\": 102400, \"low\": 102400, \"high\": 102400}"}) {
     EXPECT_NE(json.str().find(expected), std::string::npos) << expected << "\n" << json.str();
   }
-  std::string dir = testing::MakeTempDir();
+  std::string dir = test_support::MakeTempDir();
   FILE* f = fopen((dir + "/leaks.json").c_str(), "w");
   ASSERT_NE(f, nullptr);
   fputs(json.str().c_str(), f);
   fclose(f);
   std::string out;
   ASSERT_EQ(
-      testing::RunCommand(
-          "python3 " HEAPREC_LEAKS_CHECK " " + testing::ShellQuote(dir + "/leaks.json"), &out),
+      test_support::RunCommand(
+          "python3 " HEAPREC_LEAKS_CHECK " " + test_support::ShellQuote(dir + "/leaks.json"), &out),
       0)
       << out;
   EXPECT_NE(out.find("site rank=1 name=leak suspect=1 slope=1024000 r2=1.0000"), std::string::npos)
@@ -96,7 +96,7 @@ TEST(LeaksOutputTest, SvgAndHtmlParseWithHostileNames) {
   EXPECT_NE(svg.find("leak&lt;char&gt; &amp; &quot;co&quot;"), std::string::npos);
   EXPECT_NE(svg.find("live bytes (MiB)"), std::string::npos);
   EXPECT_NE(svg.find("time since the first profile (s)"), std::string::npos);
-  std::string dir = testing::MakeTempDir();
+  std::string dir = test_support::MakeTempDir();
   std::string json_path = dir + "/l.json", svg_path = dir + "/l.svg", html_path = dir + "/l.html";
   for (auto [path, text] : {std::pair{json_path, std::string("{\"series\": []}")},
                             std::pair{svg_path, svg}, std::pair{html_path, html}}) {
@@ -106,9 +106,9 @@ TEST(LeaksOutputTest, SvgAndHtmlParseWithHostileNames) {
     fclose(f);
   }
   std::string out;
-  ASSERT_EQ(testing::RunCommand(
-                "python3 " HEAPREC_LEAKS_CHECK " " + testing::ShellQuote(json_path) + " " +
-                    testing::ShellQuote(svg_path) + " " + testing::ShellQuote(html_path),
+  ASSERT_EQ(test_support::RunCommand(
+                "python3 " HEAPREC_LEAKS_CHECK " " + test_support::ShellQuote(json_path) + " " +
+                    test_support::ShellQuote(svg_path) + " " + test_support::ShellQuote(html_path),
                 &out),
             0)
       << out << svg;
@@ -125,12 +125,12 @@ TEST(LeaksOutputTest, EmptySeriesStillDrawsAxes) {
   EXPECT_EQ(svg.find("inf"), std::string::npos) << svg;
 }
 
-// A series of Ruby front end profiles (testing::MakeRubyProfile): Cache#fill's Array objects (B)
+// A series of Ruby front end profiles (test_support::MakeRubyProfile): Cache#fill's Array objects (B)
 // grow by 5000 objects of 60 B a second, sampled 1 in 100; everything else stays.
 std::vector<LeakInput> RubySeries() {
   std::vector<LeakInput> inputs;
   for (int64_t i = 0; i < 5; ++i) {
-    Profile p = testing::MakeRubyProfile(100);
+    Profile p = test_support::MakeRubyProfile(100);
     int64_t objects = 5000 * (i + 1);
     p.samples[1].values = {objects, objects * 60};
     p.time_nanos += i * kSecond;  // the oldest objects stay those of 2 s before the first profile
@@ -203,7 +203,7 @@ TEST(RubyLeaksTest, GrowingRubySiteIsASuspectWithPerObjectErrors) {
 TEST(RubyLeaksTest, ExactRubySeries) {
   std::vector<LeakInput> inputs;
   for (int64_t i = 0; i < 4; ++i) {
-    Profile p = testing::MakeRubyProfile(1);
+    Profile p = test_support::MakeRubyProfile(1);
     p.samples[1].values = {10 * (i + 1), 10 * (i + 1) * 60};
     p.time_nanos += i * kSecond;
     inputs.push_back({"ruby." + std::to_string(i) + ".pb.gz", std::move(p)});

@@ -17,9 +17,9 @@ namespace {
 using namespace ::heaprec::profile;
 
 TEST(WriteFileTest, WritesPrivateReadableFile) {
-  std::string dir = testing::MakeTempDir();
+  std::string dir = test_support::MakeTempDir();
   std::string path = dir + "/heap.pb.gz";
-  Profile p = testing::MakeFullProfile();
+  Profile p = test_support::MakeFullProfile();
   WriteProfileFile(p, path);
   struct stat st {};
   ASSERT_EQ(stat(path.c_str(), &st), 0);
@@ -28,10 +28,10 @@ TEST(WriteFileTest, WritesPrivateReadableFile) {
 }
 
 TEST(WriteFileTest, MissingDirectoryFails) {
-  std::string dir = testing::MakeTempDir();
+  std::string dir = test_support::MakeTempDir();
   std::string path = dir + "/no/such/dir/heap.pb.gz";
   try {
-    WriteProfileFile(testing::MakeFullProfile(), path);
+    WriteProfileFile(test_support::MakeFullProfile(), path);
     FAIL() << "no error";
   } catch (const OutputError& e) {
     EXPECT_NE(std::string(e.what()).find("cannot write " + path), std::string::npos) << e.what();

@@ -10,7 +10,7 @@
 #include "render/diff.h"
 #include "render/report.h"
 
-namespace heaprec::testing {
+namespace heaprec::test_support {
 
 // What PrintReport prints of the report of `p`.
 inline std::string Print(const profile::Profile& p, const render::ReportOptions& options,
@@ -30,4 +30,4 @@ inline std::string Print(const profile::Profile& base, const profile::Profile& n
   return out.str();
 }
 
-}  // namespace heaprec::testing
+}  // namespace heaprec::test_support

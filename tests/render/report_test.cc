@@ -24,15 +24,15 @@ namespace {
 
 using namespace ::heaprec::profile;
 using namespace ::heaprec::analysis;
-using namespace ::heaprec::testing::interval;  // NOLINT: the sampled profile with known variances
-using testing::ExpectVariance;
-using testing::Print;
-using testing::Row;
+using namespace ::heaprec::test_support::interval;  // NOLINT: the sampled profile with known variances
+using test_support::ExpectVariance;
+using test_support::Print;
+using test_support::Row;
 
 TEST(ReportTest, TextRowsInOrderWithUnits) {
   ReportOptions options;
   options.source = "heap.pb.gz";
-  std::string text = Print(testing::MakeReportProfile(), options);
+  std::string text = Print(test_support::MakeReportProfile(), options);
   const char* expected[] = {
       "File: heap.pb.gz\n",
       "Sample index: inuse_space (bytes)\n",
@@ -65,7 +65,7 @@ TEST(ReportTest, TextRowsInOrderWithUnits) {
 TEST(ReportTest, CountsAreIntegersAndTopLimits) {
   ReportOptions options;
   options.top = 2;
-  std::string text = Print(testing::MakeReportProfile(), options, "inuse_objects");
+  std::string text = Print(test_support::MakeReportProfile(), options, "inuse_objects");
   EXPECT_NE(text.find("Total: 13 in 4 samples"), std::string::npos) << text;
   EXPECT_NE(text.find("Showing top 2 of 5 functions"), std::string::npos) << text;
   // 7 objects of 74898 B at 512 KiB: w = 1/(1 - exp(-74899/524288)) = 7.51, margin
@@ -82,7 +82,7 @@ TEST(ReportTest, JsonRows) {
   ReportOptions options;
   options.source = "dir/\"quoted\".pb.gz";
   options.format = Format::kJson;
-  std::string json = Print(testing::MakeReportProfile(), options);
+  std::string json = Print(test_support::MakeReportProfile(), options);
   for (const char* expected : {
            "\"file\": \"dir/\\\"quoted\\\".pb.gz\"",
            "\"sample_index\": \"inuse_space\"",
@@ -118,19 +118,19 @@ TEST(ReportTest, JsonRows) {
 TEST(ReportTest, JsonParsesWithPython) {
   ReportOptions options;
   options.format = Format::kJson;
-  Profile p = testing::MakeReportProfile();
+  Profile p = test_support::MakeReportProfile();
   p.functions[0].name = "weird \x01\xff\t name";  // control and invalid UTF-8 bytes
   std::string json = Print(p, options);
-  std::string path = testing::MakeTempDir() + "/report.json";
+  std::string path = test_support::MakeTempDir() + "/report.json";
   FILE* f = fopen(path.c_str(), "w");
   ASSERT_NE(f, nullptr);
   fputs(json.c_str(), f);
   fclose(f);
   std::string out;
-  int status = testing::RunCommand(
+  int status = test_support::RunCommand(
       "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); "
       "print(len(d[\"rows\"]), d[\"rows\"][0][\"function\"], d[\"total\"])' " +
-          testing::ShellQuote(path),
+          test_support::ShellQuote(path),
       &out);
   EXPECT_EQ(status, 0) << out;
   EXPECT_EQ(out, "5 Alloc 5242880\n");
@@ -138,7 +138,7 @@ TEST(ReportTest, JsonParsesWithPython) {
 
 TEST(ReportTest, UnknownSampleIndexListsKnownOnes) {
   try {
-    ComputeReport(testing::MakeReportProfile(), "cpu");
+    ComputeReport(test_support::MakeReportProfile(), "cpu");
     FAIL() << "no error";
   } catch (const UnknownSampleIndexError& e) {
     EXPECT_STREQ(e.what(),
@@ -150,7 +150,7 @@ TEST(ReportTest, UnknownSampleIndexListsKnownOnes) {
 // main and the runtime's start-up frames hold everything and are no sites: the table leaves them
 // out, in text and JSON, and from the function count; --all-frames shows every frame as recorded.
 TEST(ReportTest, ContextRowsAreLeftOut) {
-  const Profile p = testing::runtime_stack::MakeRuntimeStackProfile();
+  const Profile p = test_support::runtime_stack::MakeRuntimeStackProfile();
   ReportOptions options;
   options.top = 0;
   std::string text = Print(p, options);

@@ -1,5 +1,5 @@
 // The report's and the diff's outputs on profiles of the Ruby front end
-// (testing::MakeRubyProfile): frames named like symbolized native frames, per-object sampling and
+// (test_support::MakeRubyProfile): frames named like symbolized native frames, per-object sampling and
 // its intervals, and the `class` label shown as a breakdown.
 #include <gtest/gtest.h>
 
@@ -23,14 +23,14 @@ namespace {
 
 using namespace ::heaprec::profile;
 using namespace ::heaprec::analysis;
-using namespace ::heaprec::testing::ruby;  // NOLINT: the Ruby profile's variances
-using testing::ExpectVariance;
-using testing::Print;
+using namespace ::heaprec::test_support::ruby;  // NOLINT: the Ruby profile's variances
+using test_support::ExpectVariance;
+using test_support::Print;
 
 TEST(RubyReportTest, TextNamesFramesAndShowsClasses) {
   ReportOptions options;
   options.source = "ruby.pb.gz";
-  std::string text = Print(testing::MakeRubyProfile(kEvery), options);
+  std::string text = Print(test_support::MakeRubyProfile(kEvery), options);
   double margin_block = 1.959963984540054 * std::sqrt(kVarA + kVarD);
   const std::string expected[] = {
       "File: ruby.pb.gz\n",
@@ -64,20 +64,20 @@ TEST(RubyReportTest, TextNamesFramesAndShowsClasses) {
   EXPECT_EQ(text.find("0x"), std::string::npos) << "no addresses: " << text;
 
   // Exact (sample_every 1): no intervals.
-  std::string exact = Print(testing::MakeRubyProfile(1), {});
+  std::string exact = Print(test_support::MakeRubyProfile(1), {});
   EXPECT_NE(exact.find("Sampling: every object (exact)\n"), std::string::npos) << exact;
   EXPECT_EQ(exact.find("±"), std::string::npos) << exact;
   EXPECT_NE(exact.find(" in 4 samples\n"), std::string::npos) << exact;
 
   // Native profiles have no class section.
-  EXPECT_EQ(Print(testing::MakeReportProfile(), {}).find("classes"), std::string::npos);
+  EXPECT_EQ(Print(test_support::MakeReportProfile(), {}).find("classes"), std::string::npos);
 }
 
 TEST(RubyReportTest, JsonRowsAndClasses) {
   ReportOptions options;
   options.format = Format::kJson;
   options.top = 2;
-  std::string json = Print(testing::MakeRubyProfile(kEvery), options);
+  std::string json = Print(test_support::MakeRubyProfile(kEvery), options);
   Interval hash = Confidence95(100000, kVarC);
   for (const std::string& expected : std::vector<std::string>{
            "\"period\": 100,\n  \"period_type\": {\n    \"type\": \"objects\",\n"
@@ -100,11 +100,11 @@ TEST(RubyReportTest, JsonRowsAndClasses) {
   EXPECT_EQ(json.find("\"class\": \"String\""), std::string::npos) << "top 2 only\n" << json;
   ReportOptions native;
   native.format = Format::kJson;
-  EXPECT_EQ(Print(testing::MakeReportProfile(), native).find("\"classes\""), std::string::npos);
+  EXPECT_EQ(Print(test_support::MakeReportProfile(), native).find("\"classes\""), std::string::npos);
 }
 
 TEST(RubyDiffTest, PerObjectNoiseAndRubyNames) {
-  Diff d = ComputeDiff(testing::MakeRubyProfile(kEvery), GrownProfile(), "");
+  Diff d = ComputeDiff(test_support::MakeRubyProfile(kEvery), GrownProfile(), "");
   ASSERT_TRUE(d.sampled);
   EXPECT_EQ(d.total.change(), 108000);
   ASSERT_EQ(d.by_flat.size(), 1u);
@@ -126,9 +126,9 @@ TEST(RubyDiffTest, PerObjectNoiseAndRubyNames) {
 
   // A change inside the noise: one more sampled Hash (100 objects of 1000 B) against a variance
   // of 100·99·1000² per side.
-  Profile noisy = testing::MakeRubyProfile(kEvery);
+  Profile noisy = test_support::MakeRubyProfile(kEvery);
   noisy.samples[2].values = {200, 200000};
-  Diff n = ComputeDiff(testing::MakeRubyProfile(kEvery), noisy, "");
+  Diff n = ComputeDiff(test_support::MakeRubyProfile(kEvery), noisy, "");
   ASSERT_EQ(n.by_flat.size(), 1u);
   EXPECT_EQ(n.by_flat[0].row.function, "<main>");
   EXPECT_EQ(n.by_flat[0].flat.significance(), Significance::kNoise);
@@ -137,7 +137,7 @@ TEST(RubyDiffTest, PerObjectNoiseAndRubyNames) {
   options.base_source = "base.pb.gz";
   options.next_source = "new.pb.gz";
   std::ostringstream out;
-  PrintDiff(ComputeDiff(testing::MakeRubyProfile(kEvery), GrownProfile(), ""), options, out);
+  PrintDiff(ComputeDiff(test_support::MakeRubyProfile(kEvery), GrownProfile(), ""), options, out);
   std::string text = out.str();
   EXPECT_NE(text.find("Base: base.pb.gz (sampled 1 in 100 objects)\n"), std::string::npos) << text;
   EXPECT_NE(text.find("New:  new.pb.gz (sampled 1 in 100 objects)\n"), std::string::npos) << text;

@@ -8,7 +8,7 @@
 
 #include "test_profiles.h"
 
-namespace heaprec::testing::diff {
+namespace heaprec::test_support::diff {
 
 // Functions (one location each, id = function id): main 1, Build 2, Alloc 3, Old 4, New 5.
 enum : uint64_t { kMain = 1, kBuild = 2, kAlloc = 3, kOld = 4, kNew = 5 };
@@ -61,4 +61,4 @@ inline Profile ExactNew() {
                          {{kAlloc, kMain}, 3, 1000}});
 }
 
-}  // namespace heaprec::testing::diff
+}  // namespace heaprec::test_support::diff

@@ -8,7 +8,7 @@
 
 #include "test_profiles.h"
 
-namespace heaprec::testing::flame {
+namespace heaprec::test_support::flame {
 
 enum Type { kAllocObjects, kAllocSpace, kInuseObjects, kInuseSpace };
 constexpr int64_t kPeriod = 524288;
@@ -54,4 +54,4 @@ inline Profile MakeKnownProfile(int64_t period) {
   return p;
 }
 
-}  // namespace heaprec::testing::flame
+}  // namespace heaprec::test_support::flame

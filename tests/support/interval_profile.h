@@ -8,7 +8,7 @@
 
 #include "test_profiles.h"
 
-namespace heaprec::testing::interval {
+namespace heaprec::test_support::interval {
 
 // A hand-made sampled profile with known variances. Functions main (1), Build (2), Alloc (3), one
 // location each; every sample has a `bytes` label. At T = 64 KiB:
@@ -55,4 +55,4 @@ inline double BytesVariance(const Group& g, int64_t period) {
   return static_cast<double>(g.objects) * s * s * (1 - p) / p;
 }
 
-}  // namespace heaprec::testing::interval
+}  // namespace heaprec::test_support::interval

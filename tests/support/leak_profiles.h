@@ -9,7 +9,7 @@
 #include "analysis/leak_series.h"
 #include "test_profiles.h"
 
-namespace heaprec::testing::leaks {
+namespace heaprec::test_support::leaks {
 
 constexpr int64_t kSecond = 1'000'000'000;
 constexpr int64_t kT0 = 1'700'000'000 * kSecond;  // CLOCK_REALTIME of the first profile
@@ -98,4 +98,4 @@ inline std::vector<analysis::LeakInput> ThreeSites(int64_t pid, int64_t period,
   return inputs;
 }
 
-}  // namespace heaprec::testing::leaks
+}  // namespace heaprec::test_support::leaks

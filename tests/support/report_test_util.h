@@ -9,7 +9,7 @@
 
 #include "analysis/report.h"
 
-namespace heaprec::testing {
+namespace heaprec::test_support {
 
 inline const analysis::ReportRow& Row(const analysis::Report& r, const std::string& function) {
   for (const analysis::ReportRow& row : r.rows) {
@@ -22,4 +22,4 @@ inline void ExpectVariance(double got, double expected) {
   EXPECT_NEAR(got, expected, 1e-9 * expected + 1e-6);
 }
 
-}  // namespace heaprec::testing
+}  // namespace heaprec::test_support

@@ -1,4 +1,4 @@
-// The Ruby front end profile of testing::MakeRubyProfile at sample_every 100: its per-object
+// The Ruby front end profile of test_support::MakeRubyProfile at sample_every 100: its per-object
 // variances, and a profile grown from it, for the tests of the report and the diff on Ruby
 // profiles.
 #pragma once
@@ -7,7 +7,7 @@
 
 #include "test_profiles.h"
 
-namespace heaprec::testing::ruby {
+namespace heaprec::test_support::ruby {
 
 constexpr int64_t kEvery = 100;
 
@@ -27,4 +27,4 @@ inline Profile GrownProfile() {
   return p;
 }
 
-}  // namespace heaprec::testing::ruby
+}  // namespace heaprec::test_support::ruby

@@ -22,7 +22,7 @@
 
 #include "test_profiles.h"
 
-namespace heaprec::testing::runtime_stack {
+namespace heaprec::test_support::runtime_stack {
 
 constexpr int64_t kKiB = 1024, kMiB = 1024 * 1024;
 
@@ -115,4 +115,4 @@ inline Profile MakeRuntimeStackProfile() {
   return p;
 }
 
-}  // namespace heaprec::testing::runtime_stack
+}  // namespace heaprec::test_support::runtime_stack

@@ -9,7 +9,7 @@
 
 #include "profile/pprof_writer.h"
 
-namespace heaprec::testing {
+namespace heaprec::test_support {
 
 Profile MakeNativeHeapProfile(int64_t period) {
   Profile p;
@@ -204,4 +204,4 @@ std::string ShellQuote(const std::string& s) {
   return out + "'";
 }
 
-}  // namespace heaprec::testing
+}  // namespace heaprec::test_support

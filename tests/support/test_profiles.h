@@ -6,7 +6,7 @@
 
 #include "profile/profile.h"
 
-namespace heaprec::testing {
+namespace heaprec::test_support {
 
 using namespace ::heaprec::profile;
 
@@ -59,4 +59,4 @@ int RunCommand(const std::string& command, std::string* output);
 // Single-quotes `s` for the shell.
 std::string ShellQuote(const std::string& s);
 
-}  // namespace heaprec::testing
+}  // namespace heaprec::test_support

@@ -33,7 +33,7 @@ bool HasPrefix(const std::vector<std::string>& places, const std::string& prefix
 class FileSearchTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = testing::MakeTempDir();
+    root_ = test_support::MakeTempDir();
     build_id_ = ReadElfBuildId(SYMBOLIZE_TARGET);
     ASSERT_EQ(build_id_.size(), 40u);
   }
@@ -179,7 +179,7 @@ TEST(CoverageTest, CountsLocationsWithoutAFunctionName) {
   EXPECT_EQ(coverage.locations, 4u);
   EXPECT_EQ(coverage.unnamed, 2u);
   EXPECT_FALSE(coverage.complete());
-  EXPECT_TRUE(MeasureCoverage(testing::MakeRubyProfile()).complete());
+  EXPECT_TRUE(MeasureCoverage(test_support::MakeRubyProfile()).complete());
 }
 
 }  // namespace

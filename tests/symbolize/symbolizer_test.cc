@@ -31,7 +31,7 @@ struct TargetRun {
 TargetRun RunTarget(const std::string& path) {
   TargetRun run;
   std::string out;
-  EXPECT_EQ(testing::RunCommand(testing::ShellQuote(path), &out), 0) << out;
+  EXPECT_EQ(test_support::RunCommand(test_support::ShellQuote(path), &out), 0) << out;
   std::istringstream lines(out);
   std::string tag;
   while (lines >> tag) {
@@ -169,7 +169,7 @@ TEST(SymbolizerTest, FunctionsAreDeduplicated) {
 TEST(SymbolizerTest, BuildIdMismatchIsLeftUnsymbolized) {
   TargetRun run = RunTarget(SYMBOLIZE_TARGET);
   Profile p = MakeProfile(run, "00112233445566778899aabbccddeeff00112233");
-  SymbolizeStats stats = Symbolize(p, OnlyIn(testing::MakeTempDir()));
+  SymbolizeStats stats = Symbolize(p, OnlyIn(test_support::MakeTempDir()));
   EXPECT_EQ(stats.symbolized, 0u);
   EXPECT_EQ(stats.build_id_mismatch, 2u);
   EXPECT_TRUE(p.locations[0].lines.empty());
@@ -181,7 +181,7 @@ TEST(SymbolizerTest, ReplacedBinaryFallsBackToBuildIdDebugFile) {
   // The mapped path now holds another program; the original survives as a .build-id debug file.
   TargetRun run = RunTarget(SYMBOLIZE_TARGET);
   std::string build_id = symbolize::ReadElfBuildId(SYMBOLIZE_TARGET);
-  std::string root = testing::MakeTempDir();
+  std::string root = test_support::MakeTempDir();
   std::string dir = root + "/.build-id/" + build_id.substr(0, 2);
   std::filesystem::create_directories(dir);
   std::filesystem::copy_file(SYMBOLIZE_TARGET, dir + "/" + build_id.substr(2) + ".debug");
@@ -222,7 +222,7 @@ std::string InstallBuildIdDebugFile(const std::string& root, const std::string& 
 void ExpectDeletedBinarySymbolizedFromDebugFile(const std::string& target,
                                                 const std::string& debug_file) {
   TargetRun run = RunTarget(target);
-  std::string root = testing::MakeTempDir();
+  std::string root = test_support::MakeTempDir();
   std::string build_id = InstallBuildIdDebugFile(root, debug_file);
   ASSERT_EQ(build_id, symbolize::ReadElfBuildId(target));
   Profile p = MakeProfile(run, build_id);
@@ -244,7 +244,7 @@ TEST(SymbolizerTest, DeletedFixedAddressExecutableFromOnlyKeepDebugFile) {
 // A stripped binary with no build id: its DWARF comes from the debug file its .gnu_debuglink names
 // (beside it, in .debug/), handed to libdwfl for the binary's own addresses.
 TEST(SymbolizerTest, StrippedBinaryWithoutBuildIdUsesItsDebuglinkFile) {
-  std::string root = testing::MakeTempDir();
+  std::string root = test_support::MakeTempDir();
   std::string binary = root + "/noid";
   std::filesystem::copy_file(SYMBOLIZE_TARGET_NOID_STRIPPED, binary);
   std::filesystem::create_directories(root + "/.debug");
@@ -264,7 +264,7 @@ TEST(SymbolizerTest, StrippedBinaryWithoutBuildIdUsesItsDebuglinkFile) {
 
 TEST(SymbolizerTest, OnlyKeepDebugFileRejectsAddressesOutsideCode) {
   TargetRun run = RunTarget(SYMBOLIZE_TARGET);
-  std::string root = testing::MakeTempDir();
+  std::string root = test_support::MakeTempDir();
   Profile p = MakeProfile(run, InstallBuildIdDebugFile(root, SYMBOLIZE_TARGET_DEBUG));
   for (Mapping& m : p.mappings) m.filename = root + "/gone (deleted)";
   p.locations[0].address = p.mappings[0].memory_start - 1;  // before its mapping
@@ -308,14 +308,14 @@ TEST(SymbolizerTest, PprofShowsSymbolizedNames) {
   TargetRun run = RunTarget(SYMBOLIZE_TARGET);
   Profile p = MakeProfile(run, symbolize::ReadElfBuildId(SYMBOLIZE_TARGET));
   Symbolize(p);
-  std::string dir = testing::MakeTempDir();
+  std::string dir = test_support::MakeTempDir();
   WriteProfileFile(p, dir + "/heap.pb.gz");
   std::string out;
   std::string env =
-      "HOME=" + testing::ShellQuote(dir) + " PPROF_TMPDIR=" + testing::ShellQuote(dir);
-  ASSERT_EQ(testing::RunCommand(env + " " + testing::ShellQuote(HEAPREC_PPROF) +
+      "HOME=" + test_support::ShellQuote(dir) + " PPROF_TMPDIR=" + test_support::ShellQuote(dir);
+  ASSERT_EQ(test_support::RunCommand(env + " " + test_support::ShellQuote(HEAPREC_PPROF) +
                                     " -top -nodefraction=0 -symbolize=none " +
-                                    testing::ShellQuote(dir + "/heap.pb.gz"),
+                                    test_support::ShellQuote(dir + "/heap.pb.gz"),
                                 &out),
             0)
       << out;
@@ -339,7 +339,7 @@ namespace {
 // The cache across runs (symbol_cache.h): a second Symbolizer, in what stands for a later run,
 // answers from the cache alone, even once the binary is gone, with exactly what the first found.
 TEST(SymbolCacheTest, LaterRunsAnswerFromTheCacheWithoutTheBinary) {
-  std::string root = testing::MakeTempDir();
+  std::string root = test_support::MakeTempDir();
   std::string binary = root + "/target";
   std::filesystem::copy_file(SYMBOLIZE_TARGET, binary);
   TargetRun run = RunTarget(binary);
@@ -361,7 +361,7 @@ TEST(SymbolCacheTest, LaterRunsAnswerFromTheCacheWithoutTheBinary) {
 
 // Answers written by another build of heaprec (another stamp), or damaged, are not used.
 TEST(SymbolCacheTest, AnotherBuildsOrDamagedAnswersAreIgnored) {
-  std::string root = testing::MakeTempDir();
+  std::string root = test_support::MakeTempDir();
   std::string binary = root + "/target";
   std::filesystem::copy_file(SYMBOLIZE_TARGET, binary);
   TargetRun run = RunTarget(binary);
