@@ -19,7 +19,7 @@
 namespace heaprec {
 namespace {
 
-using testing::ShellQuote;
+using test_support::ShellQuote;
 
 const std::vector<std::string> kCommands = {"run",   "report", "symbolize", "flame", "diff",
                                             "leaks", "agent",  "attach",    "detach"};
@@ -40,9 +40,9 @@ struct Result {
 class CommandLineTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = testing::MakeTempDir();
+    dir_ = test_support::MakeTempDir();
     profile_ = dir_ + "/heap.pb.gz";
-    render::WriteProfileFile(testing::MakeReportProfile(), profile_);
+    render::WriteProfileFile(test_support::MakeReportProfile(), profile_);
   }
 
   // Runs heaprec with `args` (shell words), its stdout and stderr kept apart.
@@ -51,7 +51,7 @@ class CommandLineTest : public ::testing::Test {
     std::string ignored;
     // In a subshell: RunCommand adds its own 2>&1, which must not override ours.
     r.status =
-        testing::RunCommand("(" + ShellQuote(HEAPREC_BINARY) + " " + args + " >" +
+        test_support::RunCommand("(" + ShellQuote(HEAPREC_BINARY) + " " + args + " >" +
                                 ShellQuote(dir_ + "/out") + " 2>" + ShellQuote(dir_ + "/err") + ")",
                             &ignored);
     r.out = ReadFile(dir_ + "/out");
@@ -336,7 +336,7 @@ TEST_F(CommandLineTest, RunPassesProgramArgumentsThrough) {
 TEST_F(CommandLineTest, OptionsParseTheSameBeforeAndAfterPositionals) {
   const std::string file = ShellQuote(profile_);
   const std::string next = ShellQuote(dir_ + "/new.pb.gz");
-  render::WriteProfileFile(testing::MakeReportProfile(), dir_ + "/new.pb.gz");
+  render::WriteProfileFile(test_support::MakeReportProfile(), dir_ + "/new.pb.gz");
   const std::string empty = ShellQuote(dir_ + "/empty");
   std::filesystem::create_directory(dir_ + "/empty");
   const std::string out = ShellQuote(dir_ + "/symbolized.pb.gz");
@@ -441,7 +441,7 @@ class ForeignFileTest : public CommandLineTest {
 TEST_F(ForeignFileTest, HeaptrackRecording) {
   std::string out;
   ASSERT_EQ(
-      testing::RunCommand(
+      test_support::RunCommand(
           ShellQuote(HEAPREC_HEAPTRACK) + " -o " + ShellQuote(dir_ + "/ht") + " /bin/true", &out),
       0)
       << out;
@@ -461,7 +461,7 @@ TEST_F(ForeignFileTest, HeaptrackRecording) {
 TEST_F(ForeignFileTest, JemallocAndGperftoolsHeapProfiles) {
   // jemalloc, as Debian builds it, profiles when asked through MALLOC_CONF.
   std::string out;
-  ASSERT_EQ(testing::RunCommand(
+  ASSERT_EQ(test_support::RunCommand(
                 "MALLOC_CONF=prof:true,prof_final:true,prof_prefix:" + ShellQuote(dir_ + "/je") +
                     " LD_PRELOAD=" + ShellQuote(HEAPREC_JEMALLOC) + " /bin/true",
                 &out),
@@ -482,7 +482,7 @@ TEST_F(ForeignFileTest, JemallocAndGperftoolsHeapProfiles) {
 TEST_F(ForeignFileTest, GoCpuProfile) {
   // What Go's runtime/pprof writes for a CPU profile, through heaprec's own writer.
   std::string file = dir_ + "/cpu.pprof";
-  render::WriteProfileFile(testing::MakeGoCpuProfile(), file);
+  render::WriteProfileFile(test_support::MakeGoCpuProfile(), file);
   ExpectRejected(file,
                  "is a CPU profile (sample types samples/count, cpu/nanoseconds), not a heap "
                  "profile; read it with pprof, or profile the program's heap with heaprec run");

@@ -198,11 +198,11 @@ TEST(RunEnvironmentTest, RubyLibraryIsBesideTheLibDirectoryUnlessOverridden) {
   EXPECT_EQ(RubyLibraryDirectory("/x/bin/heaprec", "rel/lib"),
             (std::filesystem::current_path() / "rel/lib").lexically_normal().string());
 
-  std::string dir = testing::MakeTempDir();
+  std::string dir = test_support::MakeTempDir();
   EXPECT_FALSE(HasRubyAutorun(dir));
   std::filesystem::create_directories(dir + "/heaprec/autorun.rb");  // a directory is not the file
   EXPECT_FALSE(HasRubyAutorun(dir));
-  std::string other = testing::MakeTempDir();
+  std::string other = test_support::MakeTempDir();
   std::filesystem::create_directories(other + "/heaprec");
   std::ofstream(other + "/heaprec/autorun.rb") << "# autorun\n";
   EXPECT_TRUE(HasRubyAutorun(other));
