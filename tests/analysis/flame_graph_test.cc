@@ -136,8 +136,8 @@ TEST(FlameGraphTest, SamplesWithoutLocationsCountAtTheRootOnly) {
   EXPECT_EQ(g.nodes[g.root().children[0]].values[kInuseSpace], 20);
 }
 
-// A Ruby front end profile (test_support::MakeRubyProfile): frames without mappings or addresses, two
-// sample types, per-object sampling.
+// A Ruby front end profile (test_support::MakeRubyProfile): frames without mappings or addresses,
+// two sample types, per-object sampling.
 TEST(RubyFlameGraphTest, FramesCarryRubyNamesFilesAndLines) {
   constexpr int64_t kEvery = 100;
   enum { kObjects, kSpace };

@@ -1,7 +1,7 @@
-// The top table and the diff on profiles of the Ruby front end (test_support::MakeRubyProfile): frames
-// without mappings or addresses named like symbolized native frames, only inuse_* sample types,
-// per-object sampling (weight = period), the `class` label as a breakdown, and methods written in
-// C charged to their Ruby callers.
+// The top table and the diff on profiles of the Ruby front end (test_support::MakeRubyProfile):
+// frames without mappings or addresses named like symbolized native frames, only inuse_* sample
+// types, per-object sampling (weight = period), the `class` label as a breakdown, and methods
+// written in C charged to their Ruby callers.
 #include <gtest/gtest.h>
 
 #include "analysis/diff.h"
@@ -132,8 +132,9 @@ TEST(RubyDiffTest, DiffProfileAndIncompatibleNativeProfile) {
   EXPECT_EQ(r.classes[0].name, "Array");
   EXPECT_EQ(r.classes[0].value, 108000);
 
-  EXPECT_THROW(ComputeDiff(test_support::MakeReportProfile(), test_support::MakeRubyProfile(kEvery), ""),
-               IncompatibleProfilesError);
+  EXPECT_THROW(
+      ComputeDiff(test_support::MakeReportProfile(), test_support::MakeRubyProfile(kEvery), ""),
+      IncompatibleProfilesError);
 }
 
 }  // namespace

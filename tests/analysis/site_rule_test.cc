@@ -160,7 +160,8 @@ TEST(SiteRuleTest, InvalidPatternsThrowNamingThem) {
 
 // What Go's regexp says of `pattern` on each name: "1"/"0" per name, or its compile error.
 std::string GoMatches(const std::string& pattern, const std::vector<std::string>& names) {
-  std::string command = test_support::ShellQuote(HEAPREC_GO_REGEXP) + " " + test_support::ShellQuote(pattern);
+  std::string command =
+      test_support::ShellQuote(HEAPREC_GO_REGEXP) + " " + test_support::ShellQuote(pattern);
   for (const std::string& name : names) command += " " + test_support::ShellQuote(name);
   std::string output;
   EXPECT_EQ(test_support::RunCommand(command, &output), 0) << output;

@@ -177,8 +177,8 @@ class RunRubyTest : public CliTest {
 
   int Run(const std::string& args, std::string* output) {
     return test_support::RunCommand("HEAPREC_RUBY_LIB=" + ShellQuote(lib_) + " RUBYOPT=-W0 " +
-                                   ShellQuote(HEAPREC_BINARY) + " run " + args,
-                               output);
+                                        ShellQuote(HEAPREC_BINARY) + " run " + args,
+                                    output);
   }
 
   std::string lib_;

@@ -50,10 +50,10 @@ class CommandLineTest : public ::testing::Test {
     Result r;
     std::string ignored;
     // In a subshell: RunCommand adds its own 2>&1, which must not override ours.
-    r.status =
-        test_support::RunCommand("(" + ShellQuote(HEAPREC_BINARY) + " " + args + " >" +
-                                ShellQuote(dir_ + "/out") + " 2>" + ShellQuote(dir_ + "/err") + ")",
-                            &ignored);
+    r.status = test_support::RunCommand("(" + ShellQuote(HEAPREC_BINARY) + " " + args + " >" +
+                                            ShellQuote(dir_ + "/out") + " 2>" +
+                                            ShellQuote(dir_ + "/err") + ")",
+                                        &ignored);
     r.out = ReadFile(dir_ + "/out");
     r.err = ReadFile(dir_ + "/err");
     return r;

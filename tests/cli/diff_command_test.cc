@@ -27,9 +27,9 @@ class DiffToolTest : public HeaprecCommandTest {
   }
 
   int Run(const std::string& tool, const std::string& args, std::string* output) {
-    return test_support::RunCommand("HOME=" + ShellQuote(dir_) + " PPROF_TMPDIR=" + ShellQuote(dir_) +
-                                   " " + ShellQuote(tool) + " " + args,
-                               output);
+    return test_support::RunCommand("HOME=" + ShellQuote(dir_) + " PPROF_TMPDIR=" +
+                                        ShellQuote(dir_) + " " + ShellQuote(tool) + " " + args,
+                                    output);
   }
 
   std::string base_, next_;

@@ -45,8 +45,8 @@ TEST_F(FlameCommandTest, WritesThePageBesideTheProfile) {
 TEST_F(FlameCommandTest, OutputAndSampleIndexOptions) {
   std::string output;
   std::string out = dir_ + "/x.html";
-  ASSERT_EQ(Heaprec("flame " + test_support::ShellQuote(profile_) + " -o " + test_support::ShellQuote(out) +
-                        " --sample-index alloc_objects",
+  ASSERT_EQ(Heaprec("flame " + test_support::ShellQuote(profile_) + " -o " +
+                        test_support::ShellQuote(out) + " --sample-index alloc_objects",
                     &output),
             0)
       << output;
@@ -103,9 +103,9 @@ TEST(RubyFlameGraphTest, JsonAndPage) {
   std::string dir = test_support::MakeTempDir();
   WriteProfileFile(p, dir + "/ruby.pb.gz");
   std::string output;
-  ASSERT_EQ(test_support::RunCommand(
-                std::string(HEAPREC_BINARY) + " flame " + test_support::ShellQuote(dir + "/ruby.pb.gz"),
-                &output),
+  ASSERT_EQ(test_support::RunCommand(std::string(HEAPREC_BINARY) + " flame " +
+                                         test_support::ShellQuote(dir + "/ruby.pb.gz"),
+                                     &output),
             0)
       << output;
   std::ifstream in(dir + "/ruby.html");
@@ -113,9 +113,9 @@ TEST(RubyFlameGraphTest, JsonAndPage) {
   page << in.rdbuf();
   EXPECT_NE(page.str().find("\"name\":\"Cache#fill\""), std::string::npos);
   EXPECT_EQ(test_support::RunCommand(std::string(HEAPREC_BINARY) + " flame " +
-                                    test_support::ShellQuote(dir + "/ruby.pb.gz") +
-                                    " --sample-index alloc_space",
-                                &output),
+                                         test_support::ShellQuote(dir + "/ruby.pb.gz") +
+                                         " --sample-index alloc_space",
+                                     &output),
             2);
   EXPECT_NE(output.find("unknown sample index 'alloc_space'; this profile has: inuse_objects, "
                         "inuse_space"),

@@ -29,9 +29,10 @@ class FoldedCommandTest : public HeaprecCommandTest {
     EXPECT_EQ(
         // In braces: RunCommand sends the command's stderr to `out` after these redirections.
         test_support::RunCommand("{ " + ShellQuote(HEAPREC_BINARY) + " report --format folded " +
-                                ShellQuote(path + ".pb.gz") + " > " + ShellQuote(path + ".folded") +
-                                " 2> " + ShellQuote(path + ".err") + "; }",
-                            &out),
+                                     ShellQuote(path + ".pb.gz") + " > " +
+                                     ShellQuote(path + ".folded") + " 2> " +
+                                     ShellQuote(path + ".err") + "; }",
+                                 &out),
         0)
         << out;
     // stderr only says what could not be symbolized (the fixture's libfoo.so is nowhere).
@@ -42,9 +43,10 @@ class FoldedCommandTest : public HeaprecCommandTest {
                   line.find("is not fully symbolized") != std::string::npos)
           << line;
     }
-    return test_support::RunCommand("perl " + ShellQuote(HEAPREC_FLAMEGRAPH) + " --countname bytes " +
-                                   ShellQuote(path + ".folded") + " > " + ShellQuote(path + ".svg"),
-                               err);
+    return test_support::RunCommand("perl " + ShellQuote(HEAPREC_FLAMEGRAPH) +
+                                        " --countname bytes " + ShellQuote(path + ".folded") +
+                                        " > " + ShellQuote(path + ".svg"),
+                                    err);
   }
 
   std::string Read(const std::string& name) {

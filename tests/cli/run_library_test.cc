@@ -33,9 +33,9 @@ class RunLibraryTest : public HeaprecCommandTest {
     std::string env =
         library ? "HEAPREC_LIBRARY=" + ShellQuote(*library) + " " : "env -u HEAPREC_LIBRARY ";
     return test_support::RunCommand(env + ShellQuote(heaprec) + " run -o " +
-                                   ShellQuote(dir_ + "/p.%p.pb.gz") + " -- touch " +
-                                   ShellQuote(marker_),
-                               output);
+                                        ShellQuote(dir_ + "/p.%p.pb.gz") + " -- touch " +
+                                        ShellQuote(marker_),
+                                    output);
   }
 
   // A copy of the real library with the ELF header's field at `offset` (two bytes) set to `value`.

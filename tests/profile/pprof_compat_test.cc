@@ -17,9 +17,10 @@ class PprofCompatTest : public ::testing::Test {
   // Runs pprof with a private HOME and PPROF_TMPDIR, and without its own symbolization.
   int Pprof(const std::string& args, std::string* output) {
     return test_support::RunCommand("HOME=" + test_support::ShellQuote(dir_) +
-                                   " PPROF_TMPDIR=" + test_support::ShellQuote(dir_) + " " +
-                                   test_support::ShellQuote(HEAPREC_PPROF) + " -symbolize=none " + args,
-                               output);
+                                        " PPROF_TMPDIR=" + test_support::ShellQuote(dir_) + " " +
+                                        test_support::ShellQuote(HEAPREC_PPROF) +
+                                        " -symbolize=none " + args,
+                                    output);
   }
 
   std::string dir_;
@@ -42,7 +43,8 @@ TEST_F(PprofCompatTest, TopListsFunctionsAndTotals) {
   std::string path = dir_ + "/report.pb.gz";
   test_support::WriteEncodedProfile(test_support::MakeReportProfile(), path);
   std::string out;
-  ASSERT_EQ(Pprof("-top -sample_index=inuse_space " + test_support::ShellQuote(path), &out), 0) << out;
+  ASSERT_EQ(Pprof("-top -sample_index=inuse_space " + test_support::ShellQuote(path), &out), 0)
+      << out;
   EXPECT_NE(out.find("of 5120kB total"), std::string::npos) << out;
   // The same flat/cum figures as `heaprec report` (see tests/analysis/report_test.cc).
   for (const char* expected : {"3072kB 60.00% 60.00%     3072kB 60.00%  Alloc\n",
@@ -61,7 +63,8 @@ TEST_F(PprofCompatTest, TagsShowTheAgeAsADuration) {
   std::string path = dir_ + "/ages.pb.gz";
   test_support::WriteEncodedProfile(p, path);
   std::string out;
-  ASSERT_EQ(Pprof("-tags -sample_index=inuse_space " + test_support::ShellQuote(path), &out), 0) << out;
+  ASSERT_EQ(Pprof("-tags -sample_index=inuse_space " + test_support::ShellQuote(path), &out), 0)
+      << out;
   EXPECT_NE(out.find(" age_ns: Total 4.0MB\n"), std::string::npos) << out;
   EXPECT_NE(out.find("3.0MB (75.00%): 1.50s\n"), std::string::npos) << out;
   EXPECT_NE(out.find("1.0MB (25.00%): 2ms\n"), std::string::npos) << out;
@@ -75,7 +78,8 @@ TEST_F(PprofCompatTest, RawProtobufIsAccepted) {
   fwrite(bytes.data(), 1, bytes.size(), f);
   fclose(f);
   std::string out;
-  ASSERT_EQ(Pprof("-top -sample_index=alloc_objects " + test_support::ShellQuote(path), &out), 0) << out;
+  ASSERT_EQ(Pprof("-top -sample_index=alloc_objects " + test_support::ShellQuote(path), &out), 0)
+      << out;
   EXPECT_NE(out.find("of 13 total"), std::string::npos) << out;
 }
 

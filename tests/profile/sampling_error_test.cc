@@ -74,7 +74,8 @@ TEST(SamplingModelTest, PeriodOneIsExactUnderBothModels) {
     EXPECT_EQ(ValueVariance("inuse_objects", 300, 40, exact), 0);
     EXPECT_EQ(ValueVariance("inuse_space", 12000, 40, exact), 0);
   }
-  EXPECT_EQ(ValueVariance("inuse_space", 12000, 40, SamplingModel(test_support::MakeRubyProfile(1))), 0);
+  EXPECT_EQ(
+      ValueVariance("inuse_space", 12000, 40, SamplingModel(test_support::MakeRubyProfile(1))), 0);
 }
 
 TEST(SamplingModelTest, PeriodOverloadsKeepTheByteModel) {

@@ -125,8 +125,8 @@ TEST(LeaksOutputTest, EmptySeriesStillDrawsAxes) {
   EXPECT_EQ(svg.find("inf"), std::string::npos) << svg;
 }
 
-// A series of Ruby front end profiles (test_support::MakeRubyProfile): Cache#fill's Array objects (B)
-// grow by 5000 objects of 60 B a second, sampled 1 in 100; everything else stays.
+// A series of Ruby front end profiles (test_support::MakeRubyProfile): Cache#fill's Array objects
+// (B) grow by 5000 objects of 60 B a second, sampled 1 in 100; everything else stays.
 std::vector<LeakInput> RubySeries() {
   std::vector<LeakInput> inputs;
   for (int64_t i = 0; i < 5; ++i) {

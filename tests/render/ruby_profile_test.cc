@@ -1,6 +1,6 @@
 // The report's and the diff's outputs on profiles of the Ruby front end
-// (test_support::MakeRubyProfile): frames named like symbolized native frames, per-object sampling and
-// its intervals, and the `class` label shown as a breakdown.
+// (test_support::MakeRubyProfile): frames named like symbolized native frames, per-object sampling
+// and its intervals, and the `class` label shown as a breakdown.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -100,7 +100,8 @@ TEST(RubyReportTest, JsonRowsAndClasses) {
   EXPECT_EQ(json.find("\"class\": \"String\""), std::string::npos) << "top 2 only\n" << json;
   ReportOptions native;
   native.format = Format::kJson;
-  EXPECT_EQ(Print(test_support::MakeReportProfile(), native).find("\"classes\""), std::string::npos);
+  EXPECT_EQ(Print(test_support::MakeReportProfile(), native).find("\"classes\""),
+            std::string::npos);
 }
 
 TEST(RubyDiffTest, PerObjectNoiseAndRubyNames) {

@@ -314,9 +314,9 @@ TEST(SymbolizerTest, PprofShowsSymbolizedNames) {
   std::string env =
       "HOME=" + test_support::ShellQuote(dir) + " PPROF_TMPDIR=" + test_support::ShellQuote(dir);
   ASSERT_EQ(test_support::RunCommand(env + " " + test_support::ShellQuote(HEAPREC_PPROF) +
-                                    " -top -nodefraction=0 -symbolize=none " +
-                                    test_support::ShellQuote(dir + "/heap.pb.gz"),
-                                &out),
+                                         " -top -nodefraction=0 -symbolize=none " +
+                                         test_support::ShellQuote(dir + "/heap.pb.gz"),
+                                     &out),
             0)
       << out;
   EXPECT_NE(out.find("of 4MB total"), std::string::npos) << out;
