@@ -24,8 +24,7 @@ namespace {
 
 using namespace ::heaprec::profile;
 using namespace ::heaprec::analysis;
-using namespace ::heaprec::test_support::interval;  // NOLINT: the sampled profile with known
-                                                    // variances
+using namespace ::heaprec::test_support::interval;  // NOLINT: the profile with known variances
 using test_support::ExpectVariance;
 using test_support::Print;
 using test_support::Row;
