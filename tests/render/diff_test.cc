@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdio>
 #include <sstream>
 
 #include "analysis/diff.h"
@@ -22,7 +21,6 @@ using namespace ::heaprec::analysis;
 using namespace ::heaprec::test_support::diff;  // NOLINT: the profiles with a known difference
 
 using test_support::Print;
-using test_support::ShellQuote;
 
 TEST(DiffTest, TextOutput) {
   DiffOptions options;
@@ -87,19 +85,13 @@ TEST(DiffTest, JsonParsesAndCarriesTheChanges) {
        }) {
     EXPECT_NE(json.find(expected), std::string::npos) << expected << "\n" << json;
   }
-  std::string path = test_support::MakeTempDir() + "/diff.json";
-  FILE* f = fopen(path.c_str(), "w");
-  ASSERT_NE(f, nullptr);
-  fputs(json.c_str(), f);
-  fclose(f);
   std::string out;
-  int status = test_support::RunCommand(
-      "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); "
+  int status = test_support::ReadJsonWithPython(
+      json,
       "c=d[\"functions_by_cum\"][0]; s=d[\"stacks\"][0]; "
       "print(c[\"function\"], c[\"base\"], c[\"new\"], c[\"change\"], c[\"significance\"], "
       "[x[\"function\"] for x in s[\"frames\"]], s[\"change\"], d[\"base\"][\"file\"], "
-      "d[\"functions_by_flat\"][1][\"change\"])' " +
-          ShellQuote(path),
+      "d[\"functions_by_flat\"][1][\"change\"])",
       &out);
   EXPECT_EQ(status, 0) << out;
   EXPECT_EQ(out,

@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdio>
 #include <sstream>
 
 #include "analysis/report.h"
@@ -121,17 +120,9 @@ TEST(ReportTest, JsonParsesWithPython) {
   Profile p = test_support::MakeReportProfile();
   p.functions[0].name = "weird \x01\xff\t name";  // control and invalid UTF-8 bytes
   std::string json = Print(p, options);
-  std::string path = test_support::MakeTempDir() + "/report.json";
-  FILE* f = fopen(path.c_str(), "w");
-  ASSERT_NE(f, nullptr);
-  fputs(json.c_str(), f);
-  fclose(f);
   std::string out;
-  int status = test_support::RunCommand(
-      "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); "
-      "print(len(d[\"rows\"]), d[\"rows\"][0][\"function\"], d[\"total\"])' " +
-          test_support::ShellQuote(path),
-      &out);
+  int status = test_support::ReadJsonWithPython(
+      json, "print(len(d[\"rows\"]), d[\"rows\"][0][\"function\"], d[\"total\"])", &out);
   EXPECT_EQ(status, 0) << out;
   EXPECT_EQ(out, "5 Alloc 5242880\n");
 }

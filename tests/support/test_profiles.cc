@@ -184,6 +184,20 @@ std::string MakeTempDir() {
   return pattern;
 }
 
+int ReadJsonWithPython(const std::string& json, const std::string& script, std::string* output) {
+  std::string path = MakeTempDir() + "/document.json";
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) {
+    ADD_FAILURE() << "cannot write " << path;
+    return -1;
+  }
+  std::fputs(json.c_str(), f);
+  std::fclose(f);
+  return RunCommand("python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); " + script +
+                        "' " + ShellQuote(path),
+                    output);
+}
+
 int RunCommand(const std::string& command, std::string* output) {
   // heaprec's commands ask the servers of DEBUGINFOD_URLS for what they cannot find: the tests
   // never reach out to a server they did not start.

@@ -59,4 +59,9 @@ int RunCommand(const std::string& command, std::string* output);
 // Single-quotes `s` for the shell.
 std::string ShellQuote(const std::string& s);
 
+// Parses `json` with Python's json module, as a user's script would, and runs `script` on it (the
+// document is `d`; `script` is Python without single quotes, e.g. "print(d[\"total\"])"). Returns
+// python3's exit status; *output gets what it printed.
+int ReadJsonWithPython(const std::string& json, const std::string& script, std::string* output);
+
 }  // namespace heaprec::test_support
