@@ -75,6 +75,10 @@ void ReserveForTheFinalDump(const HeapSnapshot& written, std::size_t written_byt
 bool TakeNewestCapture() {
   MutexLock lock(g_capture_lock);
   if (g_captured.bytes == 0) return false;
+  // The second buffer comes to life with the first swap, here, under both locks: g_writing is
+  // touched by the writer only.
+  if (g_writing.snapshot == nullptr)
+    g_writing.snapshot = new (g_snapshot_storage[1]) HeapSnapshot();
   PeakCopy newest = g_captured;
   g_captured = g_writing;
   g_captured.bytes = 0;  // already written, or never captured
@@ -144,11 +148,8 @@ void MaybeCapturePeak(HeapRecorder& recorder) {
   live = recorder.LiveBytesEstimate();
   bool captured = false;
   if (live > g_peak_threshold.load(std::memory_order_relaxed)) {
-    if (g_captured.snapshot == nullptr) {
-      // The first capture: both copies come to life, the other one for the writer to swap in.
+    if (g_captured.snapshot == nullptr)
       g_captured.snapshot = new (g_snapshot_storage[0]) HeapSnapshot();
-      g_writing.snapshot = new (g_snapshot_storage[1]) HeapSnapshot();
-    }
     if (g_captured.snapshot->Take(recorder)) {
       g_captured.bytes = live;
       g_captured.time_ns = NowNs(CLOCK_REALTIME);
