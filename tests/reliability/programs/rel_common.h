@@ -1,9 +1,12 @@
 // Helpers shared by the reliability test programs (C).
 #pragma once
 
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
 
 // Hides a pointer from the optimizer, so that an allocation whose block is never read still
 // happens.
@@ -19,6 +22,23 @@ __attribute__((unused)) static void* checked(void* p) {
     abort();
   }
   return p;
+}
+
+// Waits until `path` exists, for at most `seconds`: 1 when it does, 0 on time-out. For the programs
+// that hand a moment back and forth with a test or a preloaded library through marker files.
+__attribute__((unused)) static int wait_for_file(const char* path, int seconds) {
+  struct timespec pause = {0, 5 * 1000 * 1000};
+  for (int i = 0; i < seconds * 200; ++i) {
+    if (access(path, F_OK) == 0) return 1;
+    nanosleep(&pause, NULL);
+  }
+  return 0;
+}
+
+// Creates the marker file `path` (empty).
+__attribute__((unused)) static void touch_file(const char* path) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  if (fd >= 0) close(fd);
 }
 
 // A small deterministic generator (fixed seeds make runs repeatable).

@@ -31,15 +31,6 @@ __attribute__((noinline)) void site_hold(void) {
   for (int i = 0; i < kBlocks; ++i) g_blocks[i] = opaque(checked(malloc(kBlock)));
 }
 
-static int wait_for(const char* path) {
-  struct timespec pause = {0, 5 * 1000 * 1000};
-  for (int i = 0; i < 30 * 200; ++i) {
-    if (access(path, F_OK) == 0) return 1;
-    nanosleep(&pause, NULL);
-  }
-  return 0;
-}
-
 static void say(int fd, const char* line) {
   ssize_t ignored = write(fd, line, strlen(line));
   (void)ignored;
@@ -55,7 +46,7 @@ int main(int argc, char** argv) {
   snprintf(log, sizeof(log), "%s/own.log", dir);
   snprintf(peak, sizeof(peak), "%s/p.%d.peak.pb.gz", dir, (int)getpid());
   site_hold();
-  if (!wait_for(started)) return 2;
+  if (!wait_for_file(started, 30)) return 2;
 
   static int closed[kMaxFd];
   int closed_count = 0;
@@ -80,9 +71,8 @@ int main(int argc, char** argv) {
     }
   }
   say(own, "own line 1\n");
-  int go_fd = open(go, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-  if (go_fd >= 0) close(go_fd);
-  if (!wait_for(peak)) return 2;
+  touch_file(go);
+  if (!wait_for_file(peak, 30)) return 2;
   say(own, "own line 2\n");
   int kept = 0;
   for (int i = 0; i < dups; ++i) {

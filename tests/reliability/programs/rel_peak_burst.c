@@ -29,32 +29,18 @@ __attribute__((noinline)) void site_burst(void) {
   for (int i = 0; i < kBurstBlocks; ++i) g_burst[i] = opaque(checked(malloc(kBlock)));
 }
 
-static int wait_for(const char* path, int seconds) {
-  struct timespec pause = {0, 5 * 1000 * 1000};
-  for (int i = 0; i < seconds * 200; ++i) {
-    if (access(path, F_OK) == 0) return 1;
-    nanosleep(&pause, NULL);
-  }
-  return 0;
-}
-
-static void touch(const char* path) {
-  FILE* f = fopen(path, "w");
-  if (f != NULL) fclose(f);
-}
-
 int main(int argc, char** argv) {
   if (argc != 2) return 64;
   char started[4096], go[4096];
   snprintf(started, sizeof(started), "%s/peak-write-started", argv[1]);
   snprintf(go, sizeof(go), "%s/peak-write-go", argv[1]);
   site_base();
-  if (!wait_for(started, 30)) {
+  if (!wait_for_file(started, 30)) {
     fprintf(stderr, "rel_peak_burst: no peak write started\n");
     return 2;
   }
   site_burst();
-  touch(go);
+  touch_file(go);
   for (int i = 0; i < kBurstBlocks; ++i) free(g_burst[i]);
   for (int i = 0; i < kBaseBlocks; ++i) free(g_base[i]);
   printf("peak=%d\n", (kBaseBlocks + kBurstBlocks) * kBlock);

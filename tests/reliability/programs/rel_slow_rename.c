@@ -19,6 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rel_common.h"
+
 static int g_held;  // the first peak write was held already
 
 static void marker_path(char* out, size_t size, const char* name) {
@@ -47,10 +49,8 @@ static void hold_once(void) {
   char started[4096], go[4096];
   marker_path(started, sizeof(started), "peak-write-started");
   marker_path(go, sizeof(go), "peak-write-go");
-  int fd = open(started, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-  if (fd >= 0) close(fd);
-  struct timespec pause = {0, 5 * 1000 * 1000};
-  for (int i = 0; i < 30 * 200 && access(go, F_OK) != 0; ++i) nanosleep(&pause, NULL);
+  touch_file(started);
+  wait_for_file(go, 30);
 }
 
 // The real function, looked up once.
