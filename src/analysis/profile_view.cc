@@ -96,8 +96,7 @@ bool IsPeakProfile(const Profile& p) {
 
 bool IsFinalProfile(const Profile& p) {
   std::optional<std::string> reason = CommentField(p, schema::kReasonField);
-  return reason == schema::kReasonExit || reason == schema::kReasonUnderscoreExit ||
-         reason == schema::kReasonCrash || reason == schema::kReasonTerminated;
+  return reason.has_value() && schema::IsFinalReason(*reason);
 }
 
 int PairedSampleType(const std::vector<ValueType>& types, size_t index) {

@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   heaprec::cli::RegisterDiffCommand(app, &exit_code);
   heaprec::cli::RegisterLeaksCommand(app, &exit_code);
   heaprec::cli::RegisterAgentCommand(app, &exit_code);
+  heaprec::cli::RegisterRecoverCommand(app, &exit_code);
   heaprec::cli::RegisterAttachCommands(app, &exit_code);
   int parsed = std::max(1, heaprec::cli::SplitRunCommandLine(app, argc, argv));  // argv[0] is ours
   std::vector<std::string> args(argv + 1, argv + parsed);

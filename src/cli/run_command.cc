@@ -28,6 +28,7 @@
 #include "cli/run_environment.h"
 #include "cli/run_manifest.h"
 #include "cli/run_push.h"
+#include "cli/run_recovery.h"
 #include "cli/run_summary.h"
 #include "preload/control/settings.h"
 
@@ -194,6 +195,7 @@ int Run(const RunOptions& o, const PushArgs& push_args) {
   Manifest written = ReadManifest(manifest);
   unlink(manifest.c_str());
   if (pid < 0) return status;
+  RecoverKilledProcesses(written, pid, status > 128 && status < 128 + 65 ? status - 128 : 0);
   if (o.symbolize) SymbolizeProfiles(written.profiles);
   if (pusher) pusher->FollowRewrites(written.profiles);
   PrintSummary(o, pid, written, unprofiled);
@@ -295,6 +297,9 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
                  "(BYTES, 2x, 3x, ...)");
   AddSettingFlag(cmd, options, "--quiet",
                  "Native: no line on stderr for each profile written on --dump-signal");
+  AddSettingFlag(cmd, options, "--no-heap-record",
+                 "Native: keep no heap record (NAME.PID.record, from which a process killed by "
+                 "SIGKILL or the OOM killer still gets the profile of its heap at death)");
   AddSettingFlag(cmd, options, "--unwind",
                  "Native: stack unwinder, dwarf (default; heaprec's own, cached per return "
                  "address), libgcc "

@@ -46,6 +46,8 @@ Manifest ReadManifest(const std::string& path) {
     e.pid = static_cast<pid_t>(std::atoi(pid.c_str()));
     if (e.reason == schema::kManifestMessage) {
       manifest.messages.push_back(std::move(e.path));
+    } else if (e.reason == schema::kManifestRecord) {
+      manifest.records.push_back(std::move(e));
     } else {
       AddProfile(&manifest.profiles, std::move(e));
     }

@@ -21,6 +21,7 @@ struct ManifestEntry {
 struct Manifest {
   std::vector<ManifestEntry> profiles;  // in the order first written
   std::vector<std::string> messages;
+  std::vector<ManifestEntry> records;  // heap records, one per process that kept one
 };
 
 // Reads the manifest at `path`. A later line for the same profile replaces the earlier one (a peak

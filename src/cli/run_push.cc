@@ -17,11 +17,6 @@ namespace {
 // How often the manifest is read while the program runs.
 constexpr double kManifestPollSeconds = 0.2;
 
-bool IsFinalReason(const std::string& reason) {
-  return reason == schema::kReasonExit || reason == schema::kReasonUnderscoreExit ||
-         reason == schema::kReasonCrash || reason == schema::kReasonTerminated;
-}
-
 }  // namespace
 
 RunPusher::RunPusher(push::PushConfig config, std::string manifest, double timeout_seconds)
@@ -61,7 +56,7 @@ void RunPusher::Scan(bool ended) {
       peaks[e.pid] = e.path;
       continue;
     }
-    if (IsFinalReason(e.reason)) finished.insert(e.pid);
+    if (schema::IsFinalReason(e.reason)) finished.insert(e.pid);
     pusher_.Offer(e.path);
   }
   if (!ended) return;

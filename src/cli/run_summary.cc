@@ -31,6 +31,7 @@ const char* EndingOf(const std::string& reason) {
   if (reason == schema::kReasonUnderscoreExit) return "ended with _exit()";
   if (reason == schema::kReasonCrash) return "crashed on a fatal signal";
   if (reason == schema::kReasonTerminated) return "was killed by a termination signal";
+  if (reason == schema::kReasonKilled) return "was killed without warning (its heap at death)";
   return nullptr;
 }
 

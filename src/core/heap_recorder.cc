@@ -105,6 +105,15 @@ RecorderStats HeapRecorder::Stats() const {
   return s;
 }
 
+void HeapRecorder::Observe(LiveSetObserver* observer) {
+  // Nodes first: an object's stack is told of before the object, as Record makes them.
+  {
+    MutexLock lock(stack_lock_);
+    stacks_.Observe(observer);
+  }
+  live_.Observe(observer);
+}
+
 void HeapRecorder::LockForFork() {
   stack_lock_.Lock();
   live_.LockAllForFork();

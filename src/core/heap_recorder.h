@@ -75,6 +75,12 @@ class HeapRecorder {
   // change to the live set. Lock-free; for peak detection.
   std::int64_t LiveBytesEstimate() const { return live_bytes_.load(std::memory_order_relaxed); }
 
+  // Tells `observer` of every change to the live set and every stack node from now on, after
+  // telling it of everything there is (see LiveSetObserver); null stops telling. The observer must
+  // stay valid until it is replaced and no call is in flight (in practice: for the process's
+  // life, or until a fork child, alone, replaces it). May lock; no malloc.
+  void Observe(LiveSetObserver* observer);
+
   // fork(): the prepare handler takes every lock so the child never inherits one mid-update.
   void LockForFork();
   void UnlockAfterForkInParent();

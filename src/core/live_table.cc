@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "core/hash.h"
+#include "core/live_set_observer.h"
 
 namespace heaprec {
 
@@ -115,6 +116,7 @@ LiveTable::InsertResult LiveTable::Insert(std::uint64_t key, const LiveObject& o
     Record& record = At(shard, (*existing & kPositionMask) - 1);
     *replaced = record.object;
     record.object = object;
+    Notify(shard, [&](LiveSetObserver& o, std::size_t s) { o.ObjectAdded(s, key, object); });
     return InsertResult::kReplaced;
   }
   // Keep the index's load (entries plus tombstones) under 1/2 so probe sequences stay short; a
@@ -136,6 +138,7 @@ LiveTable::InsertResult LiveTable::Insert(std::uint64_t key, const LiveObject& o
   shard.index[i] = Tag(hash) | (position + 1);
   ++shard.used;
   filter_.Insert(key);
+  Notify(shard, [&](LiveSetObserver& o, std::size_t s) { o.ObjectAdded(s, key, object); });
   return InsertResult::kInserted;
 }
 
@@ -155,6 +158,7 @@ bool LiveTable::Remove(std::uint64_t key, LiveObject* removed) {
   --shard.used;
   ++shard.tombstones;
   filter_.Remove(key);
+  Notify(shard, [&](LiveSetObserver& o, std::size_t s) { o.ObjectRemoved(s, key); });
   return true;
 }
 
@@ -165,6 +169,23 @@ std::size_t LiveTable::size() const {
     total += shard.used;
   }
   return total;
+}
+
+void LiveTable::Observe(LiveSetObserver* observer) {
+  observer_.store(observer, std::memory_order_release);
+  if (observer == nullptr) return;
+  for (std::size_t s = 0; s < kShards; ++s) {
+    Shard& shard = shards_[s];
+    MutexLock lock(shard.mutex);
+    std::uint32_t position = 0;
+    for (std::uint32_t c = 0; c < shard.chunk_count && position < shard.next_position; ++c) {
+      const Record* chunk = shard.chunks[c];
+      for (std::uint32_t i = 0; i < ChunkCapacity(c) && position < shard.next_position;
+           ++i, ++position) {
+        if (chunk[i].key != kFreeKey) observer->ObjectAdded(s, chunk[i].key, chunk[i].object);
+      }
+    }
+  }
 }
 
 void LiveTable::LockAllForFork() {

@@ -21,6 +21,7 @@
 // a few dozen instructions. Nothing here calls malloc; memory comes from the MemoryResource.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -30,6 +31,8 @@
 #include "core/stack_table.h"
 
 namespace heaprec {
+
+class LiveSetObserver;  // live_set_observer.h
 
 struct LiveObject {
   StackId stack;
@@ -63,6 +66,13 @@ class LiveTable {
   void ForEach(Visitor&& visit);
 
   std::size_t size() const;
+
+  // Tells `observer` (or nobody, for null) of every change from now on, and then, shard by shard
+  // under each shard's lock, of every object already live: the observer's copy is exact from the
+  // moment its shard is replayed. The observer must outlive its attachment.
+  void Observe(LiveSetObserver* observer);
+
+  static constexpr std::size_t shard_count() { return kShards; }
 
   // The most objects one shard can hold.
   static constexpr std::uint32_t kMaxShardObjects = (1u << 24) - 2;
@@ -120,9 +130,17 @@ class LiveTable {
   std::uint32_t* FindLocked(Shard& shard, std::uint64_t key, std::uint64_t hash);
   // A free record position, or false when out of memory or positions.
   bool NewPositionLocked(Shard& shard, std::uint32_t* position);
+  // Calls tell(observer, shard index) if an observer is attached. Under `shard`'s lock.
+  template <typename Tell>
+  void Notify(const Shard& shard, Tell&& tell) {
+    if (LiveSetObserver* o = observer_.load(std::memory_order_acquire)) {
+      tell(*o, static_cast<std::size_t>(&shard - shards_));
+    }
+  }
 
   MemoryResource& memory_;
   SampledKeyFilter filter_;
+  std::atomic<LiveSetObserver*> observer_{nullptr};  // read under a shard lock
   Shard shards_[kShards];
 };
 

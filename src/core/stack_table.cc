@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "core/live_set_observer.h"
+
 namespace heaprec {
 
 StackTable::StackTable(MemoryResource& memory) : memory_(memory) {}
@@ -82,7 +84,19 @@ bool StackTable::EnsureRoot() {
   }
   if (NewId() != kRootId) return false;
   At(kRootId) = {0, kInvalidStackId, kInvalidStackId, 0, 0};
+  if (observer_ != nullptr) observer_->NodeCreated(kRootId, kInvalidStackId, 0);
   return true;
+}
+
+void StackTable::Observe(LiveSetObserver* observer) {
+  observer_ = observer;
+  if (observer == nullptr) return;
+  // Every id handed out so far: free ones too, which no live object names, so telling of them is
+  // harmless, and cheaper than telling them apart.
+  for (StackId id = kRootId; id < next_unused_id_; ++id) {
+    const Node& node = At(id);
+    observer->NodeCreated(id, node.parent, node.frame);
+  }
 }
 
 StackId StackTable::FindChild(StackId parent, std::uint64_t frame) const {
@@ -100,6 +114,7 @@ StackId StackTable::AddChild(StackId parent, std::uint64_t frame) {
   if (id == kInvalidStackId) return kInvalidStackId;
   std::size_t bucket = Bucket(HashEdge(parent, frame));
   At(id) = {frame, parent, buckets_[bucket], 0, 0};
+  if (observer_ != nullptr) observer_->NodeCreated(id, parent, frame);
   buckets_[bucket] = id;
   ++At(parent).children;
   ++nodes_;

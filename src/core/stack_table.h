@@ -37,6 +37,8 @@
 
 namespace heaprec {
 
+class LiveSetObserver;  // live_set_observer.h
+
 using StackId = std::uint32_t;
 inline constexpr StackId kInvalidStackId = 0;
 
@@ -74,6 +76,10 @@ class StackTable {
   bool ForEachFrame(StackId id, Visitor&& visit) const;
   std::uint32_t Depth(StackId id) const;
 
+  // Tells `observer` (or nobody) of every node created from now on, and at once of every node
+  // there is. Under the same lock as every other call.
+  void Observe(LiveSetObserver* observer);
+
   std::uint32_t RefCount(StackId id) const { return At(id).refs; }
   std::size_t size() const { return stacks_; }       // stacks currently referenced
   std::size_t node_count() const { return nodes_; }  // nodes in the index (the root is not)
@@ -108,6 +114,7 @@ class StackTable {
   void ReleaseUpwards(StackId id);
 
   MemoryResource& memory_;
+  LiveSetObserver* observer_ = nullptr;
   Node* chunks_[kMaxChunks] = {};
   std::uint32_t next_unused_id_ = kRootId;  // id 0 is kInvalidStackId
   StackId free_ids_ = kInvalidStackId;

@@ -5,6 +5,7 @@
 //
 //     PID <TAB> REASON <TAB> PATH        REASON: a profile_schema.h reason; PATH: the file
 //     PID <TAB> message <TAB> TEXT       a message, tabs and newlines made spaces
+//     PID <TAB> record <TAB> PATH        the process's heap record (schema/heap_record_format.h)
 //
 // A peak profile is rewritten as the peak grows: a later line for the same PATH replaces the
 // earlier one. Header-only and allocation-free (the preload library writes it).
@@ -15,5 +16,6 @@ namespace heaprec::schema {
 inline constexpr char kManifestVariable[] = "HEAPREC_MANIFEST";
 inline constexpr char kManifestSeparator = '\t';
 inline constexpr char kManifestMessage[] = "message";
+inline constexpr char kManifestRecord[] = "record";
 
 }  // namespace heaprec::schema

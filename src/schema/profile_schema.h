@@ -5,6 +5,8 @@
 // the profiled process can use it.
 #pragma once
 
+#include <string_view>
+
 namespace heaprec::schema {
 
 // Sample types (Go's heap profile names) and their units.
@@ -66,6 +68,11 @@ inline constexpr char kUnwindMismatchesField[] = "unwind_mismatches";
 inline constexpr char kUnwindHandoversField[] = "unwind_handovers";
 inline constexpr char kPeakWritesField[] = "peak_writes";
 inline constexpr char kPeakWriteUsField[] = "peak_write_us";
+// The peak copies taken in memory, on the allocating threads, and the time they took (the heap
+// record's copy included); and the heap record's file size (preload/record/heap_record.h).
+inline constexpr char kPeakCapturesField[] = "peak_captures";
+inline constexpr char kPeakCaptureUsField[] = "peak_capture_us";
+inline constexpr char kHeapRecordBytesField[] = "heap_record_bytes";
 // In a process started dormant (HEAPREC_DORMANT) that was attached: how many times, and when the
 // latest attach was (Unix seconds). Such a profile covers only allocations sampled while attached:
 // blocks allocated before the first attach (or while detached) are not in it.
@@ -85,12 +92,21 @@ inline constexpr char kReasonExit[] = "exit";
 inline constexpr char kReasonUnderscoreExit[] = "_exit";
 inline constexpr char kReasonCrash[] = "crash";
 inline constexpr char kReasonTerminated[] = "terminated";
+// Written by `heaprec recover` (or `heaprec run`) from the heap record of a process that died
+// without running heaprec's code (SIGKILL, the OOM killer): the heap at death.
+inline constexpr char kReasonKilled[] = "killed";
 inline constexpr char kReasonInterval[] = "interval";
 inline constexpr char kReasonSignal[] = "signal";
 inline constexpr char kReasonApi[] = "api";
 inline constexpr char kReasonPeak[] = "peak";
 inline constexpr char kReasonAbove[] = "above";
 inline constexpr char kReasonHttp[] = "http";  // served over HTTP (HEAPREC_HTTP), not a file
+
+// Whether a reason= names a process's final profile, the heap it ended with.
+constexpr bool IsFinalReason(std::string_view reason) {
+  return reason == kReasonExit || reason == kReasonUnderscoreExit || reason == kReasonCrash ||
+         reason == kReasonTerminated || reason == kReasonKilled;
+}
 
 // File names: NAME.pb.gz; a peak profile is NAME.peak.pb.gz. Readers also accept raw NAME.pb.
 inline constexpr char kProfileSuffix[] = ".pb.gz";

@@ -21,8 +21,8 @@ namespace {
 
 using test_support::ShellQuote;
 
-const std::vector<std::string> kCommands = {"run",   "report", "symbolize", "flame", "diff",
-                                            "leaks", "agent",  "attach",    "detach"};
+const std::vector<std::string> kCommands = {"run",   "report", "symbolize", "flame",  "diff",
+                                            "leaks", "agent",  "recover",   "attach", "detach"};
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -234,7 +234,7 @@ TEST_F(CommandLineTest, NoCommandPrintsTheShortUsage) {
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err,
             "Usage: heaprec COMMAND [OPTIONS] [ARGS...]\n"
-            "Commands: run, report, symbolize, flame, diff, leaks, agent, attach, detach\n"
+            "Commands: run, report, symbolize, flame, diff, leaks, agent, recover, attach, detach\n"
             "heaprec --help describes them; heaprec help COMMAND shows a command's options and "
             "examples.\n");
 }
@@ -384,6 +384,9 @@ TEST_F(CommandLineTest, OptionsParseTheSameBeforeAndAfterPositionals) {
        {"agent " + empty + " " + push + header + "--once --no-symbolize",
         "agent " + push + header + empty + " --once --no-symbolize",
         "agent --once --no-symbolize " + header + push + empty}},
+      {1,  // a profile is not a heap record: the same one line whatever the order
+       {"recover --keep -o " + out + " " + file, "recover " + file + " --keep -o " + out,
+        "recover -o " + out + " " + file + " --keep"}},
       // run's positionals are the program's command line: its options come first, and a value
       // is never taken for the program, whether "--" ends the options or not.
       {0, {run + "-- " + program, run + program}},

@@ -26,8 +26,9 @@ TEST_F(ExactTest, CAllocatorSites) {
   Profiled({"--sample-interval", "1"},
            {WL_C_SITES, std::to_string(kCount), std::to_string(kChurn)});
   Profile profile = OnlyProfile();
-  // Two comments, so that pprof's header shows two lines: what the profile is, then its counters.
-  ASSERT_EQ(profile.comments.size(), 2u);
+  // Three comments, so that pprof's header shows three lines: what the profile is, its counters,
+  // and what the peak profile and the heap record cost.
+  ASSERT_EQ(profile.comments.size(), 3u);
   EXPECT_TRUE(std::regex_match(
       profile.comments[0], std::regex("heaprec " HEAPREC_VERSION
                                       " pid=[0-9]+ reason=exit sample_interval=1 unwinder=\\w+")))
@@ -35,9 +36,13 @@ TEST_F(ExactTest, CAllocatorSites) {
   EXPECT_TRUE(std::regex_match(profile.comments[1],
                                std::regex("samples=[0-9]+ live_samples=[0-9]+ dropped=0 "
                                           "unwind_failures=[0-9]+ truncated_stacks=[0-9]+ "
-                                          "missed_frees=[0-9]+ profiler_bytes=[0-9]+ "
-                                          "peak_writes=[0-9]+ peak_write_us=[0-9]+")))
+                                          "missed_frees=[0-9]+ profiler_bytes=[0-9]+")))
       << profile.comments[1];
+  EXPECT_TRUE(std::regex_match(profile.comments[2],
+                               std::regex("peak_writes=[0-9]+ peak_write_us=[0-9]+ "
+                                          "peak_captures=[0-9]+ peak_capture_us=[0-9]+ "
+                                          "heap_record_bytes=[0-9]+")))
+      << profile.comments[2];
   EXPECT_EQ(CommentValue(profile, "sample_interval"), 1);
   ExpectSites(profile, CSites(kCount, kChurn));
 }

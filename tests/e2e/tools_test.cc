@@ -36,10 +36,10 @@ TEST_F(ToolsTest, RealPprofReadsTheProfile) {
       << pprof.out;
   // Freed sites hold nothing live: pprof drops zero rows from -top.
   EXPECT_EQ(pprof.out.find("site_churn"), std::string::npos) << pprof.out;
-  // The header's comments are two lines: what the profile is, then its counters.
+  // The header's comments are three lines: what the profile is, its counters, its costs.
   EXPECT_TRUE(std::regex_search(
       pprof.out, std::regex("\nheaprec " HEAPREC_VERSION " pid=[0-9]+ reason=exit [^\n]*\n"
-                            "samples=[0-9]+ [^\n]*\nType: ")))
+                            "samples=[0-9]+ [^\n]*\npeak_writes=[0-9]+ [^\n]*\nType: ")))
       << pprof.out;
   // The objects' ages read as durations (the workload runs for well under a second).
   RunResult tags =

@@ -97,7 +97,7 @@ check_tree() {
   local completed
   completed=$(PATH=$top/bin:/usr/bin:/bin bash -c '
     source "$1"
-    COMP_WORDS=(heaprec re); COMP_CWORD=1; _heaprec; echo "${COMPREPLY[*]}"
+    COMP_WORDS=(heaprec rep); COMP_CWORD=1; _heaprec; echo "${COMPREPLY[*]}"
     COMP_WORDS=(heaprec run --sample-i); COMP_CWORD=2; _heaprec; echo "${COMPREPLY[*]}"
   ' _ "$top/share/bash-completion/completions/heaprec")
   [[ $completed == $'report\n--sample-interval' ]] || fail "$name: completion gave: $completed"

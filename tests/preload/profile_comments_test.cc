@@ -48,22 +48,38 @@ ProfileFacts LongestFacts() {
   facts.unwind_checks = facts.unwind_mismatches = facts.unwind_handovers = kMax;
   facts.attaches = facts.attached_at_s = kMax;
   facts.peak_writes = facts.peak_write_us = kMax;
+  facts.peak_captures = facts.peak_capture_us = facts.heap_record_bytes = kMax;
   return facts;
 }
 
 TEST(ProfileCommentsTest, TheLongestCommentsThereCanBeFitWithEveryField) {
   ProfileComments comments(LongestFacts());
   EXPECT_TRUE(comments.complete());
-  ASSERT_EQ(comments.count(), 2u);
+  ASSERT_EQ(comments.count(), 3u);
   std::string text = Joined(comments);
-  EXPECT_EQ(FieldNames(text).size(), 19u) << text;
-  for (const char* field :
-       {schema::kPidField, schema::kReasonField, schema::kSignalField, schema::kSampleIntervalField,
-        schema::kUnwinderField, schema::kSamplesField, schema::kLiveSamplesField,
-        schema::kDroppedField, schema::kUnwindFailuresField, schema::kTruncatedStacksField,
-        schema::kMissedFreesField, schema::kProfilerBytesField, schema::kUnwindChecksField,
-        schema::kUnwindMismatchesField, schema::kUnwindHandoversField, schema::kAttachedField,
-        schema::kAttachedAtField, schema::kPeakWritesField, schema::kPeakWriteUsField}) {
+  EXPECT_EQ(FieldNames(text).size(), 22u) << text;
+  for (const char* field : {schema::kPidField,
+                            schema::kReasonField,
+                            schema::kSignalField,
+                            schema::kSampleIntervalField,
+                            schema::kUnwinderField,
+                            schema::kSamplesField,
+                            schema::kLiveSamplesField,
+                            schema::kDroppedField,
+                            schema::kUnwindFailuresField,
+                            schema::kTruncatedStacksField,
+                            schema::kMissedFreesField,
+                            schema::kProfilerBytesField,
+                            schema::kUnwindChecksField,
+                            schema::kUnwindMismatchesField,
+                            schema::kUnwindHandoversField,
+                            schema::kAttachedField,
+                            schema::kAttachedAtField,
+                            schema::kPeakWritesField,
+                            schema::kPeakWriteUsField,
+                            schema::kPeakCapturesField,
+                            schema::kPeakCaptureUsField,
+                            schema::kHeapRecordBytesField}) {
     EXPECT_EQ(FieldNames(text).count(field), 1u) << field << " missing from:\n" << text;
   }
   EXPECT_NE(text.find("signal=SIGSEGV"), std::string::npos) << text;

@@ -80,7 +80,20 @@ TEST_F(EndingsTest, SigkillAtThePeakExact) {
       SymbolizeAll(dir);
     }
     EXPECT_EQ(WithoutPids(run.out), WithoutPids(plain.out));
-    EXPECT_TRUE(ReadProfiles(dir).files.empty()) << "SIGKILL leaves no final profile";
+    // heaprec run writes the heap at death from the heap record; preloaded alone, the record stays
+    // for `heaprec recover` (heap_record_test.cc). Exact sampling: the death is the peak, exactly.
+    ProfileSet profiles = ReadProfiles(dir);
+    if (heaprec_run) {
+      ASSERT_EQ(profiles.final_profiles.count(pid), 1u) << Listing(dir) << DescribeEnding(run);
+      const ProfileFile& killed = profiles.files[profiles.final_profiles.at(pid)];
+      EXPECT_EQ(killed.reason, "killed");
+      EXPECT_EQ(SiteValues(killed.profile, "site_peak"),
+                (Values{kPeakBlocks, kPeakBytes, kPeakBlocks, kPeakBytes}));
+    } else {
+      EXPECT_TRUE(profiles.files.empty()) << "SIGKILL leaves no final profile";
+      EXPECT_TRUE(std::filesystem::exists(dir + "/p." + std::to_string(pid) + ".record"))
+          << Listing(dir);
+    }
     std::vector<ProfileFile> peaks = ReadPeakProfiles(dir);
     ASSERT_EQ(peaks.size(), 1u) << Listing(dir) << DescribeEnding(run);
     const ProfileFile& peak = peaks[0];

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "profile/pprof_reader.h"
+#include "schema/profile_schema.h"
 
 namespace heaprec::reliability {
 
@@ -42,9 +43,7 @@ std::string WithoutHeaprecLines(const std::string& text) {
   return kept;
 }
 
-bool IsFinalReason(const std::string& reason) {
-  return reason == "exit" || reason == "_exit" || reason == "crash" || reason == "terminated";
-}
+bool IsFinalReason(const std::string& reason) { return schema::IsFinalReason(reason); }
 
 int ProfileSet::Count(const std::string& reason) const {
   int n = 0;

@@ -70,7 +70,7 @@ struct ProfileSet {
 // a valid profile.
 std::optional<ProfileFile> ReadValidProfile(const std::string& path);
 
-// The reasons of a process's last profile: exit, _exit, crash, terminated.
+// The reasons of a process's last profile: exit, _exit, crash, terminated, killed.
 bool IsFinalReason(const std::string& reason);
 
 // Reads every "*.pb.gz" in `dir` with heaprec::ReadProfileFile and checks (as gtest failures):

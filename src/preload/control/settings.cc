@@ -219,6 +219,13 @@ bool ReadQuiet(const char* text, Settings* settings, const char**) {
   return ReadSwitch(text, &settings->quiet);
 }
 
+bool ReadNoHeapRecord(const char* text, Settings* settings, const char**) {
+  bool off = false;
+  if (!ReadSwitch(text, &off)) return false;
+  settings->heap_record = !off;
+  return true;
+}
+
 bool ReadMaxDepth(const char* text, Settings* settings, const char**) {
   return ParseMaxDepth(text, &settings->max_depth);
 }
@@ -290,6 +297,8 @@ constexpr SettingRow kRows[] = {
     {"HEAPREC_DUMP_ABOVE", "--dump-above", "BYTES", kReadByLibrary, ReadDumpAbove,
      "a byte count such as 100M or 2G (0 = off)"},
     {"HEAPREC_QUIET", "--quiet", nullptr, kReadByLibrary, ReadQuiet, "1 or 0"},
+    {"HEAPREC_NO_HEAP_RECORD", "--no-heap-record", nullptr, kReadByLibrary, ReadNoHeapRecord,
+     "1 (keep no heap record) or 0"},
     {"HEAPREC_MAX_DEPTH", "--max-depth", "N", kLibraryAndRuby, ReadMaxDepth,
      "a frame count from 1 to 1024"},
     {"HEAPREC_UNWIND", "--unwind", "UNWINDER", kReadByLibrary, ReadUnwind,

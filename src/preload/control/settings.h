@@ -39,6 +39,7 @@ struct Settings {
   std::uint64_t seed = 0;        // HEAPREC_SEED: fixed sampler seed (tests), 0 = random
   char manifest[PATH_MAX] = {};  // HEAPREC_MANIFEST: (internal) list of files written
   bool dormant = false;          // HEAPREC_DORMANT: start with sampling off until `heaprec attach`
+  bool heap_record = true;       // HEAPREC_NO_HEAP_RECORD=1 turns off the heap record (see record/)
 };
 
 inline constexpr std::uint32_t kMaxStackDepth = 1024;

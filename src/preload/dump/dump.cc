@@ -15,6 +15,7 @@
 #include "preload/dump/peak.h"
 #include "preload/dump/profile_writer.h"
 #include "preload/messages.h"
+#include "preload/record/heap_record.h"
 #include "preload/state.h"
 #include "preload/thread_state.h"
 
@@ -81,7 +82,12 @@ int DumpAs(DumpReason reason, const char* path, int signal_number) {
   int error = snapshot.Take(*recorder) ? WriteAndReport(snapshot, reason, signal_number, target,
                                                         NowNs(CLOCK_REALTIME), options)
                                        : ENOMEM;
-  if (IsFinal(reason)) WritePeakNextTo(written[0] != '\0' ? written : target);
+  if (IsFinal(reason)) {
+    WritePeakNextTo(written[0] != '\0' ? written : target);
+    // The final profile tells what the record would: its file goes. A final profile that could not
+    // be written leaves the record, which `heaprec recover` turns into one.
+    if (error == 0) EndHeapRecord();
+  }
   return error;
 }
 

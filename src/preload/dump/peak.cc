@@ -16,6 +16,7 @@
 #include "preload/dump/dump.h"
 #include "preload/dump/dump_thread.h"
 #include "preload/dump/profile_writer.h"
+#include "preload/record/heap_record.h"
 #include "preload/state.h"
 #include "preload/thread_state.h"
 #include "schema/profile_schema.h"
@@ -50,6 +51,8 @@ std::int64_t g_peak_written_bytes = 0;  // guarded by g_write_lock: what the fil
 
 std::atomic<std::uint64_t> g_peak_writes{0};
 std::atomic<std::uint64_t> g_peak_write_ns{0};
+std::atomic<std::uint64_t> g_peak_captures{0};  // updated under g_capture_lock
+std::atomic<std::uint64_t> g_peak_capture_ns{0};
 
 // The line that the live heap must cross for the next HEAPREC_DUMP_ABOVE profile.
 std::atomic<std::int64_t> g_next_above{0};
@@ -148,16 +151,20 @@ void MaybeCapturePeak(HeapRecorder& recorder) {
   live = recorder.LiveBytesEstimate();
   bool captured = false;
   if (live > g_peak_threshold.load(std::memory_order_relaxed)) {
+    std::uint64_t started = NowNs(CLOCK_MONOTONIC);
     if (g_captured.snapshot == nullptr)
       g_captured.snapshot = new (g_snapshot_storage[0]) HeapSnapshot();
     if (g_captured.snapshot->Take(recorder)) {
       g_captured.bytes = live;
       g_captured.time_ns = NowNs(CLOCK_REALTIME);
+      RecordPeakCopy(*g_captured.snapshot, live, g_captured.time_ns);
       g_peak_threshold.store(live + live / 10, std::memory_order_relaxed);
       captured = true;
     } else {
       g_captured.bytes = 0;  // out of memory: the copy is gone, nothing new to write
     }
+    g_peak_captures.fetch_add(1, std::memory_order_relaxed);
+    g_peak_capture_ns.fetch_add(NowNs(CLOCK_MONOTONIC) - started, std::memory_order_relaxed);
   }
   g_capture_lock.Unlock();
   if (captured) RequestPeakWrite();
@@ -180,7 +187,10 @@ void WritePeakNextTo(const char* final_path) {
   WritePeakLocked(final_path);
 }
 
-PeakWriteCosts PeakWritesSoFar() { return {g_peak_writes.load(), g_peak_write_ns.load()}; }
+PeakWriteCosts PeakWritesSoFar() {
+  return {g_peak_writes.load(), g_peak_write_ns.load(), g_peak_captures.load(),
+          g_peak_capture_ns.load()};
+}
 
 void LockPeak() {
   g_write_lock.Lock();
@@ -202,6 +212,8 @@ void ResetPeakAfterForkInChild() {
   g_peak_written_bytes = 0;
   g_peak_writes.store(0);
   g_peak_write_ns.store(0);
+  g_peak_captures.store(0);
+  g_peak_capture_ns.store(0);
   g_peak_path[0] = '\0';
   g_next_above.store(0, std::memory_order_relaxed);
   g_peak_threshold.store(kPeakFloorBytes, std::memory_order_relaxed);

@@ -37,6 +37,8 @@ void WritePeakNextTo(const char* final_path);
 struct PeakWriteCosts {
   std::uint64_t writes;
   std::uint64_t write_ns;
+  std::uint64_t captures;  // copies taken on the allocating threads
+  std::uint64_t capture_ns;
 };
 PeakWriteCosts PeakWritesSoFar();
 

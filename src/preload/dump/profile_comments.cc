@@ -34,8 +34,12 @@ ProfileComments::ProfileComments(const ProfileFacts& facts) {
     Add(schema::kAttachedAtField, facts.attached_at_s);
   }
   if (IsFinal(facts.reason)) {
+    Begin("");  // what the peak profile and the heap record cost
     Add(schema::kPeakWritesField, facts.peak_writes);
     Add(schema::kPeakWriteUsField, facts.peak_write_us);
+    Add(schema::kPeakCapturesField, facts.peak_captures);
+    Add(schema::kPeakCaptureUsField, facts.peak_capture_us);
+    if (facts.heap_record_bytes != 0) Add(schema::kHeapRecordBytesField, facts.heap_record_bytes);
   }
 }
 

@@ -38,6 +38,9 @@ struct ProfileFacts {
   std::uint64_t attached_at_s = 0;
   std::uint64_t peak_writes = 0;  // written into final profiles only
   std::uint64_t peak_write_us = 0;
+  std::uint64_t peak_captures = 0;
+  std::uint64_t peak_capture_us = 0;
+  std::uint64_t heap_record_bytes = 0;  // 0: no record
 };
 
 class ProfileComments {
@@ -53,7 +56,7 @@ class ProfileComments {
   bool complete() const { return complete_; }
 
  private:
-  static constexpr std::size_t kCapacity = 2, kLength = 512;
+  static constexpr std::size_t kCapacity = 3, kLength = 512;
 
   // Starts the next comment with `text`.
   void Begin(const char* text);

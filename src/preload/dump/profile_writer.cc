@@ -8,6 +8,7 @@
 #include "core/arena.h"
 #include "preload/attach/dormant.h"
 #include "preload/dump/peak.h"
+#include "preload/record/heap_record.h"
 #include "preload/unwind/unwinder.h"
 
 extern "C" char* program_invocation_short_name;  // glibc: the program's base name, no allocation
@@ -48,6 +49,8 @@ void RememberProgramName() {
   g_program_name[length] = '\0';
 }
 
+const char* ProgramName() { return g_program_name; }
+
 WriteOptions KeepingNewerFiles() {
   WriteOptions options;
   options.replace = false;
@@ -82,6 +85,9 @@ ProfileFacts GatherFacts(const HeapSnapshot& snapshot, DumpReason reason, int si
   PeakWriteCosts costs = PeakWritesSoFar();
   facts.peak_writes = costs.writes;
   facts.peak_write_us = costs.write_ns / 1000;
+  facts.peak_captures = costs.captures;
+  facts.peak_capture_us = costs.capture_ns / 1000;
+  facts.heap_record_bytes = HeapRecordBytes();
   return facts;
 }
 

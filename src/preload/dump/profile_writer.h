@@ -27,6 +27,7 @@ bool ExpandProfileName(unsigned sequence, char* target, std::size_t capacity);
 // At start-up (and so again after exec), before the program can rewrite its argv: the name %e
 // expands to from then on.
 void RememberProgramName();
+const char* ProgramName();  // "" before RememberProgramName
 
 // Existing files at a profile's name written since this process started are another program's of
 // this process (before an exec) or another process's: never overwritten. See WriteOptions.

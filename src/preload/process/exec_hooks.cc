@@ -18,6 +18,7 @@
 #include "preload/process/endings.h"
 #include "preload/process/next_symbol.h"
 #include "preload/process/own_process.h"
+#include "preload/record/heap_record.h"
 #include "preload/thread_state.h"
 
 extern char** environ;
@@ -42,6 +43,9 @@ class DumpsHeldForExec {
     if (!held_) return;
     t_state.in_hook = true;
     LockDumps();
+    // The image goes, and with it what the record describes. (If exec fails, the process goes on
+    // without a record file: a kill later leaves only its peak profile, as before records.)
+    EndHeapRecord();
   }
   ~DumpsHeldForExec() {  // exec failed: the process goes on
     if (!held_) return;

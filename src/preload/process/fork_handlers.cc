@@ -18,6 +18,7 @@
 #include "preload/process/endings.h"
 #include "preload/process/own_process.h"
 #include "preload/process/signal_table.h"
+#include "preload/record/heap_record.h"
 #include "preload/state.h"
 #include "preload/thread_state.h"
 #include "preload/unwind/unwinder.h"
@@ -43,6 +44,7 @@ void ForkPrepare() {
   LockSignalTableForFork();
   LockDumps();
   if (HeapRecorder* recorder = g_recorder.load()) recorder->LockForFork();
+  LockHeapRecordForFork();
   LockUnloadedForFork();
   g_arena->LockForFork();
 }
@@ -52,6 +54,7 @@ void ForkParent() {
   if (g_fork_from_inside) return;
   g_arena->UnlockAfterForkInParent();
   UnlockUnloadedAfterForkInParent();
+  UnlockHeapRecordAfterForkInParent();
   if (HeapRecorder* recorder = g_recorder.load()) recorder->UnlockAfterForkInParent();
   UnlockDumps();
   UnlockSignalTableAfterFork();
@@ -74,6 +77,10 @@ void ForkChild() {
   g_arena->ResetAfterForkInChild();
   ResetUnloadedAfterForkInChild();
   if (HeapRecorder* recorder = g_recorder.load()) recorder->ResetAfterForkInChild();
+  // The parent's record is a shared mapping of the parent's file: the child stops writing it
+  // before anything can, and keeps its own.
+  DropParentHeapRecordInChild();
+  if (HeapRecorder* recorder = g_recorder.load()) StartHeapRecord(*recorder);
   ResetDumpsAfterForkInChild();
   UnlockSignalTableAfterFork();
   pthread_sigmask(SIG_SETMASK, &g_mask_before_fork, nullptr);

@@ -1,0 +1,102 @@
+// `heaprec recover RECORD|DIR... [-o OUT]`: turns the heap record of a process that was killed
+// without warning (SIGKILL, the OOM killer) into the profiles it could not write: its heap at
+// death and its peak (cli/heap_record_reader.h). `heaprec run` does the same on its own when one
+// of its processes dies that way; this is for processes started otherwise.
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/heap_record_reader.h"
+
+namespace heaprec::cli {
+namespace {
+
+struct RecoverArgs {
+  std::vector<std::string> paths;
+  std::string output;
+  bool keep = false;
+};
+
+std::string Mebibytes(std::int64_t bytes) {
+  char text[32];
+  snprintf(text, sizeof(text), "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+  return text;
+}
+
+// Recovers one record; false (after saying why) when there was nothing to recover.
+bool RecoverOne(const std::string& path, const RecoverArgs& args) {
+  HeapRecord record = ReadHeapRecord(path);
+  if (record.ended) {
+    std::cerr << "heaprec recover: " << path << ": process " << record.pid
+              << " wrote its final profile; the record holds nothing more\n";
+    return false;
+  }
+  if (RecordOwnerIsRunning(record)) {
+    std::cerr << "heaprec recover: " << path << ": process " << record.pid
+              << " is still running (its profiles: heaprec's dump signal or HTTP endpoint)\n";
+    return false;
+  }
+  RecoveredFiles files = WriteRecoveredProfiles(record, args.output, 0);
+  std::int64_t at_death = 0;
+  for (const RecordedObject& o : record.live) {
+    at_death += static_cast<std::int64_t>(o.weight * static_cast<double>(o.size));
+  }
+  std::cout << "heaprec recover: process " << record.pid << " (" << record.program
+            << "): heap at death " << Mebibytes(at_death) << " in " << files.death;
+  if (!files.peak.empty()) std::cout << "; peak in " << files.peak;
+  if (record.incomplete) std::cout << " (the record is incomplete: its file could not grow)";
+  std::cout << "\n";
+  if (!args.keep) unlink(path.c_str());
+  return true;
+}
+
+int RunRecover(const RecoverArgs& args) {
+  std::vector<std::string> records;
+  for (const std::string& path : args.paths) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(path, ec)) {
+      records.push_back(path);
+      continue;
+    }
+    std::vector<std::string> found = FindHeapRecords(path);
+    if (found.empty())
+      std::cerr << "heaprec recover: no heap records (*.record) in " << path << "\n";
+    records.insert(records.end(), found.begin(), found.end());
+  }
+  if (!args.output.empty() && records.size() != 1) {
+    std::cerr << "heaprec recover: -o writes one record's profile, but " << records.size()
+              << " records were given\n";
+    return kExitUsage;
+  }
+  int recovered = 0;
+  for (const std::string& record : records) {
+    if (RecoverOne(record, args)) ++recovered;
+  }
+  return recovered > 0 ? kExitOk : kExitFailure;
+}
+
+}  // namespace
+
+void RegisterRecoverCommand(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<RecoverArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "recover",
+      "Write the profiles of a process killed without warning (SIGKILL, the OOM killer) from its\n"
+      "heap record (NAME.PID.record beside its profiles): the heap it died with, at the name its\n"
+      "final profile would have had (reason=killed), and its peak (NAME.PID.peak.pb.gz) when the\n"
+      "record's is larger than the one on disk. The record is removed once recovered (--keep\n"
+      "keeps it). heaprec run does this by itself for the processes it runs.\n\n"
+      "Examples:\n"
+      "  heaprec recover /var/tmp/heap/heaprec.4242.record\n"
+      "  heaprec recover /var/tmp/heap          every record there whose process is gone");
+  cmd->add_option("records", args->paths, "Heap records, or directories holding them")->required();
+  cmd->add_option("-o,--output", args->output, "Where the heap at death goes (one record only)");
+  cmd->add_flag("--keep", args->keep, "Keep the record after writing its profiles");
+  cmd->callback([args, exit_code] {
+    *exit_code = RunReportingErrors("recover", [&] { return RunRecover(*args); });
+  });
+}
+
+}  // namespace heaprec::cli

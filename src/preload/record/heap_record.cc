@@ -1,0 +1,452 @@
+#include "preload/record/heap_record.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <new>
+
+#include "core/appender.h"
+#include "core/hash.h"
+#include "core/live_set_observer.h"
+#include "core/manifest_writer.h"
+#include "core/mutex.h"
+#include "core/own_descriptors.h"
+#include "preload/control/settings.h"
+#include "preload/dump/profile_writer.h"
+#include "preload/objects/loaded_objects.h"
+#include "preload/state.h"
+#include "schema/heap_record_format.h"
+#include "schema/manifest.h"
+
+namespace heaprec::preload {
+namespace {
+
+using record::Header;
+using record::Node;
+using record::Slot;
+
+constexpr std::size_t kPage = 4096;
+constexpr std::size_t RoundToPages(std::size_t bytes) { return (bytes + kPage - 1) & ~(kPage - 1); }
+constexpr std::size_t kHeaderBytes = RoundToPages(sizeof(Header));
+constexpr std::size_t kFirstTableSlots = 256;  // 10 KiB a shard
+constexpr std::size_t kMaxSegments = 64;
+constexpr std::size_t kMaxRanges = 256;  // loaded objects already in the mapping log
+static_assert(LiveTable::shard_count() == record::kShards, "one table per live-table shard");
+
+// A key stored after the slot's other fields, with one store: a reader of the file after death sees
+// the slot whole or not at all.
+void PublishKey(Slot& slot, std::uint64_t key) {
+  __atomic_store_n(&slot.key, key, __ATOMIC_RELEASE);
+}
+void PublishWord(std::uint64_t& word, std::uint64_t value) {
+  __atomic_store_n(&word, value, __ATOMIC_RELEASE);
+}
+
+unsigned Log2(std::size_t power_of_two) {
+  return static_cast<unsigned>(__builtin_ctzll(power_of_two));
+}
+
+class HeapRecordWriter final : public LiveSetObserver {
+ public:
+  // Makes the file and maps its header; false (and nothing left behind) on any failure.
+  bool Create(const char* path, std::uint64_t sample_interval);
+  void End();
+  // The fork child: the mappings are the parent's file; forget them without a store.
+  void UnmapInChild();
+
+  void ObjectAdded(std::size_t shard, std::uint64_t key, const LiveObject& object) override;
+  void ObjectRemoved(std::size_t shard, std::uint64_t key) override;
+  void NodeCreated(StackId id, StackId parent, std::uint64_t frame) override;
+  void CopyPeak(const HeapSnapshot& snapshot, std::int64_t live_bytes, std::uint64_t time_ns);
+
+  Mutex& space_lock() { return space_lock_; }
+  std::uint64_t MappedBytes() {
+    MutexLock lock(space_lock_);
+    return mapped_end_;
+  }
+
+ private:
+  struct Table {
+    Slot* slots = nullptr;
+    std::size_t capacity = 0;  // a power of two
+    std::size_t used = 0;
+  };
+  struct Segment {
+    unsigned char* base;
+    std::uint64_t offset, bytes;
+  };
+  struct Area {
+    Slot* slots = nullptr;
+    std::uint64_t offset = 0;
+    std::size_t capacity = 0;
+  };
+  struct Range {
+    std::uintptr_t start, limit;
+  };
+
+  // Room for `bytes` (rounded to pages) in the file, zero-filled and backed by disk blocks: its
+  // offset and *where, or 0 when the file cannot grow (the record is then kIncomplete).
+  std::uint64_t Reserve(std::size_t bytes, void** where);
+  bool MapMore(std::size_t at_least);
+  void MarkIncomplete();
+  bool Broken() const { return broken_.load(std::memory_order_relaxed); }
+  bool GrowTable(std::size_t shard);
+  static void Put(Table& table, std::uint64_t key, const LiveObject& object);
+  void NoteMapping(std::uint64_t frame);
+  void AppendMapping(std::uint64_t start, std::uint64_t limit, std::uint64_t file_offset);
+
+  char path_[PATH_MAX] = {};
+  dev_t device_ = 0;
+  ino_t inode_ = 0;
+  Header* header_ = nullptr;
+  std::atomic<bool> broken_{false};
+  Mutex space_lock_;  // guards the segments and file_bytes; taken after any recorder lock
+  Segment segments_[kMaxSegments] = {};
+  std::size_t segment_count_ = 0;
+  std::uint64_t file_bytes_ = 0;                    // reserved so far
+  std::uint64_t mapped_end_ = 0;                    // the file's mapped (and allocated) length
+  Table tables_[record::kShards];                   // each under its live-table shard's lock
+  Node* node_chunks_[record::kMaxNodeChunks] = {};  // under the stack lock
+  Range ranges_[kMaxRanges] = {};                   // under the stack lock
+  std::size_t range_count_ = 0;
+  unsigned char* mapping_log_ = nullptr;
+  LoadedObject object_ = {};  // scratch for NoteMapping, under the stack lock
+  Area peak_areas_[2];        // under the peak capture lock
+};
+
+alignas(HeapRecordWriter) unsigned char g_writer_storage[sizeof(HeapRecordWriter)];
+HeapRecordWriter* g_writer = nullptr;  // set under the dump locks; never freed but in a fork child
+HeapRecorder* g_observed = nullptr;    // the recorder g_writer observes
+
+bool HeapRecordWriter::Create(const char* path, std::uint64_t sample_interval) {
+  std::size_t length = strlen(path);
+  if (length >= sizeof(path_) || length >= record::kPathBytes) return false;
+  memcpy(path_, path, length + 1);
+  OwnFile file;
+  // A leftover of this pid can only be of a process that is gone (this one has the pid now).
+  if (!OpenOwnFile(path_, O_RDWR | O_CREAT | O_EXCL, 0600, &file)) {
+    if (errno != EEXIST || unlink(path_) != 0) return false;
+    if (!OpenOwnFile(path_, O_RDWR | O_CREAT | O_EXCL, 0600, &file)) return false;
+  }
+  device_ = file.device;
+  inode_ = file.inode;
+  std::size_t first =
+      kHeaderBytes + record::kMappingLogBytes + record::kShards * kFirstTableSlots * sizeof(Slot);
+  void* base = MAP_FAILED;
+  if (posix_fallocate(file.fd, 0, static_cast<off_t>(first)) == 0) {
+    base = mmap(nullptr, first, PROT_READ | PROT_WRITE, MAP_SHARED, file.fd, 0);
+  }
+  CloseOwnFile(&file);
+  if (base == MAP_FAILED) {
+    unlink(path_);
+    return false;
+  }
+  segments_[0] = {static_cast<unsigned char*>(base), 0, first};
+  segment_count_ = 1;
+  mapped_end_ = first;
+  file_bytes_ = kHeaderBytes;
+  header_ = static_cast<Header*>(base);
+  memcpy(header_->magic, record::kMagic, sizeof(record::kMagic));
+  header_->version = record::kVersion;
+  header_->header_bytes = sizeof(Header);
+  header_->pid = static_cast<std::uint64_t>(getpid());
+  header_->start_time_ns = NowNs(CLOCK_REALTIME);
+  header_->sample_interval = sample_interval;
+  char profile[PATH_MAX];
+  if (ExpandProfileName(0, profile, sizeof(profile))) {
+    memcpy(header_->profile_path, profile, strnlen(profile, record::kPathBytes - 1));
+  }
+  memcpy(header_->program, ProgramName(), strnlen(ProgramName(), sizeof(header_->program) - 1));
+  header_->peak_index = 2;
+  void* log = nullptr;
+  header_->mapping_log_offset = Reserve(record::kMappingLogBytes, &log);
+  mapping_log_ = static_cast<unsigned char*>(log);
+  header_->file_bytes = file_bytes_;
+  PublishWord(header_->state, record::kRecording);
+  return true;
+}
+
+void HeapRecordWriter::End() {
+  PublishWord(header_->state, record::kEnded);
+  unlink(path_);
+}
+
+void HeapRecordWriter::UnmapInChild() {
+  for (std::size_t i = 0; i < segment_count_; ++i) munmap(segments_[i].base, segments_[i].bytes);
+  segment_count_ = 0;
+  header_ = nullptr;
+}
+
+void HeapRecordWriter::MarkIncomplete() {
+  if (broken_.exchange(true)) return;
+  PublishWord(header_->state, record::kIncomplete);
+}
+
+// Maps at least `at_least` more bytes of the file after the last segment, reserving their disk
+// blocks first: a page of a shared file mapping with no block behind it raises SIGBUS when the disk
+// is full. The file is opened again by name and checked to be the one created.
+bool HeapRecordWriter::MapMore(std::size_t at_least) {
+  if (segment_count_ == kMaxSegments) return false;
+  std::uint64_t bytes = RoundToPages(at_least);
+  std::uint64_t grow = mapped_end_ / 2 < (std::uint64_t{64} << 20) ? mapped_end_ / 2 : 64 << 20;
+  if (bytes < grow) bytes = grow;
+  if (mapped_end_ + bytes > record::kMaxFileBytes) return false;
+  OwnFile file;
+  if (!OpenOwnFile(path_, O_RDWR, 0, &file)) return false;
+  void* base = MAP_FAILED;
+  if (file.device == device_ && file.inode == inode_ &&
+      posix_fallocate(file.fd, static_cast<off_t>(mapped_end_), static_cast<off_t>(bytes)) == 0) {
+    base = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, file.fd,
+                static_cast<off_t>(mapped_end_));
+  }
+  CloseOwnFile(&file);
+  if (base == MAP_FAILED) return false;
+  segments_[segment_count_++] = {static_cast<unsigned char*>(base), mapped_end_, bytes};
+  mapped_end_ += bytes;
+  return true;
+}
+
+std::uint64_t HeapRecordWriter::Reserve(std::size_t bytes, void** where) {
+  MutexLock lock(space_lock_);
+  bytes = RoundToPages(bytes);
+  // Within the last segment, or a new one: nothing straddles two segments.
+  const Segment* last = &segments_[segment_count_ - 1];
+  if (file_bytes_ + bytes > last->offset + last->bytes) {
+    if (!MapMore(bytes)) return 0;
+    last = &segments_[segment_count_ - 1];
+    file_bytes_ = last->offset;
+  }
+  std::uint64_t offset = file_bytes_;
+  *where = last->base + (offset - last->offset);
+  file_bytes_ += bytes;
+  PublishWord(header_->file_bytes, file_bytes_);
+  return offset;
+}
+
+// Linear probing without tombstones (removal shifts the run back), so that a table never fills with
+// the dead and only ever grows with the live set.
+void HeapRecordWriter::Put(Table& table, std::uint64_t key, const LiveObject& object) {
+  std::size_t mask = table.capacity - 1;
+  std::size_t i = MixBits(key) & mask;
+  while (table.slots[i].key != record::kEmptyKey && table.slots[i].key != key) i = (i + 1) & mask;
+  Slot& slot = table.slots[i];
+  if (slot.key == record::kEmptyKey) ++table.used;
+  slot.stack = object.stack;
+  slot.generation = object.generation;
+  slot.size = object.size;
+  slot.weight = object.weight;
+  slot.alloc_time_ns = object.alloc_time_ns;
+  PublishKey(slot, key);
+}
+
+// A table twice the size, filled from the old one and then published in one store; the old one's
+// space is not reused (the tables' sizes double, so all the old ones together are smaller than the
+// newest).
+bool HeapRecordWriter::GrowTable(std::size_t shard) {
+  Table& old = tables_[shard];
+  std::size_t capacity = old.capacity == 0 ? kFirstTableSlots : old.capacity * 2;
+  void* where = nullptr;
+  std::uint64_t offset = Reserve(capacity * sizeof(Slot), &where);
+  if (offset == 0) return false;
+  Table fresh{static_cast<Slot*>(where), capacity, 0};
+  for (std::size_t i = 0; i < old.capacity; ++i) {
+    const Slot& s = old.slots[i];
+    if (s.key == record::kEmptyKey || s.key == record::kTombstoneKey) continue;
+    Put(fresh, s.key, {s.stack, s.generation, s.size, s.weight, s.alloc_time_ns});
+  }
+  PublishWord(header_->shard_tables[shard], record::TableWord(offset, Log2(capacity)));
+  old = fresh;
+  return true;
+}
+
+void HeapRecordWriter::ObjectAdded(std::size_t shard, std::uint64_t key, const LiveObject& object) {
+  if (Broken()) return;
+  Table& table = tables_[shard];
+  if ((table.used + 1) * 2 > table.capacity && !GrowTable(shard)) return MarkIncomplete();
+  Put(table, key, object);
+}
+
+void HeapRecordWriter::ObjectRemoved(std::size_t shard, std::uint64_t key) {
+  if (Broken()) return;
+  Table& table = tables_[shard];
+  if (table.capacity == 0) return;
+  std::size_t mask = table.capacity - 1;
+  std::size_t hole = MixBits(key) & mask;
+  while (table.slots[hole].key != key) {
+    if (table.slots[hole].key == record::kEmptyKey) return;
+    hole = (hole + 1) & mask;
+  }
+  // The hole is a tombstone while the run after it shifts back: a death mid-way leaves at worst one
+  // object twice (the reader keeps one of each key), never the removed one.
+  PublishKey(table.slots[hole], record::kTombstoneKey);
+  for (std::size_t next = (hole + 1) & mask;; next = (next + 1) & mask) {
+    Slot& candidate = table.slots[next];
+    if (candidate.key == record::kEmptyKey) break;
+    std::size_t home = MixBits(candidate.key) & mask;
+    // The candidate stays if its home lies cyclically in (hole, next].
+    bool stays = hole <= next ? (hole < home && home <= next) : (hole < home || home <= next);
+    if (stays) continue;
+    Slot& target = table.slots[hole];
+    target.stack = candidate.stack;
+    target.generation = candidate.generation;
+    target.size = candidate.size;
+    target.weight = candidate.weight;
+    target.alloc_time_ns = candidate.alloc_time_ns;
+    PublishKey(target, candidate.key);
+    PublishKey(candidate, record::kTombstoneKey);
+    hole = next;
+  }
+  PublishKey(table.slots[hole], record::kEmptyKey);
+  --table.used;
+}
+
+void HeapRecordWriter::NodeCreated(StackId id, StackId parent, std::uint64_t frame) {
+  if (Broken()) return;
+  std::size_t chunk = id / record::kNodeChunkNodes;
+  if (chunk >= record::kMaxNodeChunks) return MarkIncomplete();
+  if (node_chunks_[chunk] == nullptr) {
+    void* where = nullptr;
+    std::uint64_t offset = Reserve(record::kNodeChunkNodes * sizeof(Node), &where);
+    if (offset == 0) return MarkIncomplete();
+    node_chunks_[chunk] = static_cast<Node*>(where);
+    PublishWord(header_->node_chunks[chunk], offset);
+  }
+  Node& node = node_chunks_[chunk][id % record::kNodeChunkNodes];
+  node.frame = frame;
+  node.parent = parent;
+  NoteMapping(frame);
+}
+
+// The first frame seen in a loaded object puts the object's executable segments in the log, as the
+// profile writer's mapping table has them (objects/process_mappings.h). Later frames in the same
+// object cost a scan of the objects seen so far.
+void HeapRecordWriter::NoteMapping(std::uint64_t frame) {
+  if (frame == 0) return;
+  for (std::size_t i = 0; i < range_count_; ++i) {
+    if (frame >= ranges_[i].start && frame < ranges_[i].limit) return;
+  }
+  if (range_count_ == kMaxRanges || !DescribeObjectAt(frame, &object_)) return;
+  ranges_[range_count_++] = {object_.map_start, object_.map_end};
+  for (int s = 0; s < object_.segment_count; ++s) {
+    AppendMapping(object_.segments[s].start, object_.segments[s].limit,
+                  object_.segments[s].file_offset);
+  }
+}
+
+void HeapRecordWriter::AppendMapping(std::uint64_t start, std::uint64_t limit,
+                                     std::uint64_t file_offset) {
+  std::size_t path_bytes = strnlen(object_.path, sizeof(object_.path));
+  std::size_t entry_bytes = (sizeof(record::MappingEntry) + path_bytes + 1 + 7) & ~std::size_t{7};
+  std::uint64_t used = header_->mapping_log_bytes;
+  if (used + entry_bytes > record::kMappingLogBytes) return;
+  auto* entry = reinterpret_cast<record::MappingEntry*>(mapping_log_ + used);
+  entry->entry_bytes = static_cast<std::uint32_t>(entry_bytes);
+  entry->path_bytes = static_cast<std::uint32_t>(path_bytes);
+  entry->start = start;
+  entry->limit = limit;
+  entry->file_offset = file_offset;
+  memcpy(entry->build_id, object_.build_id, sizeof(entry->build_id));
+  memcpy(entry + 1, object_.path, path_bytes);  // the NUL is already there: the space was zero
+  PublishWord(header_->mapping_log_bytes, used + entry_bytes);
+}
+
+// Into the area the header does not name, then one store names it: a death during the copy leaves
+// the previous copy in place.
+void HeapRecordWriter::CopyPeak(const HeapSnapshot& snapshot, std::int64_t live_bytes,
+                                std::uint64_t time_ns) {
+  if (Broken()) return;
+  std::size_t index = header_->peak_index == 0 ? 1 : 0;
+  Area& area = peak_areas_[index];
+  std::size_t count = snapshot.object_count();
+  if (count > area.capacity) {
+    std::size_t capacity = count + count / 4 + 64;
+    void* where = nullptr;
+    std::uint64_t offset = Reserve(capacity * sizeof(Slot), &where);
+    if (offset == 0) return MarkIncomplete();
+    area = {static_cast<Slot*>(where), offset, capacity};
+  }
+  const HeapSnapshot::Object* objects = snapshot.objects();
+  for (std::size_t i = 0; i < count; ++i) {
+    area.slots[i] = {objects[i].key,  objects[i].stack,  objects[i].generation,
+                     objects[i].size, objects[i].weight, objects[i].alloc_time_ns};
+  }
+  record::PeakCopy& copy = header_->peaks[index];
+  copy.area = area.offset;
+  copy.count = count;
+  copy.live_bytes = live_bytes;
+  copy.time_ns = time_ns;
+  PublishWord(header_->peak_index, index);
+}
+
+// "dir/name.123.pb.gz" -> "dir/name.123.record" (".pb.gz" or ".pb" replaced, else appended to).
+bool RecordPath(char* out, std::size_t capacity) {
+  char profile[PATH_MAX];
+  if (!ExpandProfileName(0, profile, sizeof(profile))) return false;
+  std::size_t length = strlen(profile);
+  for (const char* extension : {".pb.gz", ".pb"}) {
+    std::size_t n = strlen(extension);
+    if (length > n && strcmp(profile + length - n, extension) == 0) {
+      length -= n;
+      break;
+    }
+  }
+  profile[length] = '\0';
+  Appender path(out, capacity);
+  path.Add(profile);
+  path.Add(record::kFileExtension);
+  return path.Finish();
+}
+
+}  // namespace
+
+void StartHeapRecord(HeapRecorder& recorder) {
+  if (!g_settings.heap_record || g_writer != nullptr) return;
+  char path[PATH_MAX];
+  if (!RecordPath(path, sizeof(path))) return;
+  auto* writer = new (g_writer_storage) HeapRecordWriter();
+  if (!writer->Create(path, g_interval.load())) {
+    writer->~HeapRecordWriter();
+    return;
+  }
+  g_writer = writer;
+  g_observed = &recorder;
+  recorder.Observe(writer);
+  if (g_settings.manifest[0] != '\0') {
+    AppendToManifest(g_settings.manifest, getpid(), schema::kManifestRecord, path);
+  }
+}
+
+void EndHeapRecord() {
+  if (g_writer != nullptr) g_writer->End();
+}
+
+void RecordPeakCopy(const HeapSnapshot& snapshot, std::int64_t live_bytes, std::uint64_t time_ns) {
+  if (g_writer != nullptr) g_writer->CopyPeak(snapshot, live_bytes, time_ns);
+}
+
+std::uint64_t HeapRecordBytes() { return g_writer != nullptr ? g_writer->MappedBytes() : 0; }
+
+void LockHeapRecordForFork() {
+  if (g_writer != nullptr) g_writer->space_lock().Lock();
+}
+
+void UnlockHeapRecordAfterForkInParent() {
+  if (g_writer != nullptr) g_writer->space_lock().Unlock();
+}
+
+void DropParentHeapRecordInChild() {
+  if (g_writer == nullptr) return;
+  // Alone in the child: no other thread can be inside the writer.
+  if (g_observed != nullptr) g_observed->Observe(nullptr);
+  g_writer->UnmapInChild();
+  g_writer->~HeapRecordWriter();
+  g_writer = nullptr;
+  g_observed = nullptr;
+}
+
+}  // namespace heaprec::preload

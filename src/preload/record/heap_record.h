@@ -1,0 +1,44 @@
+// The heap record (schema/heap_record_format.h): the sampled live heap kept, change by change, in a
+// shared file mapping next to the process's profiles, so that SIGKILL and the OOM killer, which
+// let heaprec run no code, still leave the heap the process died with and its peak.
+//
+// The writer is the recorder's LiveSetObserver: each change to the live set is one more store into
+// the mapping, made by the allocating thread under the lock that already orders it, on the sampled
+// path only (an unsampled malloc or free never gets here). The kernel writes the dirty pages back
+// on its own schedule, also after the process is gone; heaprec never writes the file with write()
+// and never waits for the disk. The file's space is reserved (posix_fallocate) before it is used, so
+// a full disk stops the record (kIncomplete) instead of raising SIGBUS in the program.
+//
+// The file lives while the process does: the final profile (any ending heaprec sees) marks it
+// ended and removes it, and exec removes it; what is left after a process is gone is a record of a
+// death heaprec did not see. No descriptor stays open: the file is reopened by name, and checked to
+// be the same file, each time it grows.
+#pragma once
+
+#include <cstdint>
+
+#include "core/heap_recorder.h"
+
+namespace heaprec::preload {
+
+// Creates this process's record and attaches it to `recorder`. At start-up (after the recorder
+// exists) and in a fork child. Does nothing when profiles go nowhere or the file cannot be made.
+void StartHeapRecord(HeapRecorder& recorder);
+
+// The final profile is written (or the image is about to be replaced by exec): the record says no
+// more, and its file goes.
+void EndHeapRecord();
+
+// The peak capture (under its lock) has copied the live set: the record keeps a copy too.
+void RecordPeakCopy(const HeapSnapshot& snapshot, std::int64_t live_bytes, std::uint64_t time_ns);
+
+// The record file's size in bytes (0 without a record), for the final profile's comments.
+std::uint64_t HeapRecordBytes();
+
+// fork(): the record's lock is taken with the recorder's; the child stops writing the parent's
+// file (its mapping is shared with the parent) before anything else, then starts its own.
+void LockHeapRecordForFork();
+void UnlockHeapRecordAfterForkInParent();
+void DropParentHeapRecordInChild();
+
+}  // namespace heaprec::preload

@@ -1,0 +1,236 @@
+// The heap record (preload/record/heap_record.h): what a process killed without warning leaves.
+// SIGKILL 100 ms after growing to 160 MiB, and the OOM killer under a cgroup memory limit, must
+// leave a profile of the heap at death, written by `heaprec run` (which sees the death) or by
+// `heaprec recover` (for a process started otherwise). The program is programs/rel_grow.c.
+//
+// The bound on the estimates: an n-byte block is sampled with probability p = 1 - exp(-(n+1)/T)
+// and counted n/p (tests/e2e/sampled_test.cc derives it); for N blocks Var(X) = N n^2 (1-p)/p.
+// Here n = 1 MiB and T = 512 KiB: p = 0.865, and for 160 blocks sigma = 5.1 MiB (3.2%). The
+// tests allow 5 sigma (probability ~6e-7 of a false failure; the seeds are fixed besides).
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "endings_util.h"
+
+namespace heaprec::reliability {
+namespace {
+
+constexpr double kBlock = 1 << 20;
+constexpr double kInterval = 512 * 1024;
+
+// What the program held, in bytes, and 5 sigma of its estimate.
+struct Truth {
+  double bytes, tolerance;
+};
+Truth BlocksHeld(long blocks) {
+  double sigma =
+      std::sqrt(e2e::SampledBytesVariance(static_cast<double>(blocks), kBlock, kInterval));
+  return {static_cast<double>(blocks) * kBlock, 5 * sigma};
+}
+
+std::vector<std::string> RecordsIn(const std::string& dir) {
+  std::vector<std::string> records;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() == ".record") records.push_back(entry.path().string());
+  }
+  return records;
+}
+
+// The killed profile of `pid` in `dir`: checked like every profile, with reason=killed.
+const ProfileFile* KilledProfile(const ProfileSet& profiles, pid_t pid) {
+  auto it = profiles.final_profiles.find(pid);
+  if (it == profiles.final_profiles.end()) return nullptr;
+  const ProfileFile& file = profiles.files[it->second];
+  EXPECT_EQ(file.reason, "killed");
+  return &file;
+}
+
+void ExpectHeld(const Profile& profile, const Truth& truth, const std::string& what) {
+  Values site = SiteValues(profile, "grow_block");
+  EXPECT_NEAR(static_cast<double>(site.inuse_space), truth.bytes, truth.tolerance)
+      << what << ": " << site;
+}
+
+// The number of the program's last "grown K" line: the blocks it held when it died.
+long LastGrown(const std::string& out) {
+  long last = 0;
+  for (const std::string& line : e2e::Lines(out)) {
+    if (line.rfind("grown ", 0) == 0) last = std::atol(line.c_str() + 6);
+  }
+  return last;
+}
+
+// Runs rel_grow ARG in `dir` (under `argv`'s heaprec run, or preloaded with `env`), tells it to go,
+// and calls `after_go(pid, process)`; returns the run.
+template <typename AfterGo>
+RunResult Grow(const std::vector<std::string>& argv, const std::string& dir, const EnvChanges& env,
+               pid_t* pid, AfterGo&& after_go) {
+  BackgroundProcess process(Options(argv, dir, env));
+  *pid = process.WaitUntilReady();
+  EXPECT_GT(*pid, 0) << "never said ready: " << process.Stderr();
+  if (*pid > 0) {
+    after_go(*pid, process);
+  }
+  return process.Wait();
+}
+
+void KillSoonAfterGrowing(pid_t pid, BackgroundProcess& process) {
+  process.Send("go");
+  EXPECT_NE(process.WaitForLine("held"), "") << process.Stderr();
+  usleep(100 * 1000);
+  EXPECT_EQ(kill(pid, SIGKILL), 0);
+}
+
+TEST_F(EndingsTest, SigkillSoonAfterGrowingLeavesTheHeapAtDeathUnderHeaprecRun) {
+  std::string dir = RunDirectory("run");
+  pid_t pid = -1;
+  RunResult run = Grow(UnderHeaprec(dir, {REL_GROW, "160"}, {"--seed", "7"}), dir, {}, &pid,
+                       KillSoonAfterGrowing);
+  EXPECT_EQ(run.status, 137) << DescribeEnding(run);
+  EXPECT_TRUE(Contains(run.err, "killed without warning")) << run.err;
+  ProfileSet profiles = ReadProfiles(dir);
+  const ProfileFile* killed = KilledProfile(profiles, pid);
+  ASSERT_NE(killed, nullptr) << DescribeEnding(run);
+  EXPECT_EQ(CommentText(killed->profile, "signal"), "SIGKILL");
+  ExpectHeld(killed->profile, BlocksHeld(160), "heap at death");
+  // The program died at its peak: the peak profile holds it too (within sampling, however slowly
+  // the on-disk copy was rewritten).
+  std::vector<ProfileFile> peaks = ReadPeakProfiles(dir);
+  ASSERT_EQ(peaks.size(), 1u);
+  ExpectHeld(peaks[0].profile, BlocksHeld(160), "peak");
+  EXPECT_TRUE(RecordsIn(dir).empty()) << "a recovered record is removed";
+}
+
+// Without heaprec run, the record stays beside the profiles until `heaprec recover` reads it. The
+// reader trusts nothing in the file: cut short anywhere, it reads what is there or says it cannot,
+// and never crashes.
+TEST_F(EndingsTest, HeaprecRecoverWritesTheHeapAtDeathOfAPreloadedProcess) {
+  std::string dir = RunDirectory("preload");
+  pid_t pid = -1;
+  RunResult run = Grow({REL_GROW, "160"}, dir, PreloadEnv(dir, false, {{"HEAPREC_SEED", "11"}}),
+                       &pid, KillSoonAfterGrowing);
+  ASSERT_TRUE(WIFSIGNALED(run.wait_status) && WTERMSIG(run.wait_status) == SIGKILL)
+      << DescribeEnding(run);
+  std::string record = dir + "/p." + std::to_string(pid) + ".record";
+  ASSERT_TRUE(std::filesystem::exists(record)) << DescribeEnding(run);
+
+  std::string truncated_dir = RunDirectory("truncated");
+  std::uintmax_t size = std::filesystem::file_size(record);
+  for (int cut = 0; cut < 12; ++cut) {
+    std::string copy = truncated_dir + "/cut" + std::to_string(cut) + ".record";
+    std::filesystem::copy_file(record, copy);
+    std::filesystem::resize_file(copy, size * static_cast<std::uintmax_t>(cut) / 12);
+    RunResult read =
+        RunGuarded({HEAPREC_BIN, "recover", "--keep", "-o", copy + ".pb.gz", copy}, truncated_dir);
+    EXPECT_TRUE(read.status == 0 || read.status == 1) << cut << "/12: " << DescribeEnding(read);
+    if (read.status == 1) {
+      EXPECT_EQ(e2e::Lines(read.err).size(), 1u) << read.err;
+    }
+  }
+
+  RunResult recover = RunGuarded({HEAPREC_BIN, "recover", dir}, dir);
+  EXPECT_EQ(recover.status, 0) << DescribeEnding(recover);
+  EXPECT_TRUE(Contains(recover.out, "process " + std::to_string(pid))) << recover.out;
+  EXPECT_FALSE(std::filesystem::exists(record));
+  SymbolizeAll(dir);
+  ProfileSet profiles = ReadProfiles(dir);
+  const ProfileFile* killed = KilledProfile(profiles, pid);
+  ASSERT_NE(killed, nullptr) << recover.out << recover.err;
+  ExpectHeld(killed->profile, BlocksHeld(160), "heap at death");
+
+  RunResult again = RunGuarded({HEAPREC_BIN, "recover", dir}, dir);
+  EXPECT_EQ(again.status, 1);
+  EXPECT_TRUE(Contains(again.err, "no heap records")) << again.err;
+  RunResult bad = RunGuarded({HEAPREC_BIN, "recover", killed->path}, dir);
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_EQ(bad.err, "heaprec recover: " + killed->path + ": not a heaprec heap record\n");
+}
+
+// A running process's record changes as it runs: recover leaves it alone.
+TEST_F(EndingsTest, HeaprecRecoverRefusesTheRecordOfARunningProcess) {
+  std::string dir = RunDirectory("running");
+  pid_t pid = -1;
+  Grow({REL_GROW, "4"}, dir, PreloadEnv(dir, false), &pid,
+       [&](pid_t p, BackgroundProcess& process) {
+         process.Send("go");
+         EXPECT_NE(process.WaitForLine("held"), "");
+         std::string record = dir + "/p." + std::to_string(p) + ".record";
+         RunResult recover = RunGuarded({HEAPREC_BIN, "recover", record}, dir);
+         EXPECT_EQ(recover.status, 1);
+         EXPECT_TRUE(Contains(recover.err, "is still running")) << recover.err;
+         EXPECT_TRUE(std::filesystem::exists(record));
+         kill(p, SIGTERM);
+       });
+  EXPECT_TRUE(RecordsIn(dir).empty()) << "the final profile ends the record";
+}
+
+// A memory cgroup with a limit, for the OOM killer: cgroup v2 where the memory controller is
+// enabled, else v1's memory hierarchy. Removed when the test ends.
+class MemoryLimitedGroup {
+ public:
+  explicit MemoryLimitedGroup(long long limit_bytes) {
+    std::string name = "heaprec-oom-" + std::to_string(getpid());
+    for (const auto& [root, limit_file] :
+         {std::pair<std::string, std::string>{"/sys/fs/cgroup", "memory.max"},
+          {"/sys/fs/cgroup/memory", "memory.limit_in_bytes"}}) {
+      std::string dir = root + "/" + name;
+      if (!std::filesystem::exists(root + "/cgroup.procs")) continue;
+      std::error_code ec;
+      std::filesystem::create_directory(dir, ec);
+      if (!std::filesystem::exists(dir + "/" + limit_file)) {
+        std::filesystem::remove(dir, ec);
+        continue;
+      }
+      std::ofstream(dir + "/" + limit_file) << limit_bytes;
+      dir_ = dir;
+      return;
+    }
+  }
+  ~MemoryLimitedGroup() {
+    if (!dir_.empty()) rmdir(dir_.c_str());
+  }
+  const std::string& dir() const { return dir_; }
+  bool Add(pid_t pid) const {
+    std::ofstream procs(dir_ + "/cgroup.procs");
+    procs << pid;
+    procs.flush();
+    return procs.good();
+  }
+
+ private:
+  std::string dir_;
+};
+
+// The kernel kills the program when its memory reaches the group's limit: the profile holds what it
+// held then, its last "grown K" (within sampling, and one block in flight).
+TEST_F(EndingsTest, OomKillUnderACgroupLimitLeavesTheHeapAtDeath) {
+  MemoryLimitedGroup group(192ll << 20);
+  ASSERT_NE(group.dir(), "") << "no memory cgroup could be made (needs root and cgroup v1 or v2)";
+  std::string dir = RunDirectory("oom");
+  pid_t pid = -1;
+  RunResult run = Grow(UnderHeaprec(dir, {REL_GROW, "forever"}, {"--seed", "5"}), dir, {}, &pid,
+                       [&](pid_t p, BackgroundProcess& process) {
+                         ASSERT_TRUE(group.Add(p));
+                         process.Send("go");
+                       });
+  EXPECT_EQ(run.status, 137) << DescribeEnding(run);
+  long held = LastGrown(run.out);
+  EXPECT_GT(held, 100) << "the limit is 192 MiB: " << DescribeEnding(run);
+  ProfileSet profiles = ReadProfiles(dir);
+  const ProfileFile* killed = KilledProfile(profiles, pid);
+  ASSERT_NE(killed, nullptr) << DescribeEnding(run);
+  Truth truth = BlocksHeld(held);
+  truth.tolerance += kBlock;  // the block being allocated when the killer came
+  ExpectHeld(killed->profile, truth, "heap at the OOM kill");
+}
+
+}  // namespace
+}  // namespace heaprec::reliability
