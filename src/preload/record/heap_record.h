@@ -6,8 +6,8 @@
 // the mapping, made by the allocating thread under the lock that already orders it, on the sampled
 // path only (an unsampled malloc or free never gets here). The kernel writes the dirty pages back
 // on its own schedule, also after the process is gone; heaprec never writes the file with write()
-// and never waits for the disk. The file's space is reserved (posix_fallocate) before it is used, so
-// a full disk stops the record (kIncomplete) instead of raising SIGBUS in the program.
+// and never waits for the disk. The file's space is reserved (posix_fallocate) before it is used,
+// so a full disk stops the record (kIncomplete) instead of raising SIGBUS in the program.
 //
 // The file lives while the process does: the final profile (any ending heaprec sees) marks it
 // ended and removes it, and exec removes it; what is left after a process is gone is a record of a
