@@ -313,8 +313,15 @@ RecoveredFiles WriteRecoveredProfiles(const HeapRecord& record, const std::strin
                                       int signal_number) {
   RecoveredFiles files;
   files.death = death_path;
-  if (files.death.empty()) files.death = record.profile_path;
-  if (files.death.empty()) files.death = record.file + schema::kProfileSuffix;
+  if (files.death.empty()) {
+    files.death = record.profile_path;
+    if (files.death.empty()) files.death = record.file + schema::kProfileSuffix;
+    // Another process's profile there (a template without %p names all alike) is never replaced.
+    std::error_code ec;
+    if (std::filesystem::exists(files.death, ec)) {
+      files.death = WithInfix(files.death, ("." + std::to_string(record.pid)).c_str());
+    }
+  }
   std::uint64_t death_time =
       record.death_time_ns != 0 ? record.death_time_ns : record.start_time_ns;
   render::WriteProfileFile(

@@ -35,7 +35,6 @@
 #include "preload/process/identity_hooks.h"
 #include "preload/process/own_process.h"
 #include "preload/process/signal_table.h"
-#include "preload/record/heap_record.h"
 #include "preload/state.h"
 #include "preload/thread_state.h"
 #include "preload/unwind/unwinder.h"
@@ -156,9 +155,8 @@ void StartRecording() {
   // Under the dump locks, which fork() takes first: a child sees the recorder absent or complete.
   LockDumps();
   RecorderOptions options;
-  auto* recorder = new (g_recorder_storage) HeapRecorder(*g_arena, options);
-  StartHeapRecord(*recorder);
-  g_recorder.store(recorder, std::memory_order_release);
+  g_recorder.store(new (g_recorder_storage) HeapRecorder(*g_arena, options),
+                   std::memory_order_release);
   UnlockDumps();
 }
 

@@ -15,6 +15,7 @@
 #include "preload/dump/dump.h"
 #include "preload/dump/peak.h"
 #include "preload/messages.h"
+#include "preload/record/heap_record.h"
 #include "preload/state.h"
 #include "preload/thread_state.h"
 
@@ -55,13 +56,27 @@ void SignalDump() {
   ReportMessage(parts, 1);
 }
 
+// The heap record is made here rather than at start-up: see heap_record.h. Under the dump locks,
+// which fork() and exec take first, and which the final dump holds when it ends the record.
+// False while there is no recorder yet (a dormant process before its attach): try again later.
+bool StartHeapRecordOnce() {
+  HeapRecorder* recorder = g_recorder.load(std::memory_order_acquire);
+  if (recorder == nullptr) return false;
+  LockDumps();
+  if (!FinalDumpDone()) StartHeapRecord(*recorder);
+  UnlockDumps();
+  return true;
+}
+
 void* DumpLoop(void*) {
   t_state.in_hook = true;  // everything this thread allocates is heaprec's own
   const std::uint64_t interval_ns = g_settings.dump_interval_ms * 1000000ull;
   std::uint64_t next_interval = interval_ns != 0 ? NowNs(CLOCK_MONOTONIC) + interval_ns : 0;
   std::uint64_t next_peak_allowed = 0;
+  bool record_started = false;  // this thread is the process's only dump thread: once per process
   for (;;) {
     std::uint32_t seen = g_wake.load(std::memory_order_acquire);
+    if (!record_started) record_started = StartHeapRecordOnce();
     RunControlCommand();
     if (g_signal_requests.exchange(0) != 0) SignalDump();
     if (g_above_requested.exchange(false)) Dump(DumpReason::kAbove, nullptr);

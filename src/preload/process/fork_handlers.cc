@@ -80,7 +80,6 @@ void ForkChild() {
   // The parent's record is a shared mapping of the parent's file: the child stops writing it
   // before anything can, and keeps its own.
   DropParentHeapRecordInChild();
-  if (HeapRecorder* recorder = g_recorder.load()) StartHeapRecord(*recorder);
   ResetDumpsAfterForkInChild();
   UnlockSignalTableAfterFork();
   pthread_sigmask(SIG_SETMASK, &g_mask_before_fork, nullptr);

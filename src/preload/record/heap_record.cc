@@ -120,8 +120,11 @@ class HeapRecordWriter final : public LiveSetObserver {
 };
 
 alignas(HeapRecordWriter) unsigned char g_writer_storage[sizeof(HeapRecordWriter)];
-HeapRecordWriter* g_writer = nullptr;  // set under the dump locks; never freed but in a fork child
-HeapRecorder* g_observed = nullptr;    // the recorder g_writer observes
+// Set by the dump thread under the dump locks, once the file is made; read by the peak capture.
+// Never freed but in a fork child, alone.
+std::atomic<HeapRecordWriter*> g_writer{nullptr};
+HeapRecorder* g_observed = nullptr;  // the recorder g_writer observes
+bool g_tried = false;                // under the dump locks: one attempt per process
 
 bool HeapRecordWriter::Create(const char* path, std::uint64_t sample_interval) {
   std::size_t length = strlen(path);
@@ -384,6 +387,8 @@ void HeapRecordWriter::CopyPeak(const HeapSnapshot& snapshot, std::int64_t live_
 }
 
 // "dir/name.123.pb.gz" -> "dir/name.123.record" (".pb.gz" or ".pb" replaced, else appended to).
+// Always with the pid: a template without %p names every process's profile alike, and a fork
+// child must never take its parent's record for a leftover.
 bool RecordPath(char* out, std::size_t capacity) {
   char profile[PATH_MAX];
   if (!ExpandProfileName(0, profile, sizeof(profile))) return false;
@@ -398,6 +403,10 @@ bool RecordPath(char* out, std::size_t capacity) {
   profile[length] = '\0';
   Appender path(out, capacity);
   path.Add(profile);
+  if (strstr(g_settings.output_template, "%p") == nullptr) {
+    path.Add(".");
+    path.AddUnsigned(static_cast<unsigned long long>(getpid()), 1);
+  }
   path.Add(record::kFileExtension);
   return path.Finish();
 }
@@ -405,7 +414,8 @@ bool RecordPath(char* out, std::size_t capacity) {
 }  // namespace
 
 void StartHeapRecord(HeapRecorder& recorder) {
-  if (!g_settings.heap_record || g_writer != nullptr) return;
+  if (!g_settings.heap_record || g_tried) return;
+  g_tried = true;
   char path[PATH_MAX];
   if (!RecordPath(path, sizeof(path))) return;
   auto* writer = new (g_writer_storage) HeapRecordWriter();
@@ -413,7 +423,7 @@ void StartHeapRecord(HeapRecorder& recorder) {
     writer->~HeapRecordWriter();
     return;
   }
-  g_writer = writer;
+  g_writer.store(writer, std::memory_order_release);
   g_observed = &recorder;
   recorder.Observe(writer);
   if (g_settings.manifest[0] != '\0') {
@@ -422,30 +432,37 @@ void StartHeapRecord(HeapRecorder& recorder) {
 }
 
 void EndHeapRecord() {
-  if (g_writer != nullptr) g_writer->End();
+  g_tried = true;  // under the dump locks, as StartHeapRecord: none is started after this
+  if (HeapRecordWriter* writer = g_writer.load(std::memory_order_acquire)) writer->End();
 }
 
 void RecordPeakCopy(const HeapSnapshot& snapshot, std::int64_t live_bytes, std::uint64_t time_ns) {
-  if (g_writer != nullptr) g_writer->CopyPeak(snapshot, live_bytes, time_ns);
+  HeapRecordWriter* writer = g_writer.load(std::memory_order_acquire);
+  if (writer != nullptr) writer->CopyPeak(snapshot, live_bytes, time_ns);
 }
 
-std::uint64_t HeapRecordBytes() { return g_writer != nullptr ? g_writer->MappedBytes() : 0; }
+std::uint64_t HeapRecordBytes() {
+  HeapRecordWriter* writer = g_writer.load(std::memory_order_acquire);
+  return writer != nullptr ? writer->MappedBytes() : 0;
+}
 
 void LockHeapRecordForFork() {
-  if (g_writer != nullptr) g_writer->space_lock().Lock();
+  if (HeapRecordWriter* writer = g_writer.load()) writer->space_lock().Lock();
 }
 
 void UnlockHeapRecordAfterForkInParent() {
-  if (g_writer != nullptr) g_writer->space_lock().Unlock();
+  if (HeapRecordWriter* writer = g_writer.load()) writer->space_lock().Unlock();
 }
 
 void DropParentHeapRecordInChild() {
-  if (g_writer == nullptr) return;
+  g_tried = false;  // the child may keep one of its own
+  HeapRecordWriter* writer = g_writer.load();
+  if (writer == nullptr) return;
   // Alone in the child: no other thread can be inside the writer.
   if (g_observed != nullptr) g_observed->Observe(nullptr);
-  g_writer->UnmapInChild();
-  g_writer->~HeapRecordWriter();
-  g_writer = nullptr;
+  writer->UnmapInChild();
+  writer->~HeapRecordWriter();
+  g_writer.store(nullptr);
   g_observed = nullptr;
 }
 

@@ -21,8 +21,11 @@
 
 namespace heaprec::preload {
 
-// Creates this process's record and attaches it to `recorder`. At start-up (after the recorder
-// exists) and in a fork child. Does nothing when profiles go nowhere or the file cannot be made.
+// Creates this process's record and attaches it to `recorder`, once per process (and once per fork
+// child): from the dump thread, under the dump locks, when it first wakes, which is when the live
+// heap first passes 64 KiB (the first peak capture). A process that never holds that much, like
+// the subshells a shell forks by the hundred, never pays for a file. Does nothing when profiles go
+// nowhere, the file cannot be made, or the final profile was written.
 void StartHeapRecord(HeapRecorder& recorder);
 
 // The final profile is written (or the image is about to be replaced by exec): the record says no
@@ -36,7 +39,8 @@ void RecordPeakCopy(const HeapSnapshot& snapshot, std::int64_t live_bytes, std::
 std::uint64_t HeapRecordBytes();
 
 // fork(): the record's lock is taken with the recorder's; the child stops writing the parent's
-// file (its mapping is shared with the parent) before anything else, then starts its own.
+// file (its mapping is shared with the parent) before anything else; its own dump thread starts
+// its own record.
 void LockHeapRecordForFork();
 void UnlockHeapRecordAfterForkInParent();
 void DropParentHeapRecordInChild();
