@@ -362,7 +362,8 @@ const std::vector<CxxName> kCxxNames = {
     {"transaction clone for std::logic_error::what() const", "std::logic_error::what", true},
     {"guard variable for app::Registry()::instance", "app::Registry::instance", false},
     {"app::Registry()::instance", "app::Registry::instance", false},
-    // The user's functions, in namespaces the library's names start like.
+    // The user's functions, in namespaces the library's names start like (these, and the app::
+    // names above, are written for this test in the demangler's form).
     {"stdx::Vector<int>::push(int)", "stdx::Vector::push", false},
     {"mystd::Build(std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> "
      "> const&)",
