@@ -6,7 +6,6 @@
 #include "analysis/short_name.h"
 
 #include <algorithm>
-#include <cstring>
 
 namespace heaprec::analysis {
 namespace {
@@ -49,33 +48,65 @@ bool StartsSegment(const std::string& out, int qualified_depth) {
          (qualified_depth > 0 && (out.ends_with("<") || out.ends_with(" as ")));
 }
 
-bool IsOperatorChar(char c) { return c != '\0' && std::strchr("<>=!+-*/%^&|~,[]", c) != nullptr; }
+// The symbolic operators, longest first: an operator's name is the longest of these that starts
+// where it does, so that a template operator's arguments are not taken for more of its symbol
+// ("operator+<char, ...>", "operator>><char, ...>").
+constexpr std::string_view kOperatorSymbols[] = {
+    "->*", "<<=", ">>=", "<=>", "()", "[]", "->", "<<", ">>", "<=", ">=", "==", "!=",
+    "&&",  "||",  "++",  "--",  "+=", "-=", "*=", "/=", "%=", "^=", "&=", "|=", "+",
+    "-",   "*",   "/",   "%",   "^",  "&",  "|",  "~",  "!",  "=",  "<",  ">",  ","};
 
-// Appends the operator's symbol that starts at `i` (just after "operator") and returns the index
-// after it: "()" and "[]" whole, a run of operator characters ("<<=", "->*"), a word operator
-// with its space (" new", " delete[]", " bool"), or a literal operator's quotes and suffix.
+// Appends the operator's name that starts at `i` (just after "operator") and returns the index
+// after it: a symbol (kOperatorSymbols), a word operator with its space (" new", " delete[]",
+// " bool", a conversion's type up to its parameters or template arguments), or a literal
+// operator's quotes and suffix.
 size_t CopyOperator(std::string_view name, size_t i, std::string& out) {
-  if (name.substr(i, 2) == "()") {
-    out += "()";
-    return i + 2;
-  }
   size_t start = i;
   if (name.substr(i, 2) == "\"\"") {
     // A literal operator with its suffix: operator"" _kb.
     i = std::min(name.find_first_of("(<", i), name.size());
-    out.append(name.substr(start, i - start));
-    return i;
-  }
-  if (i < name.size() && name[i] == ' ') {
+  } else if (i < name.size() && name[i] == ' ') {
     ++i;
     while (i < name.size() && name[i] != '(' && name[i] != '<') ++i;
   } else {
-    while (i < name.size() && IsOperatorChar(name[i])) ++i;
+    for (std::string_view symbol : kOperatorSymbols) {
+      if (name.substr(i, symbol.size()) == symbol) {
+        i += symbol.size();
+        break;
+      }
+    }
   }
   out.append(name.substr(start, i - start));
-  // A template operator's arguments follow after a space: "operator<< <char>".
+  // A template operator's arguments follow, after a space when the symbol ends with '<':
+  // "operator<< <char>".
   if (name.substr(i, 2) == " <") ++i;
   return i;
+}
+
+bool IsDigits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// `name` without the suffixes GCC gives the clones of a function when they were not demangled as
+// "[clone .cold]" ("Parse.isra.0", "main.cold", "Parse.constprop.0.isra.0").
+std::string_view WithoutCloneSuffixes(std::string_view name) {
+  static constexpr std::string_view kCloneKinds[] = {"cold",     "isra",       "constprop", "part",
+                                                     "lto_priv", "localalias", "ipa"};
+  for (;;) {
+    // A clone's suffix is ".KIND" or ".KIND.N", and suffixes stack: "f.isra.0.cold".
+    std::string_view rest = name;
+    size_t dot = rest.rfind('.');
+    if (dot != std::string_view::npos && dot > 0 && IsDigits(rest.substr(dot + 1))) {
+      rest = rest.substr(0, dot);
+      dot = rest.rfind('.');
+    }
+    if (dot == std::string_view::npos || dot == 0) return name;
+    std::string_view kind = rest.substr(dot + 1);
+    if (std::find(std::begin(kCloneKinds), std::end(kCloneKinds), kind) == std::end(kCloneKinds)) {
+      return name;
+    }
+    name = rest.substr(0, dot);
+  }
 }
 
 }  // namespace
@@ -140,6 +171,8 @@ std::string ShortName(std::string_view name) {
   }
   // Rust's turbofish ("foo::<u32>") leaves "foo::".
   while (out.ends_with("::")) out.resize(out.size() - 2);
+  // A clone's symbol that was not demangled whole: "Cold.cold" as "[clone .cold]" is.
+  out.resize(WithoutCloneSuffixes(out).size());
   return out.empty() ? std::string(name) : out;
 }
 

@@ -7,8 +7,10 @@
 //   "<alloc::vec::Vec<T> as core::clone::Clone>::clone"
 //     -> "<alloc::vec::Vec as core::clone::Clone>::clone"
 // Lambda and closure names ("{lambda(int)#1}", "{{closure}}") and operator names ("operator<<",
-// "operator()") are kept whole. A name local to a function keeps the function's name without its
-// parameters:
+// "operator()", "operator new[]", "operator bool") are kept whole; a templated operator's
+// arguments go ("std::__cxx11::basic_string<...> std::operator+<char, ...>(...)" ->
+// "std::operator+"), and so do GCC's clone suffixes (".isra.0", "[clone .cold]"). A name local to a
+// function keeps the function's name without its parameters:
 //   "app::Process(std::vector<int> const&)::{lambda(int)#1}::operator()(int) const"
 //     -> "app::Process::{lambda(int)#1}::operator()"
 #pragma once

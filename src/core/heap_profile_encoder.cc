@@ -156,10 +156,10 @@ class HeapProfileEncoder {
  private:
   bool InternFixedStrings() {
     // In this order: the string table's indexes are part of the output.
-    const char* fixed[] = {schema::kAllocObjects,    schema::kCountUnit,    schema::kAllocSpace,
-                           schema::kBytesUnit,       schema::kInuseObjects, schema::kInuseSpace,
-                           metadata_.period_type,    metadata_.period_unit, schema::kAgeLabel,
-                           schema::kNanosecondsUnit, schema::kRuntimeFrames};
+    const char* fixed[] = {schema::kAllocObjects,    schema::kCountUnit,     schema::kAllocSpace,
+                           schema::kBytesUnit,       schema::kInuseObjects,  schema::kInuseSpace,
+                           metadata_.period_type,    metadata_.period_unit,  schema::kAgeLabel,
+                           schema::kNanosecondsUnit, schema::kRuntimeFrames, schema::kStartFrames};
     for (const char* s : fixed) {
       if (strings_.Intern(s) < 0) return false;
     }
@@ -215,8 +215,10 @@ class HeapProfileEncoder {
       top.add_int64(pprof::kProfilePeriod, static_cast<std::int64_t>(metadata_.sample_interval));
       top.add_int64(pprof::kProfileDefaultSampleType, S(schema::kInuseSpace));
       // pprof charges each sample to the caller of the first frame that matches (from the root),
-      // as heaprec's reports do from the leaf (analysis/site_rule.h).
+      // as heaprec's reports do from the leaf (analysis/site_rule.h); the start-up frames, kept,
+      // are where it starts looking.
       top.add_int64(pprof::kProfileDropFrames, S(schema::kRuntimeFrames));
+      top.add_int64(pprof::kProfileKeepFrames, S(schema::kStartFrames));
       for (std::size_t i = 0; i < metadata_.comment_count; ++i) {
         top.add_int64(pprof::kProfileComment, S(metadata_.comments[i]));
       }

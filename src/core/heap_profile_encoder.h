@@ -7,6 +7,7 @@
 //   period_type  space/bytes, period = sampling interval, default_sample_type = inuse_space
 //   drop_frames  schema::kRuntimeFrames, so that pprof charges samples to the user's code, as
 //                heaprec's reports do
+//   keep_frames  schema::kStartFrames, the start-up frames from which pprof's pruning starts
 //   one sample per (stack, requested size), with a numeric label bytes = that size and, when some
 //   of its objects are live, a numeric label age_ns = how long before the profile's time_nanos the
 //   oldest of them was allocated (unit nanoseconds: `pprof -tags` shows a duration), so reports can

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
 
 #include "symbolize/demangle.h"
 
@@ -27,6 +28,12 @@ struct ScopeRange {
 
 struct DwarfLookup::UnitScopes {
   Dwarf_Die cu;
+  // The unit's own code, without what the linker discarded: the addresses its line table may
+  // answer for. libdwfl's line lookup answers for any address it attributes to the unit (the gaps
+  // between a unit's ranges are the unit's to it), with the nearest row below, which can be one
+  // of discarded code's rows at address 0: _start, between main in .text.startup and the rest of
+  // the unit's code, had a line from an inline function's discarded copy.
+  std::vector<std::pair<Dwarf_Addr, Dwarf_Addr>> own;
   std::vector<ScopeNode> nodes;
   std::vector<ScopeRange> ranges;  // sorted by low
   Dwarf_Addr longest = 0;          // the longest range: how far back a search must look
@@ -90,8 +97,9 @@ std::string PrefixBySearch(Dwarf_Die* declaration) {
 class UnitIndexer {
  public:
   UnitIndexer(std::vector<ScopeNode>& nodes, std::vector<ScopeRange>& ranges,
-              std::unordered_map<Dwarf_Off, std::string>& prefixes)
-      : nodes_(nodes), ranges_(ranges), prefixes_(prefixes) {}
+              std::unordered_map<Dwarf_Off, std::string>& prefixes,
+              const std::function<bool(Dwarf_Addr)>& in_code)
+      : nodes_(nodes), ranges_(ranges), prefixes_(prefixes), in_code_(in_code) {}
 
   void Children(Dwarf_Die* die, int scope, const std::string& prefix, int depth) {
     Dwarf_Die child;
@@ -124,7 +132,7 @@ class UnitIndexer {
     ptrdiff_t offset = 0;
     int node = -1;
     while ((offset = dwarf_ranges(die, offset, &base, &low, &high)) > 0) {
-      if (high <= low) continue;
+      if (high <= low || !in_code_(low)) continue;  // discarded code: not this scope's
       if (node < 0) {
         node = static_cast<int>(nodes_.size());
         nodes_.push_back(ScopeNode{*die, parent, depth});
@@ -137,6 +145,7 @@ class UnitIndexer {
   std::vector<ScopeNode>& nodes_;
   std::vector<ScopeRange>& ranges_;
   std::unordered_map<Dwarf_Off, std::string>& prefixes_;
+  const std::function<bool(Dwarf_Addr)>& in_code_;
 };
 
 // Where an inlined scope was called from, in the CU's file table.
@@ -165,7 +174,12 @@ DwarfLookup::UnitScopes& DwarfLookup::ScopesOf(Dwarf_Die* cu) {
   if (unit) return *unit;
   unit = std::make_unique<UnitScopes>();
   unit->cu = *cu;
-  UnitIndexer(unit->nodes, unit->ranges, unit->prefixes).Children(cu, -1, "", 0);
+  const std::function<bool(Dwarf_Addr)> in_code = [this](Dwarf_Addr pc) { return InCode(pc); };
+  Dwarf_Addr base = 0, low = 0, high = 0;
+  for (ptrdiff_t offset = 0; (offset = dwarf_ranges(cu, offset, &base, &low, &high)) > 0;) {
+    if (high > low && InCode(low)) unit->own.emplace_back(low, high);
+  }
+  UnitIndexer(unit->nodes, unit->ranges, unit->prefixes, in_code).Children(cu, -1, "", 0);
   std::sort(unit->ranges.begin(), unit->ranges.end(),
             [](const ScopeRange& a, const ScopeRange& b) { return a.low < b.low; });
   for (const ScopeRange& r : unit->ranges) unit->longest = std::max(unit->longest, r.high - r.low);
@@ -219,29 +233,40 @@ FrameLookup DwarfLookup::Compute(Dwarf_Addr address) {
   }
 
   Dwarf_Addr bias = 0;
-  if (Dwarf_Die* cu = dwfl_module_addrdie(module_, address, &bias)) {
-    UnitScopes& unit = ScopesOf(cu);
-    const Dwarf_Addr pc = address - bias;
+  Dwarf_Die* cu = dwfl_module_addrdie(module_, address, &bias);
+  UnitScopes* unit = cu != nullptr ? &ScopesOf(cu) : nullptr;
+  const Dwarf_Addr pc = address - bias;
+  if (unit != nullptr && std::none_of(unit->own.begin(), unit->own.end(), [pc](const auto& r) {
+        return pc >= r.first && pc < r.second;
+      })) {
+    unit = nullptr;
+  }
+  if (unit == nullptr) {
+    // No unit has code here (crt1.o's _start, the PLT): the line libdwfl found is another
+    // function's, or discarded code's.
+    file.clear();
+    line = 0;
+  } else {
     // The innermost scope containing pc: the deepest of the ranges that contain it, all of which
     // start at or before pc and no earlier than pc - longest.
-    auto end = std::upper_bound(unit.ranges.begin(), unit.ranges.end(), pc,
+    auto end = std::upper_bound(unit->ranges.begin(), unit->ranges.end(), pc,
                                 [](Dwarf_Addr a, const ScopeRange& r) { return a < r.low; });
     int innermost = -1;
-    for (auto r = end; r != unit.ranges.begin();) {
+    for (auto r = end; r != unit->ranges.begin();) {
       --r;
-      if (pc - r->low > unit.longest) break;
+      if (pc - r->low > unit->longest) break;
       if (pc < r->high &&
-          (innermost < 0 || unit.nodes[r->node].depth > unit.nodes[innermost].depth)) {
+          (innermost < 0 || unit->nodes[r->node].depth > unit->nodes[innermost].depth)) {
         innermost = r->node;
       }
     }
-    for (int node = innermost; node >= 0; node = unit.nodes[node].parent) {
-      Dwarf_Die* scope = &unit.nodes[node].die;
-      const FunctionNames& names = NamesOf(scope, unit);
+    for (int node = innermost; node >= 0; node = unit->nodes[node].parent) {
+      Dwarf_Die* scope = &unit->nodes[node].die;
+      const FunctionNames& names = NamesOf(scope, *unit);
       result.frames.push_back(
           Frame{names.name, names.system_name, names.decl_file, names.decl_line, file, line});
       if (dwarf_tag(scope) == DW_TAG_subprogram) break;  // the real function
-      CallSite(&unit.cu, scope, &file, &line);
+      CallSite(&unit->cu, scope, &file, &line);
     }
     result.from_dwarf = !result.frames.empty();
   }
@@ -258,6 +283,26 @@ FrameLookup DwarfLookup::Compute(Dwarf_Addr address) {
     }
   }
   return result;
+}
+
+bool DwarfLookup::InCode(Dwarf_Addr pc) {
+  if (!code_read_) {
+    code_read_ = true;
+    Dwarf_Addr bias = 0;
+    Elf* elf = dwfl_module_getelf(module_, &bias);
+    Elf_Scn* section = nullptr;
+    while (elf != nullptr && (section = elf_nextscn(elf, section)) != nullptr) {
+      GElf_Shdr header;
+      if (gelf_getshdr(section, &header) != nullptr && (header.sh_flags & SHF_EXECINSTR) != 0 &&
+          header.sh_size > 0) {
+        code_.emplace_back(header.sh_addr, header.sh_addr + header.sh_size);
+      }
+    }
+    // Without section headers, nothing can be told apart: every address may be code.
+    if (code_.empty()) code_.emplace_back(0, ~Dwarf_Addr{0});
+  }
+  return std::any_of(code_.begin(), code_.end(),
+                     [pc](const auto& r) { return pc >= r.first && pc < r.second; });
 }
 
 // Like dwfl_module_addrinfo: the symbol whose [start, end) holds the address, a global one before

@@ -52,6 +52,11 @@ class DwarfLookup {
     bool global;
   };
   UnitScopes& ScopesOf(Dwarf_Die* cu);
+  // Whether code at `pc` (an ELF virtual address) can be real: inside an executable section.
+  // The linker leaves the debug info of the code it discarded (a COMDAT copy it did not keep,
+  // --gc-sections) at address 0 or a tombstone, where in a PIE it overlaps the program's first
+  // real code (_init, _start).
+  bool InCode(Dwarf_Addr pc);
   const FunctionNames& NamesOf(Dwarf_Die* scope, const UnitScopes& unit);
   FrameLookup Compute(Dwarf_Addr address);
   const char* SymbolAt(Dwarf_Addr address);
@@ -60,6 +65,8 @@ class DwarfLookup {
   // symbol for each address (cc1plus: 6 s for 10,000 addresses).
   std::vector<Symbol> symbols_;
   bool symbols_read_ = false;
+  std::vector<std::pair<Dwarf_Addr, Dwarf_Addr>> code_;  // executable sections, [start, end)
+  bool code_read_ = false;
   Dwfl_Module* module_;
   std::unordered_map<Dwarf_Addr, FrameLookup> by_address_;
   std::unordered_map<std::uint64_t, std::unique_ptr<UnitScopes>> units_;     // by CU DIE offset

@@ -114,6 +114,20 @@ TEST(ShortNameTest, CxxOperators) {
        "<std::char_traits<char> >(std::basic_ostream<char, std::char_traits<char> >&, char "
        "const*)",
        "std::operator<<"},
+      // A templated free operator, whose arguments follow its symbol without a space.
+      {"std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > "
+       "std::operator+<char, std::char_traits<char>, std::allocator<char> "
+       ">(std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >&&, "
+       "std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >&&)",
+       "std::operator+"},
+      {"std::basic_istream<char, std::char_traits<char> >& std::operator>><char, "
+       "std::char_traits<char> >(std::basic_istream<char, std::char_traits<char> >&, char&)",
+       "std::operator>>"},
+      {"bool std::operator==<char>(std::__cxx11::basic_string<char, std::char_traits<char>, "
+       "std::allocator<char> > const&, char const*)",
+       "std::operator=="},
+      {"app::X::operator->*(int)", "app::X::operator->*"},
+      {"app::X::operator<=>(app::X const&) const", "app::X::operator<=>"},
       {"thumbs::Cache<std::__cxx11::basic_string<char, std::char_traits<char>, "
        "std::allocator<char> >, std::vector<int, std::allocator<int> > "
        ">::operator[](std::__cxx11::basic_string<char, std::char_traits<char>, "
@@ -212,6 +226,18 @@ TEST(ShortNameTest, RustLegacyAndV0) {
        "one",
        "<alloc::raw_vec::RawVec>::grow_one"},
       {"leak[9458f455e83e3168]::main", "leak::main"},
+  });
+}
+
+// Clones whose symbol was not demangled whole keep GCC's suffixes; they go like "[clone .cold]".
+TEST(ShortNameTest, CloneSuffixes) {
+  ExpectShortNames({
+      {"Split.isra.0", "Split"},
+      {"app::Parse.constprop.0.isra.0", "app::Parse"},
+      {"app::Parse.part.0.cold", "app::Parse"},
+      {"app::Parse.lto_priv.0", "app::Parse"},
+      {"app::v1.2", "app::v1.2"},
+      {"app::cold.x", "app::cold.x"},
   });
 }
 

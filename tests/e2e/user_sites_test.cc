@@ -1,9 +1,15 @@
 // A C++ program built as users build theirs (-O2 -g), whose allocations all go through the
 // standard library (programs/user_sites.cc): heaprec's report must name the user's functions, in
 // short, at the lines of their allocating calls, and not operator new, std::__new_allocator or
-// basic_string; and pprof, reading the same profile's drop_frames, must agree.
+// basic_string; and pprof, reading the same profile's drop_frames, must agree. On a program whose
+// sites reach the library through every shape of C++ name (programs/inlined_sites.cc: operator+,
+// return types, inlined user code, lambdas, conversion operators), pprof -top's sites and heaprec
+// report's are the same functions.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -82,6 +88,55 @@ TEST_F(UserSitesTest, PprofShowsTheSameSites) {
     const std::string& site = kSitesByLiveBytes[i];
     std::string last = site.substr(site.rfind("::") + 2);
     EXPECT_NE(rows[i].find("::" + last), std::string::npos) << site << "\n" << pprof.out;
+  }
+}
+
+// The functions holding at least 2% of the profile's bytes as their own (flat), by their full
+// names, from `heaprec report --full-names` or `pprof -top` (whose "(inline)" marks go).
+std::set<std::string> HeavySites(const std::string& report, const std::regex& row) {
+  std::set<std::string> sites;
+  for (const std::string& line : Lines(report)) {
+    std::smatch match;
+    if (std::regex_match(line, match, row) && std::stod(match[1]) >= 2.0) sites.insert(match[2]);
+  }
+  return sites;
+}
+
+TEST_F(UserSitesTest, PprofAndHeaprecNameTheSameSitesForEveryShapeOfName) {
+  ASSERT_NE(std::string(HEAPREC_PPROF), "");
+  RunResult run = HeaprecRun(dir_.path(), {"--sample-interval", "1"}, {INLINED_SITES});
+  ASSERT_EQ(run.status, 0) << run.err;
+  std::vector<std::string> files = Profiles();
+  ASSERT_EQ(files.size(), 1u) << run.err;
+
+  RunResult report =
+      RunProgram({HEAPREC_BIN, "report", "--full-names", "--top", "100", files[0]}, dir_.path());
+  ASSERT_EQ(report.status, 0) << report.err;
+  // "   2.3 MiB   13.1%   13.1%    2.3 MiB   13.1%  shop::Label(...) inlined_sites.cc:24"
+  const std::regex heaprec_row(
+      R"(^ *[0-9.]+ [A-Za-z]+ +([0-9.]+)% +[0-9.]+% +[0-9.]+ [A-Za-z]+ +[0-9.]+% +(.+?)(?: [^ ]+:[0-9]+)?$)");
+  std::set<std::string> heaprec_sites = HeavySites(report.out, heaprec_row);
+
+  RunResult pprof = RunProgram({HEAPREC_PPROF, "-top", files[0]}, dir_.path());
+  ASSERT_EQ(pprof.status, 0) << pprof.err;
+  // " 2157.12kB 12.02% 25.10%  2157.12kB 12.02%  shop::Label(...) (inline)"
+  const std::regex pprof_row(
+      R"(^ *[0-9.]+[kMG]?B +([0-9.]+)% +[0-9.]+% +[0-9.]+[kMG]?B +[0-9.]+% +(.+?)(?: \(inline\))?$)");
+  std::set<std::string> pprof_sites = HeavySites(pprof.out, pprof_row);
+
+  EXPECT_EQ(heaprec_sites, pprof_sites) << "heaprec:\n" << report.out << "pprof:\n" << pprof.out;
+  // The program's own functions that call the library, as pprof and --full-names show them.
+  for (const char* site :
+       {"shop::Label(", "shop::Catalog::AddLabels(int)", "shop::Catalog::AddIds(int)",
+        "shop::Catalog::Index(int)", "shop::Catalog::Name(int)", "shop::Catalog::Blobs(int)",
+        "shop::Catalog::Hooks(int)",
+        "std::__cxx11::basic_string<char, std::char_traits<char>, "
+        "std::allocator<char> > shop::Render<int>(int const&)",
+        "shop::Sku::operator std::__cxx11::basic_string<"}) {
+    EXPECT_TRUE(std::any_of(heaprec_sites.begin(), heaprec_sites.end(),
+                            [&](const std::string& name) { return name.starts_with(site); }))
+        << site << "\n"
+        << report.out;
   }
 }
 

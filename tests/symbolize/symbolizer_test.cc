@@ -304,6 +304,31 @@ TEST(SymbolizerTest, AddressOutsideLoadSegments) {
   EXPECT_EQ(stats.no_symbols, 2u);
 }
 
+// _start comes from crt1.o, which has no debug info: it has a name (the symbol table's) and no
+// line, although the debug info of the copy of Churn the linker discarded lies over it (at
+// address 0), and libdwfl's line lookup answers with that copy's rows. Churn's kept copy keeps
+// its lines.
+TEST(SymbolizerTest, CodeWithoutDebugInfoHasNoLineEvenUnderDiscardedCode) {
+  TargetRun run = RunTarget(SYMBOLIZE_DISCARDED_COPY);
+  Profile p = MakeProfile(run, "");
+  Symbolize(p);
+  // Churn, with the steps inlined into it.
+  const Location& churn = p.locations[0];
+  ASSERT_FALSE(churn.lines.empty());
+  EXPECT_EQ(FunctionOf(p, churn.lines.back()).name, "Churn(long volatile*)");
+  for (const Line& line : churn.lines) {
+    EXPECT_TRUE(EndsWith(FunctionOf(p, line).filename, "/testdata/discarded_copy.h"));
+    EXPECT_GT(line.line, 0);
+  }
+
+  const Location& start = p.locations[1];
+  ASSERT_EQ(start.lines.size(), 1u);
+  const Function& start_fn = FunctionOf(p, start.lines[0]);
+  EXPECT_EQ(start_fn.name, "_start");
+  EXPECT_EQ(start_fn.filename, "");
+  EXPECT_EQ(start.lines[0].line, 0);
+}
+
 TEST(SymbolizerTest, PprofShowsSymbolizedNames) {
   TargetRun run = RunTarget(SYMBOLIZE_TARGET);
   Profile p = MakeProfile(run, symbolize::ReadElfBuildId(SYMBOLIZE_TARGET));

@@ -1,13 +1,11 @@
 // Program symbolized by the symbolizer tests. It prints, for known call instructions, the address
 // heaprec would record (return address - 1) with the source lines the test must find, then its
 // executable mappings from /proc/self/maps. Built with -g -O2.
-#include <unistd.h>
-
 #include <cinttypes>
-#include <climits>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
+
+#include "executable_mappings.h"
 
 namespace ns {
 
@@ -37,31 +35,6 @@ __attribute__((always_inline)) inline int Helper(int n, int outer_line) {
 __attribute__((noinline)) int Outer(int n) { return Helper(n, __LINE__) + 1; }
 
 }  // namespace ns
-
-static void PrintExecutableMappings() {
-  char exe[PATH_MAX];
-  ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (len <= 0) return;
-  exe[len] = '\0';
-  FILE* maps = std::fopen("/proc/self/maps", "r");
-  if (maps == nullptr) return;
-  char line[PATH_MAX + 256];
-  while (std::fgets(line, sizeof line, maps)) {
-    unsigned long start, end, offset;
-    char perms[5];
-    int path_at = 0;
-    if (std::sscanf(line, "%lx-%lx %4s %lx %*s %*s %n", &start, &end, perms, &offset, &path_at) !=
-        4) {
-      continue;
-    }
-    char* path = line + path_at;
-    path[std::strcspn(path, "\n")] = '\0';
-    if (perms[2] == 'x' && std::strcmp(path, exe) == 0) {
-      std::printf("map %lx %lx %lx %s\n", start, end, offset, path);
-    }
-  }
-  std::fclose(maps);
-}
 
 int main(int argc, char**) {
   volatile int seed = argc;  // opaque to the optimizer: no constant propagation into the callees
