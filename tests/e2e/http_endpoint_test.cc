@@ -312,6 +312,61 @@ TEST_F(HttpEndpointTest, PprofNamesTheFunctionsOfAnOptimizedCxxService) {
   EXPECT_EQ(process.Wait().status, 0);
 }
 
+// `heaprec fetch`: the served profile, symbolized here from the DWARF, names the functions with
+// their files and lines (where the endpoint gave names only); one line for each way it can fail.
+TEST_F(HttpEndpointTest, FetchSymbolizesTheServedProfileFully) {
+  BackgroundOptions options = Options("127.0.0.1:0");
+  options.argv = {HTTP_SERVICE};
+  BackgroundProcess process(options);
+  ASSERT_EQ(process.WaitForLine("ready"), "ready") << process.Stderr();
+  Endpoint endpoint{ServingPort(process), ""};
+  ASSERT_NE(endpoint.port, 0) << process.Stderr();
+  const std::string out = dir_ / "fetched.pb.gz";
+  EnvChanges env = {{"HEAPREC_CACHE_DIR", "off"}};
+  RunResult fetch = RunProgram({HEAPREC_BIN, "fetch", endpoint.Url(), "-o", out}, dir_.path(), env);
+  ASSERT_EQ(fetch.status, 0) << fetch.err;
+  Profile profile = ReadProfileFile(out);
+  EXPECT_EQ(CommentText(profile, "reason"), "http");
+  bool open_with_line = false;
+  for (const Location& location : profile.locations) {
+    for (const Line& line : location.lines) {
+      for (const Function& f : profile.functions) {
+        open_with_line |= f.id == line.function_id && f.name == "service::Registry::Open(int)" &&
+                          f.filename.ends_with("http_service.cc") && line.line > 0;
+      }
+    }
+  }
+  EXPECT_TRUE(open_with_line) << "no service::Registry::Open(int) with its file and line";
+  RunResult report =
+      RunProgram({HEAPREC_BIN, "report", "--lines", "--top", "3", out}, dir_.path(), env);
+  EXPECT_TRUE(
+      std::regex_search(report.out, std::regex("service::Registry::Open http_service.cc:[0-9]+\n")))
+      << report.out << report.err;
+
+  struct Failure {
+    std::string url, line;
+  };
+  const std::string base = "http://127.0.0.1:" + std::to_string(endpoint.port);
+  const std::string refused =
+      "http://127.0.0.1:" + std::to_string(FreePort()) + "/debug/pprof/heap";
+  for (const Failure& f : std::vector<Failure>{
+           {refused, "heaprec fetch: could not fetch " + refused + ": "},
+           {base + "/debug/pprof/other",
+            "heaprec fetch: " + base + "/debug/pprof/other answered HTTP 404: not found"},
+           {base + "/debug/pprof/symbol",
+            "heaprec fetch: " + base +
+                "/debug/pprof/symbol did not answer with a pprof profile ("}}) {
+    RunResult r =
+        RunProgram({HEAPREC_BIN, "fetch", f.url, "-o", dir_ / "failed.pb.gz"}, dir_.path(), env);
+    EXPECT_EQ(r.status, 1) << f.url << "\n" << r.err;
+    EXPECT_EQ(r.err.rfind(f.line, 0), 0u) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(dir_ / "failed.pb.gz"));
+  }
+  process.CloseStdin();
+  EXPECT_EQ(process.Wait().status, 0);
+}
+
 TEST_F(HttpEndpointTest, AnswersWhatItDoesNotServeAndSurvivesBadClients) {
   BackgroundProcess process(Options("127.0.0.1:0"));
   ASSERT_EQ(process.WaitForLine("ready"), "ready") << process.Stderr();
