@@ -180,8 +180,7 @@ bool SymbolizeProfiles(const std::vector<ManifestEntry>& entries, bool symbol_ca
       ok = false;
     }
   }
-  PrintUnresolvedBinaries("heaprec", symbolizer, std::cerr);
-  PrintCachedBinaries("heaprec", symbolizer, std::cerr);
+  PrintBinaryNotes("heaprec", symbolizer, std::cerr);
   return ok;
 }
 

@@ -72,20 +72,7 @@ symbolize::SymbolizeOptions MakeSymbolizeOptions(const SymbolSearchArgs& args) {
   return options;
 }
 
-size_t PrintUnresolvedBinaries(const std::string& prefix, const symbolize::Symbolizer& symbolizer,
-                               std::ostream& out) {
-  size_t not_found = 0;
-  for (const symbolize::UnresolvedBinary& b : symbolizer.Unresolved()) {
-    const bool found = b.reason == symbolize::UnresolvedBinary::Reason::kNoDebugInfo;
-    not_found += found ? 0 : 1;
-    out << prefix << ": " << (found ? "no debug info for " : "no binary for ") << b.path;
-    if (!b.build_id.empty()) out << " (build id " << b.build_id << ")";
-    if (found && b.found_binary != b.path) out << ", found as " << b.found_binary;
-    if (!b.looked_in.empty()) out << ": looked in " << Joined(b.looked_in, ", ");
-    out << "\n";
-  }
-  return not_found;
-}
+namespace {
 
 void PrintCachedBinaries(const std::string& prefix, const symbolize::Symbolizer& symbolizer,
                          std::ostream& out) {
@@ -96,6 +83,24 @@ void PrintCachedBinaries(const std::string& prefix, const symbolize::Symbolizer&
     out << " from the symbol cache " << b.cache_file << ", kept from the DWARF of " << b.dwarf_file
         << " (--no-cache to look them up again)\n";
   }
+}
+
+}  // namespace
+
+size_t PrintBinaryNotes(const std::string& prefix, const symbolize::Symbolizer& symbolizer,
+                        std::ostream& out) {
+  size_t not_found = 0;
+  for (const symbolize::UnresolvedBinary& b : symbolizer.Unresolved()) {
+    const bool found = b.reason == symbolize::UnresolvedBinary::Reason::kNoDebugInfo;
+    not_found += found ? 0 : 1;
+    out << prefix << ": " << (found ? "no debug info for " : "no binary for ") << b.path;
+    if (!b.build_id.empty()) out << " (build id " << b.build_id << ")";
+    if (found && b.found_binary != b.path) out << ", found as " << b.found_binary;
+    if (!b.looked_in.empty()) out << ": looked in " << Joined(b.looked_in, ", ");
+    out << "\n";
+  }
+  PrintCachedBinaries(prefix, symbolizer, out);
+  return not_found;
 }
 
 InMemorySymbolization::InMemorySymbolization(std::string command, const SymbolSearchArgs& args)
@@ -119,9 +124,10 @@ void InMemorySymbolization::PrintRemaining(std::ostream& out, bool one_line) con
   // Locations a found binary has no symbol for stay unnamed however often it is symbolized: only
   // a binary not found, or without debug info, is worth a word.
   const std::string prefix = "heaprec " + command_;
-  if (symbolizer_) PrintCachedBinaries(prefix, *symbolizer_, out);
-  if (!symbolizer_ || symbolizer_->Unresolved().empty()) return;
-  PrintUnresolvedBinaries(prefix, *symbolizer_, out);
+  if (!symbolizer_) return;
+  const bool unresolved = !symbolizer_->Unresolved().empty();
+  PrintBinaryNotes(prefix, *symbolizer_, out);
+  if (!unresolved) return;
   if (remaining_.empty()) return;
   const char* advice =
       "give --binary-path, --debug-path or --debuginfod, or run heaprec symbolize where its "

@@ -172,6 +172,33 @@ class HttpEndpointTest : public E2eTest {
     return 0;
   }
 
+  // programs/http_service.cc (the -O2 C++ service), served as Options serves http_target.
+  BackgroundOptions ServiceOptions() {
+    BackgroundOptions options = Options("127.0.0.1:0");
+    options.argv = {HTTP_SERVICE};
+    return options;
+  }
+
+  // Where pprof may write what it saves: the test's directory.
+  EnvChanges PprofEnvironment() const {
+    return {{"HOME", dir_.path()}, {"PPROF_TMPDIR", dir_.path()}};
+  }
+
+  // The output of `go tool pprof -top` and of the standalone pprof's, on `url`, by tool; each must
+  // exit with 0.
+  std::vector<std::pair<std::string, std::string>> PprofTop(const std::string& url) {
+    std::vector<std::pair<std::string, std::string>> outputs;
+    for (const std::vector<std::string>& command :
+         {std::vector<std::string>{GO_BIN, "tool", "pprof", "-top", "-sample_index=inuse_space",
+                                   url},
+          std::vector<std::string>{HEAPREC_PPROF, "-top", "-sample_index=inuse_space", url}}) {
+      RunResult pprof = RunProgram(command, dir_.path(), PprofEnvironment(), 60);
+      EXPECT_EQ(pprof.status, 0) << command[0] << "\n" << pprof.err;
+      outputs.emplace_back(command[0], pprof.out);
+    }
+    return outputs;
+  }
+
   // Ends stdin and checks the program ended as it would have unprofiled.
   static void ExpectOwnEnding(BackgroundProcess& process, const std::string& out) {
     process.CloseStdin();
@@ -224,53 +251,38 @@ TEST_F(HttpEndpointTest, GoToolPprofAndStandalonePprofFetchIt) {
   ASSERT_EQ(process.WaitForLine("ready"), "ready") << process.Stderr();
   Endpoint endpoint{ServingPort(process), ""};
   ASSERT_NE(endpoint.port, 0) << process.Stderr();
-  EnvChanges env = {{"HOME", dir_.path()}, {"PPROF_TMPDIR", dir_.path()}};
-  // Default symbolization: pprof reads the binaries named by the profile's mappings locally, then
-  // asks /debug/pprof/symbol for the mappings left without names (libc): "none" must not stop it.
-  for (const std::vector<std::string>& command :
-       {std::vector<std::string>{GO_BIN, "tool", "pprof", "-top", "-sample_index=inuse_space",
-                                 endpoint.Url()},
-        std::vector<std::string>{HEAPREC_PPROF, "-top", "-sample_index=inuse_space",
-                                 endpoint.Url()}}) {
-    RunResult pprof = RunProgram(command, dir_.path(), env, 60);
-    ASSERT_EQ(pprof.status, 0) << command[0] << "\n" << pprof.err;
+  // Default symbolization: the profile's named mappings are left alone, and /debug/pprof/symbol is
+  // asked for those left without names (libc's internal functions).
+  for (const auto& [pprof, out] : PprofTop(endpoint.Url())) {
     // 64 x 64 KiB = 4096kB, flat in http_site_live (4MB when pprof picks MB for the total).
-    EXPECT_TRUE(std::regex_search(pprof.out, std::regex("\\b(4096kB|4MB) .* http_site_live\n")))
-        << command[0] << "\n"
-        << pprof.out << pprof.err;
-    EXPECT_NE(pprof.out.find("reason=http"), std::string::npos) << pprof.out;
+    EXPECT_TRUE(std::regex_search(out, std::regex("\\b(4096kB|4MB) .* http_site_live\n")))
+        << pprof << "\n"
+        << out;
+    EXPECT_NE(out.find("reason=http"), std::string::npos) << out;
   }
   ExpectOwnEnding(process, "ready\ndone\n");
 }
 
 // An -O2 -g C++ PIE executable (programs/http_service.cc) as users serve it: go tool pprof's own
-// local symbolization names few of its functions (and some wrongly), so the profile carries the
-// names of the symbol tables (preload/http/served_symbols.h), which both pprofs show, in -top and
-// in the web UI; /debug/pprof/symbol answers the same addresses from the same tables.
+// local symbolization named few of its functions (not the one holding the heap), so the profile
+// carries the names of the symbol tables (preload/http/served_symbols.h), which both pprofs show,
+// in -top and in the web UI; /debug/pprof/symbol answers the same addresses from the same tables.
 TEST_F(HttpEndpointTest, PprofNamesTheFunctionsOfAnOptimizedCxxService) {
   ASSERT_NE(std::string(GO_BIN), "") << "go not found: install golang-go";
-  BackgroundOptions options = Options("127.0.0.1:0");
-  options.argv = {HTTP_SERVICE};
-  BackgroundProcess process(options);
+  BackgroundProcess process(ServiceOptions());
   ASSERT_EQ(process.WaitForLine("ready"), "ready") << process.Stderr();
   Endpoint endpoint{ServingPort(process), ""};
   ASSERT_NE(endpoint.port, 0) << process.Stderr();
-  EnvChanges env = {{"HOME", dir_.path()}, {"PPROF_TMPDIR", dir_.path()}};
   // 256 x 16 KiB = 4096kB, flat in Registry::Open (pprof shortens the demangled names).
   const std::regex open("\\b(409[0-9](\\.[0-9]+)?kB|4MB) .* service::Registry::Open\n");
-  for (const std::vector<std::string>& command :
-       {std::vector<std::string>{GO_BIN, "tool", "pprof", "-top", "-sample_index=inuse_space",
-                                 endpoint.Url()},
-        std::vector<std::string>{HEAPREC_PPROF, "-top", "-sample_index=inuse_space",
-                                 endpoint.Url()}}) {
-    RunResult pprof = RunProgram(command, dir_.path(), env, 60);
-    ASSERT_EQ(pprof.status, 0) << command[0] << "\n" << pprof.err;
-    EXPECT_TRUE(std::regex_search(pprof.out, open)) << command[0] << "\n" << pprof.out;
-    EXPECT_NE(pprof.out.find("(anonymous namespace)::Journal::Append\n"), std::string::npos)
-        << command[0] << "\n"
-        << pprof.out;
-    EXPECT_EQ(pprof.out.find("[http_service]"), std::string::npos) << pprof.out;
+  for (const auto& [pprof, out] : PprofTop(endpoint.Url())) {
+    EXPECT_TRUE(std::regex_search(out, open)) << pprof << "\n" << out;
+    EXPECT_NE(out.find("(anonymous namespace)::Journal::Append\n"), std::string::npos)
+        << pprof << "\n"
+        << out;
+    EXPECT_EQ(out.find("[http_service]"), std::string::npos) << out;
   }
+  const EnvChanges env = PprofEnvironment();
 
   // The web UI of go tool pprof -http, read as a browser would.
   const int ui_port = FreePort();
@@ -315,9 +327,7 @@ TEST_F(HttpEndpointTest, PprofNamesTheFunctionsOfAnOptimizedCxxService) {
 // `heaprec fetch`: the served profile, symbolized here from the DWARF, names the functions with
 // their files and lines (where the endpoint gave names only); one line for each way it can fail.
 TEST_F(HttpEndpointTest, FetchSymbolizesTheServedProfileFully) {
-  BackgroundOptions options = Options("127.0.0.1:0");
-  options.argv = {HTTP_SERVICE};
-  BackgroundProcess process(options);
+  BackgroundProcess process(ServiceOptions());
   ASSERT_EQ(process.WaitForLine("ready"), "ready") << process.Stderr();
   Endpoint endpoint{ServingPort(process), ""};
   ASSERT_NE(endpoint.port, 0) << process.Stderr();
