@@ -42,12 +42,16 @@ void CheckVerdict(const HttpRequest& r) {
     case HttpVerdict::kIncomplete:
     case HttpVerdict::kServe:
       return;
-    case HttpVerdict::kNoSymbols:
-      if (r.reason == nullptr || std::strchr(r.reason, '\n') != nullptr) Bug("symbols' body");
+    case HttpVerdict::kSymbols:
+      if (r.query != nullptr && r.query_size == 0) Bug("an empty query string given as one");
+      if (r.has_body && r.body_size > heaprec::preload::kMaxSymbolQueryBytes) Bug("body size");
+      if (r.head_size == 0) Bug("a request without a head");
       return;
     case HttpVerdict::kBadRequest:
     case HttpVerdict::kNotFound:
     case HttpVerdict::kMethodNotAllowed:
+    case HttpVerdict::kLengthRequired:
+    case HttpVerdict::kContentTooLarge:
     case HttpVerdict::kHeadTooLarge:
     case HttpVerdict::kUnavailable:
       if (r.verdict == HttpVerdict::kUnavailable) Bug("the parser never answers 503");

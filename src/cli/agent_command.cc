@@ -34,6 +34,7 @@ struct AgentArgs {
   PushArgs push;
   bool once = false;
   bool symbolize = true;
+  bool symbol_cache = true;
 };
 
 // A peak profile is pushed only once its process has ended without a final profile beside it
@@ -118,6 +119,7 @@ int RunAgent(const AgentArgs& args) {
     return kExitUsage;
   }
   config.symbolize = args.symbolize;
+  config.symbol_cache = args.symbol_cache;
   config.log_prefix = "heaprec agent";
   config.log_accepted = !args.once;
   sigset_t stop;
@@ -197,6 +199,8 @@ void RegisterAgentCommand(CLI::App& app, int* exit_code) {
                 "Push what DIR holds now, then exit: 0 if every profile was accepted, else 1");
   cmd->add_flag("!--no-symbolize", args->symbolize,
                 "Push the profiles as written, without naming their frames first");
+  cmd->add_flag("!--no-cache", args->symbol_cache,
+                "Symbolize without the on-disk symbol cache (neither read nor written)");
   cmd->footer(
       "Every complete profile in DIR (*.pb.gz; not heaprec's temporaries) is pushed once, to\n"
       "POST URL/ingest (format=pprof; name= the application name and labels; from and until the\n"

@@ -17,6 +17,7 @@ void RegisterRunCommand(CLI::App& app, int* exit_code);
 int SplitRunCommandLine(const CLI::App& app, int argc, char** argv);
 void RegisterReportCommand(CLI::App& app, int* exit_code);
 void RegisterSymbolizeCommand(CLI::App& app, int* exit_code);
+void RegisterFetchCommand(CLI::App& app, int* exit_code);
 void RegisterFlameCommand(CLI::App& app, int* exit_code);
 void RegisterDiffCommand(CLI::App& app, int* exit_code);
 void RegisterLeaksCommand(CLI::App& app, int* exit_code);

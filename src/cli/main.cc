@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   heaprec::cli::RegisterRunCommand(app, &exit_code);
   heaprec::cli::RegisterReportCommand(app, &exit_code);
   heaprec::cli::RegisterSymbolizeCommand(app, &exit_code);
+  heaprec::cli::RegisterFetchCommand(app, &exit_code);
   heaprec::cli::RegisterFlameCommand(app, &exit_code);
   heaprec::cli::RegisterDiffCommand(app, &exit_code);
   heaprec::cli::RegisterLeaksCommand(app, &exit_code);

@@ -154,6 +154,7 @@ bool MakeRunPushConfig(const RunOptions& o, const PushArgs& args, push::PushConf
     config->app = push::SanitizeAppName(std::filesystem::path(o.command[0]).filename().string());
   }
   config->symbolize = o.symbolize;
+  config->symbol_cache = o.symbol_cache;
   return true;
 }
 
@@ -196,7 +197,7 @@ int Run(const RunOptions& o, const PushArgs& push_args) {
   unlink(manifest.c_str());
   if (pid < 0) return status;
   RecoverKilledProcesses(written, pid, status > 128 && status < 128 + 65 ? status - 128 : 0);
-  if (o.symbolize) SymbolizeProfiles(written.profiles);
+  if (o.symbolize) SymbolizeProfiles(written.profiles, o.symbol_cache);
   if (pusher) pusher->FollowRewrites(written.profiles);
   PrintSummary(o, pid, written, unprofiled);
   return status;
@@ -320,6 +321,8 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
                  "Native: let --http listen on a non-loopback address (anyone who can reach it "
                  "can read the profile)");
   cmd->add_flag("!--no-symbolize", options->symbolize, "Leave the profiles unsymbolized");
+  cmd->add_flag("!--no-cache", options->symbol_cache,
+                "Symbolize without the on-disk symbol cache (neither read nor written)");
   AddTopOption(cmd, options->top, "Sites to print at the end (0 = none)");
   cmd->add_option("--push", push_args->url,
                   "Push each profile to this Pyroscope server (POST URL/ingest) as it is written")

@@ -30,6 +30,7 @@ struct RunOptions {
   std::string output;  // -o: the profile path template (HEAPREC_OUTPUT, made absolute)
   RunSettings settings;
   bool symbolize = true;
+  bool symbol_cache = true;  // false: --no-cache
   size_t top = 10;
   std::vector<std::string> command;
 

@@ -164,9 +164,11 @@ void PrintTopSites(const RunOptions& o, const ManifestEntry& summarized) {
 
 }  // namespace
 
-bool SymbolizeProfiles(const std::vector<ManifestEntry>& entries) {
+bool SymbolizeProfiles(const std::vector<ManifestEntry>& entries, bool symbol_cache) {
   bool ok = true;
-  symbolize::Symbolizer symbolizer(symbolize::CommandLineSymbolizeOptions());
+  symbolize::SymbolizeOptions options = symbolize::CommandLineSymbolizeOptions();
+  if (!symbol_cache) options.cache_directory.clear();
+  symbolize::Symbolizer symbolizer(std::move(options));
   for (const ManifestEntry& e : entries) {
     try {
       Profile profile = profile::ReadProfileFile(e.path);
@@ -179,7 +181,7 @@ bool SymbolizeProfiles(const std::vector<ManifestEntry>& entries) {
       ok = false;
     }
   }
-  PrintUnresolvedBinaries("heaprec", symbolizer, std::cerr);
+  PrintBinaryNotes("heaprec", symbolizer, std::cerr);
   return ok;
 }
 

@@ -14,7 +14,7 @@ namespace heaprec::cli {
 
 // Symbolizes every profile that needs it, in place, with one Symbolizer: the processes of a run
 // share most of their binaries. Returns false if any could not be processed.
-bool SymbolizeProfiles(const std::vector<ManifestEntry>& entries);
+bool SymbolizeProfiles(const std::vector<ManifestEntry>& entries, bool symbol_cache);
 
 // `root` is the program's pid; `unprofiled`: heaprec already said why no profile could be written
 // (a static executable).

@@ -52,6 +52,11 @@ void AddSymbolSearchOptions(CLI::App* command, SymbolSearchArgs& args) {
                       "instead of $DEBUGINFOD_URLS",
                       "URL")
       ->group(group);
+  command
+      ->add_flag("!--no-cache", args.cache,
+                 "Neither read nor write the on-disk symbol cache ($HEAPREC_CACHE_DIR, else "
+                 "~/.cache/heaprec/symbols)")
+      ->group(group);
 }
 
 symbolize::SymbolizeOptions MakeSymbolizeOptions(const SymbolSearchArgs& args) {
@@ -63,11 +68,27 @@ symbolize::SymbolizeOptions MakeSymbolizeOptions(const SymbolSearchArgs& args) {
   debug_paths.insert(debug_paths.end(), options.debug_paths.begin(), options.debug_paths.end());
   options.debug_paths = std::move(debug_paths);
   if (!args.debuginfod_urls.empty()) options.debuginfod_urls = Joined(args.debuginfod_urls, " ");
+  if (!args.cache) options.cache_directory.clear();
   return options;
 }
 
-size_t PrintUnresolvedBinaries(const std::string& prefix, const symbolize::Symbolizer& symbolizer,
-                               std::ostream& out) {
+namespace {
+
+void PrintCachedBinaries(const std::string& prefix, const symbolize::Symbolizer& symbolizer,
+                         std::ostream& out) {
+  for (const symbolize::CachedBinary& b : symbolizer.FromCache()) {
+    out << prefix << ": " << b.locations << (b.locations == 1 ? " name" : " names") << " for "
+        << b.path;
+    if (!b.build_id.empty()) out << " (build id " << b.build_id << ")";
+    out << " from the symbol cache " << b.cache_file << ", kept from the DWARF of " << b.dwarf_file
+        << " (--no-cache to look them up again)\n";
+  }
+}
+
+}  // namespace
+
+size_t PrintBinaryNotes(const std::string& prefix, const symbolize::Symbolizer& symbolizer,
+                        std::ostream& out) {
   size_t not_found = 0;
   for (const symbolize::UnresolvedBinary& b : symbolizer.Unresolved()) {
     const bool found = b.reason == symbolize::UnresolvedBinary::Reason::kNoDebugInfo;
@@ -78,6 +99,7 @@ size_t PrintUnresolvedBinaries(const std::string& prefix, const symbolize::Symbo
     if (!b.looked_in.empty()) out << ": looked in " << Joined(b.looked_in, ", ");
     out << "\n";
   }
+  PrintCachedBinaries(prefix, symbolizer, out);
   return not_found;
 }
 
@@ -88,7 +110,8 @@ InMemorySymbolization::~InMemorySymbolization() = default;
 
 void InMemorySymbolization::Symbolize(profile::Profile& profile, const std::string& file) {
   ++profiles_;
-  if (symbolize::MeasureCoverage(profile).complete()) return;
+  const symbolize::Coverage before = symbolize::MeasureCoverage(profile);
+  if (before.complete() && before.names_only == 0) return;
   if (!symbolizer_) {
     symbolizer_ = std::make_unique<symbolize::Symbolizer>(MakeSymbolizeOptions(args_));
   }
@@ -101,8 +124,10 @@ void InMemorySymbolization::PrintRemaining(std::ostream& out, bool one_line) con
   // Locations a found binary has no symbol for stay unnamed however often it is symbolized: only
   // a binary not found, or without debug info, is worth a word.
   const std::string prefix = "heaprec " + command_;
-  if (!symbolizer_ || symbolizer_->Unresolved().empty()) return;
-  PrintUnresolvedBinaries(prefix, *symbolizer_, out);
+  if (!symbolizer_) return;
+  const bool unresolved = !symbolizer_->Unresolved().empty();
+  PrintBinaryNotes(prefix, *symbolizer_, out);
+  if (!unresolved) return;
   if (remaining_.empty()) return;
   const char* advice =
       "give --binary-path, --debug-path or --debuginfod, or run heaprec symbolize where its "

@@ -20,9 +20,10 @@ struct SymbolSearchArgs {
   std::vector<std::string> binary_paths;  // each may be a colon-separated list
   std::vector<std::string> debug_paths;
   std::vector<std::string> debuginfod_urls;
+  bool cache = true;  // false: --no-cache
 };
 
-// --binary-path DIR, --debug-path DIR, --debuginfod URL (each repeatable).
+// --binary-path DIR, --debug-path DIR, --debuginfod URL (each repeatable), --no-cache.
 void AddSymbolSearchOptions(CLI::App* command, SymbolSearchArgs& args);
 
 // The options' directories, then the environment's (CommandLineSymbolizeOptions); --debuginfod
@@ -30,10 +31,13 @@ void AddSymbolSearchOptions(CLI::App* command, SymbolSearchArgs& args);
 symbolize::SymbolizeOptions MakeSymbolizeOptions(const SymbolSearchArgs& args);
 
 // One line per binary from which nothing could be named, "PREFIX: no binary for PATH (build id
-// ID): looked in A, B, ..." or "PREFIX: no debug info for ...". Returns how many binaries were
-// not found at all (no debug info: found, but with nothing to name its addresses, is not counted).
-size_t PrintUnresolvedBinaries(const std::string& prefix, const symbolize::Symbolizer& symbolizer,
-                               std::ostream& out);
+// ID): looked in A, B, ..." or "PREFIX: no debug info for ...", then one per binary some of whose
+// names came from the on-disk cache, "PREFIX: N names for PATH (build id ID) from the symbol
+// cache FILE, kept from the DWARF of DWARF_FILE (--no-cache to look them up again)". Returns how
+// many binaries were not found at all (no debug info: found, but with nothing to name its
+// addresses, is not counted).
+size_t PrintBinaryNotes(const std::string& prefix, const symbolize::Symbolizer& symbolizer,
+                        std::ostream& out);
 
 // For the commands that read profiles to show them: report, flame, diff, leaks.
 class InMemorySymbolization {

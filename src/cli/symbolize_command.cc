@@ -34,6 +34,7 @@ struct Totals {
     stats.no_file += s.no_file;
     stats.build_id_mismatch += s.build_id_mismatch;
     stats.no_symbols += s.no_symbols;
+    stats.renamed += s.renamed;
   }
 };
 
@@ -72,12 +73,13 @@ int RunSymbolize(const SymbolizeArgs& args) {
     try {
       profile::Profile profile = profile::ReadProfileFile(file);
       const symbolize::Coverage before = symbolize::MeasureCoverage(profile);
-      totals.Add(symbolizer.Symbolize(profile));
+      const symbolize::SymbolizeStats stats = symbolizer.Symbolize(profile);
+      totals.Add(stats);
       const symbolize::Coverage after = symbolize::MeasureCoverage(profile);
       // In place, a file is rewritten only when it gained something.
       if (!args.output.empty()) {
         render::WriteProfileFile(profile, args.output);
-      } else if (after.unnamed < before.unnamed) {
+      } else if (after.unnamed < before.unnamed || stats.renamed > 0) {
         render::WriteProfileFile(profile, file);
       }
       if (after.locations > 0 && after.unnamed == after.locations) unnamed_files.push_back(file);
@@ -87,7 +89,7 @@ int RunSymbolize(const SymbolizeArgs& args) {
     }
   }
   if (totals.profiles == 0) return kExitFailure;  // each failure said why
-  size_t not_found = PrintUnresolvedBinaries("heaprec symbolize", symbolizer, std::cerr);
+  size_t not_found = PrintBinaryNotes("heaprec symbolize", symbolizer, std::cerr);
   for (const std::string& file : unnamed_files) {
     std::cerr << "heaprec symbolize: " << file << ": no location could be symbolized\n";
   }
@@ -115,13 +117,17 @@ void RegisterSymbolizeCommand(CLI::App& app, int* exit_code) {
       "--binary-path and $HEAPREC_BINARY_PATH (else $PPROF_BINARY_PATH) directories; separate\n"
       "debug files beside the binary, then in --debug-path, $HEAPREC_DEBUG_PATH and\n"
       "/usr/lib/debug; then debuginfod ($DEBUGINFOD_URLS or --debuginfod), by build id. A file\n"
-      "of another build (another build id) is never used.\n"
+      "of another build (another build id) is never used; a stripped file at the recorded path\n"
+      "gives way to its unstripped build (same build id) in a binary path. Answers from DWARF are\n"
+      "kept in the symbol cache, used only when the same DWARF file is found again, and said so\n"
+      "(--no-cache bypasses it).\n"
       "Exit status: 0 when every binary was found; 1 when a binary was not found (each is named,\n"
       "with where it was looked for), a profile got no name at all, or a file could not be read\n"
       "or written; 2 for a bad command line.\n"
       "Examples:\n"
       "  heaprec symbolize heaprec.myprogram.1234.pb.gz\n"
       "  heaprec symbolize --binary-path /srv/app/bin --debug-path /srv/app/debug profiles/\n"
+      "  heaprec symbolize --no-cache --binary-path build/unstripped heap.pb.gz\n"
       "  DEBUGINFOD_URLS=https://debuginfod.debian.net heaprec symbolize -o out.pb.gz p.pb.gz");
   cmd->callback([args, exit_code] {
     *exit_code = RunReportingErrors("symbolize", [&] { return RunSymbolize(*args); });

@@ -238,6 +238,9 @@ class HeapProfileEncoder {
         mapping.add_uint64(pprof::kMappingFileOffset, m.file_offset);
         mapping.add_int64(pprof::kMappingFilename, S(m.path));
         mapping.add_int64(pprof::kMappingBuildId, S(m.build_id));
+        if (metadata_.names != nullptr && metadata_.names->NamesMapping(i)) {
+          mapping.add_uint64(pprof::kMappingHasFunctions, 1);
+        }
       }
       Flush();
     }
@@ -274,6 +277,8 @@ class HeapProfileEncoder {
         if (!EmitSymbolicLocation(frame, id)) return false;
         continue;
       }
+      std::uint64_t function_id = 0;
+      if (metadata_.names != nullptr && !NamedFunction(frame, &function_id)) return false;
       {
         Writer top(buffer_);
         Writer location(top, pprof::kProfileLocation);
@@ -281,10 +286,39 @@ class HeapProfileEncoder {
         std::uint64_t mapping = MappingFor(frame);
         if (mapping != 0) location.add_uint64(pprof::kLocationMappingId, mapping);
         location.add_uint64(pprof::kLocationAddress, frame);
+        if (function_id != 0) {
+          Writer line(location, pprof::kLocationLine);
+          line.add_uint64(pprof::kLineFunctionId, function_id);
+        }
       }
       Flush();
     }
     return true;
+  }
+
+  // The function the AddressNamer names `address` with (written the first time it is seen) into
+  // *function_id, 0 when it has no name. False when memory ran out.
+  bool NamedFunction(std::uint64_t address, std::uint64_t* function_id) {
+    std::uint64_t key = 0;
+    const char* name = metadata_.names->Name(address, &key);
+    *function_id = 0;
+    if (name == nullptr) return true;
+    bool new_function = false;
+    *function_id = functions_.Find(key, &new_function);
+    if (*function_id == 0) return false;
+    if (new_function) {
+      {
+        Writer top(buffer_);
+        Writer function(top, pprof::kProfileFunction);
+        function.add_uint64(pprof::kFunctionId, *function_id);
+        // The symbol table's (mangled) name as both: pprof demangles a function whose system
+        // name is its name.
+        function.add_int64(pprof::kFunctionName, S(name));
+        function.add_int64(pprof::kFunctionSystemName, S(name));
+      }
+      Flush();
+    }
+    return ok_;
   }
 
   // Whether the FrameDescriber knows every frame (always true for address frames). Checked before

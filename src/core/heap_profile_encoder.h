@@ -15,7 +15,8 @@
 //
 // Values are sums of per-object weights (each object unbiased at sample time), rounded once per
 // sample. Native frames are written as locations with an address and the mapping that contains it;
-// symbolization happens later, outside the profiled process. A language runtime's frames are
+// symbolization happens later, outside the profiled process (with an AddressNamer, the function
+// names of the files' symbol tables are added). A language runtime's frames are
 // already symbolic: with a FrameDescriber each location gets a line and a function instead, and a
 // SampleLabeler adds the front end's own labels (Ruby: the object's class and GC age). The stream
 // is written top-level field by top-level field, so memory stays bounded by the location index and
@@ -63,6 +64,22 @@ class FrameDescriber {
   ~FrameDescriber() = default;
 };
 
+// Names native frames, for a profile that is read where it cannot be symbolized (the HTTP
+// endpoint's: preload/http/served_symbols.h). The strings must stay valid until the profile is
+// written.
+class AddressNamer {
+ public:
+  // The name of the function containing `address`, and a key the same for every address of that
+  // function (and for no other); null when it has none.
+  virtual const char* Name(std::uint64_t address, std::uint64_t* function_key) const = 0;
+  // Whether some frame in metadata.mappings[index] has a name: the mapping is marked
+  // has_functions, which tells pprof not to symbolize it again.
+  virtual bool NamesMapping(std::size_t index) const = 0;
+
+ protected:
+  ~AddressNamer() = default;
+};
+
 struct SampleLabel {
   const char* key;
   const char* str;  // a string label when not null, otherwise numeric
@@ -97,6 +114,9 @@ struct ProfileMetadata {
   bool allocation_totals = true;
   const FrameDescriber* frames = nullptr;  // null: frames are addresses
   const SampleLabeler* labeler = nullptr;  // null: no labels beyond bytes and age_ns
+  // Native frames: each location named by it gets a line with its function (no file, no line
+  // number). Null: addresses only.
+  const AddressNamer* names = nullptr;
 };
 
 // Encodes `snapshot` (sorted with SortByStackAndSize) into `sink`. Returns false if the sink failed

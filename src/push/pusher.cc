@@ -52,8 +52,9 @@ Pusher::Request Pusher::BuildRequest(const std::string& path) {
   }
   if (config_.symbolize && !symbolize::MeasureCoverage(p).complete()) {
     if (symbolizer_ == nullptr) {
-      symbolizer_ =
-          std::make_unique<symbolize::Symbolizer>(symbolize::CommandLineSymbolizeOptions());
+      symbolize::SymbolizeOptions options = symbolize::CommandLineSymbolizeOptions();
+      if (!config_.symbol_cache) options.cache_directory.clear();
+      symbolizer_ = std::make_unique<symbolize::Symbolizer>(std::move(options));
     }
     symbolizer_->Symbolize(p);
     request.body = profile::EncodeProfile(p, true);

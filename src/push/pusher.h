@@ -33,6 +33,7 @@ struct PushConfig {
   double retry_initial_seconds = 1;  // the first retry's delay, doubled each time
   double retry_max_seconds = 60;
   bool symbolize = true;               // name what the file lacks, in memory, before sending it
+  bool symbol_cache = true;            // with the on-disk symbol cache (false: --no-cache)
   std::string log_prefix = "heaprec";  // of every line the pusher prints
   bool log_accepted = false;           // a line per accepted file (the agent's log)
 };

@@ -11,6 +11,9 @@ namespace heaprec::symbolize {
 struct Coverage {
   size_t locations = 0;
   size_t unnamed = 0;  // locations without a function name: only an address
+  // Named locations of mappings named from symbol tables only (has_functions, no files, no line
+  // numbers: the HTTP endpoint's profiles), which DWARF would give files and lines.
+  size_t names_only = 0;
   bool complete() const { return unnamed == 0; }
 };
 

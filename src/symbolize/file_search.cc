@@ -63,6 +63,22 @@ class Search {
     return true;
   }
 
+  // Takes `path` in place of a stripped binary found earlier when it is the same build (the same
+  // build id: never without one) with DWARF of its own: the unstripped build of that binary.
+  bool TryUnstripped(const std::string& path) {
+    ElfFacts facts = ReadElfFacts(path);
+    if (!facts.readable || !facts.elf) return false;
+    if (facts.build_id != build_id_) {
+      Note(path + " (another build: " + Abbreviated(facts.build_id) + ")");
+      found_.other_build = true;
+      return false;
+    }
+    if (!facts.dwarf) return false;
+    found_.binary = path;
+    binary_ = facts;
+    return true;
+  }
+
   // Takes `path` as the separate debug file if it has DWARF and belongs to the binary: the same
   // build id, or, without one, the CRC its .gnu_debuglink names.
   bool TryDebug(const std::string& path, const std::string& build_id, std::optional<uint32_t> crc,
@@ -146,17 +162,24 @@ FoundFiles FindFiles(const std::string& recorded_path, const std::string& build_
       search.Note(path + " (deleted, and no build id to tell a file there now from it)");
     }
   }
-  // 2. The binary paths.
-  for (const std::string& dir : paths.binary_paths) {
-    if (!found.binary.empty() || !named) break;
-    const size_t notes = found.looked_in.size();
-    for (const std::string& candidate : BinaryCandidates(dir, path, build_id)) {
-      if (search.TryBinary(candidate, false)) break;
+  // 2. The binary paths: for a binary not found yet, and for one found stripped (no DWARF), whose
+  // unstripped build of the same build id is there (pprof searches them before the recorded path).
+  const bool stripped = !found.binary.empty() && !search.binary().dwarf && !build_id.empty();
+  if (named && (found.binary.empty() || stripped)) {
+    for (const std::string& dir : paths.binary_paths) {
+      bool taken = false;
+      for (const std::string& candidate : BinaryCandidates(dir, path, build_id)) {
+        taken = stripped ? search.TryUnstripped(candidate) : search.TryBinary(candidate, false);
+        if (taken) break;
+      }
+      if (taken) break;
+      search.Note("binary path " + dir);  // every directory given is named in the messages
     }
-    // A directory is named when nothing in it was (a file of another build names it already).
-    if (found.binary.empty() && found.looked_in.size() == notes) search.Note("binary path " + dir);
   }
-  if (!found.binary.empty() && search.binary().dwarf) return found;
+  if (!found.binary.empty() && search.binary().dwarf) {
+    found.binary_has_dwarf = true;
+    return found;
+  }
 
   // 3. A separate debug file.
   const std::string id = build_id.empty() ? search.binary().build_id : build_id;

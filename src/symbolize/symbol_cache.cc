@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <sys/stat.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -14,7 +15,7 @@
 namespace heaprec::symbolize {
 namespace {
 
-constexpr char kFormat[] = "heaprec-symbols 1";
+constexpr char kFormat[] = "heaprec-symbols 2";
 
 bool Clean(const std::string& field) { return field.find_first_of("\t\n") == std::string::npos; }
 
@@ -74,13 +75,34 @@ SymbolCache::SymbolCache(std::string directory) : directory_(std::move(directory
 
 SymbolCache::~SymbolCache() { Save(); }
 
-SymbolCache::Binary& SymbolCache::Load(const std::string& build_id) {
-  Binary& binary = binaries_[build_id];
+std::string SymbolCache::Source(const std::string& dwarf_file) {
+  struct stat st;
+  if (dwarf_file.empty() || stat(dwarf_file.c_str(), &st) != 0 || !Clean(dwarf_file)) return "";
+  const long long mtime_ns = static_cast<long long>(st.st_mtim.tv_sec) * 1000000000LL +
+                             static_cast<long long>(st.st_mtim.tv_nsec);
+  return "dwarf " + dwarf_file + " " + std::to_string(st.st_size) + " " + std::to_string(mtime_ns);
+}
+
+std::string SymbolCache::FileFor(const std::string& build_id, const std::string& source) const {
+  if (directory_.empty()) return "";
+  std::uint64_t hash = 14695981039346656037ull;  // FNV-1a: stable across builds and machines
+  for (unsigned char c : source) hash = (hash ^ c) * 1099511628211ull;
+  char digits[17];
+  std::snprintf(digits, sizeof(digits), "%016llx", static_cast<unsigned long long>(hash));
+  return directory_ + "/" + build_id + "." + digits;
+}
+
+SymbolCache::Binary& SymbolCache::Load(const std::string& build_id, const std::string& source) {
+  Binary& binary = binaries_[build_id + "\n" + source];
   if (binary.loaded) return binary;
   binary.loaded = true;
-  std::ifstream in(directory_ + "/" + build_id);
+  binary.file = FileFor(build_id, source);
+  binary.source = source;
+  std::ifstream in(binary.file);
   std::string line;
   if (!in || !std::getline(in, line) || line != stamp_) return binary;
+  // Another source whose name hashes alike: not these answers.
+  if (!std::getline(in, line) || line != "source\t" + source) return binary;
   while (std::getline(in, line)) {
     std::vector<std::string> f = SplitTabs(line);
     if (f.size() < 3) break;
@@ -100,32 +122,34 @@ SymbolCache::Binary& SymbolCache::Load(const std::string& build_id) {
   return binary;
 }
 
-const FrameLookup* SymbolCache::Find(const std::string& build_id, std::uint64_t file_offset) {
-  if (directory_.empty() || !IsBuildId(build_id)) return nullptr;
-  Binary& binary = Load(build_id);
+const FrameLookup* SymbolCache::Find(const std::string& build_id, const std::string& source,
+                                     std::uint64_t file_offset) {
+  if (directory_.empty() || !IsBuildId(build_id) || source.empty()) return nullptr;
+  Binary& binary = Load(build_id, source);
   auto it = binary.answers.find(file_offset);
   return it == binary.answers.end() ? nullptr : &it->second;
 }
 
-void SymbolCache::Add(const std::string& build_id, std::uint64_t file_offset,
-                      const FrameLookup& lookup) {
-  if (directory_.empty() || !IsBuildId(build_id)) return;  // "nothing known" is an answer too
+void SymbolCache::Add(const std::string& build_id, const std::string& source,
+                      std::uint64_t file_offset, const FrameLookup& lookup) {
+  if (directory_.empty() || !IsBuildId(build_id) || source.empty() || !lookup.from_dwarf) return;
   for (const Frame& f : lookup.frames) {
     if (!Clean(f.name) || !Clean(f.system_name) || !Clean(f.decl_file) || !Clean(f.file)) return;
   }
-  Binary& binary = Load(build_id);
+  Binary& binary = Load(build_id, source);
   if (binary.answers.emplace(file_offset, lookup).second) binary.dirty = true;
 }
 
 void SymbolCache::Save() {
   if (directory_.empty()) return;
   bool made = false;
-  for (auto& [build_id, binary] : binaries_) {
+  for (auto& [key, binary] : binaries_) {
     if (!binary.dirty) continue;
     binary.dirty = false;
     if (!made && !(made = MakeDirectories(directory_))) return;
     std::ostringstream text;
-    text << stamp_ << "\n";
+    text << stamp_ << "\n"
+         << "source\t" << binary.source << "\n";
     for (const auto& [offset, lookup] : binary.answers) {
       text << std::hex << offset << std::dec << '\t' << (lookup.from_dwarf ? 1 : 0) << '\t'
            << lookup.frames.size();
@@ -136,7 +160,7 @@ void SymbolCache::Save() {
       text << '\n';
     }
     try {
-      base::WriteFileAtomically(directory_ + "/" + build_id, text.str());
+      base::WriteFileAtomically(binary.file, text.str());
     } catch (const base::FileError&) {
       // A cache that cannot be written is no cache: the answers are found again next time.
     }

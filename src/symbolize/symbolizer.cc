@@ -16,6 +16,7 @@
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "symbolize/debuginfod.h"
@@ -49,7 +50,9 @@ struct Symbolizer::Module {
   // A separate debug file (the binary is gone): its program headers lost the file offsets.
   bool debug_only = false;
   std::unique_ptr<DwarfLookup> lookup;  // once opened
+  std::string cache_source;       // SymbolCache::Source of the file with its DWARF; "" for none
   size_t named = 0, unnamed = 0;  // locations it was asked about, over every profile, cache too
+  size_t from_cache = 0;          // of the named, those the cache answered
 
   Module() = default;
   Module(const Module&) = delete;
@@ -117,6 +120,11 @@ void OpenModule(Module& m, const SearchPaths& paths, DebuginfodClient& debuginfo
   const std::string& main_file = m.files.binary.empty() ? m.files.debug : m.files.binary;
   if (!main_file.empty() && Open(main_file, m)) {
     m.status = ModuleStatus::kOk;
+    // The cache keeps answers of this very DWARF only (symbol_cache.h).
+    const std::string& dwarf_file = !m.files.debug.empty()     ? m.files.debug
+                                    : m.files.binary_has_dwarf ? m.files.binary
+                                                               : std::string();
+    m.cache_source = SymbolCache::Source(dwarf_file);
     m.debug_only = m.files.binary.empty() && IsDebugOnlyFile(m.elf);
     m.lookup = std::make_unique<DwarfLookup>(m.module);
     return;
@@ -218,9 +226,18 @@ SymbolizeStats Symbolizer::Symbolize(Profile& profile) {
   const long system_page_size = sysconf(_SC_PAGESIZE);
   const uint64_t page_size = system_page_size > 0 ? static_cast<uint64_t>(system_page_size) : 4096;
 
+  // Mappings named from symbol tables only (has_functions without files or line numbers: the HTTP
+  // endpoint's profiles, pprof's remote symbolization): their locations are looked up again, and
+  // their names kept where the files give none.
+  std::unordered_set<uint64_t> names_only;
+  for (const Mapping& m : profile.mappings) {
+    if (m.has_functions && !m.has_filenames && !m.has_line_numbers) names_only.insert(m.id);
+  }
+
   for (Location& loc : profile.locations) {
     ++stats.locations;
-    if (!loc.lines.empty()) {
+    const bool renaming = !loc.lines.empty() && names_only.count(loc.mapping_id) != 0;
+    if (!loc.lines.empty() && !renaming) {
       ++stats.symbolized;
       continue;
     }
@@ -233,19 +250,24 @@ SymbolizeStats Symbolizer::Symbolize(Profile& profile) {
     const bool has_offset = loc.address >= mapping.memory_start;
     const uint64_t file_offset = loc.address - mapping.memory_start + mapping.file_offset;
     Module& module = ModuleFor(mapping);
-    const FrameLookup* found = has_offset ? cache_->Find(mapping.build_id, file_offset) : nullptr;
-    // Only answers from DWARF are final: an ELF symbol name, or nothing, may be bettered by a
-    // debug file found later (another --debug-path, debuginfod).
-    if (found != nullptr && !found->from_dwarf) found = nullptr;
-    if (found == nullptr) {
-      if (!module.searched) {
-        OpenModule(module, {options_.binary_paths, options_.debug_paths}, *debuginfod_);
-      }
-      if (module.status != ModuleStatus::kOk) {
-        ++module.unnamed;
-        ++(module.status == ModuleStatus::kNoFile ? stats.no_file : stats.build_id_mismatch);
-        continue;
-      }
+    if (!module.searched) {
+      OpenModule(module, {options_.binary_paths, options_.debug_paths}, *debuginfod_);
+    }
+    if (module.status != ModuleStatus::kOk && renaming) {
+      ++stats.symbolized;
+      continue;
+    }
+    if (module.status != ModuleStatus::kOk) {
+      ++module.unnamed;
+      ++(module.status == ModuleStatus::kNoFile ? stats.no_file : stats.build_id_mismatch);
+      continue;
+    }
+    // The cache answers only for the DWARF the search found now (module.cache_source).
+    const FrameLookup* found =
+        has_offset ? cache_->Find(mapping.build_id, module.cache_source, file_offset) : nullptr;
+    if (found != nullptr) {
+      ++module.from_cache;
+    } else {
       // Runtime address -> file offset (through the mapping) -> ELF vaddr (through PT_LOAD). A
       // debug-only file's PT_LOAD offsets are not the binary's: there the mapping's start gives
       // the segment's.
@@ -259,14 +281,22 @@ SymbolizeStats Symbolizer::Symbolize(Profile& profile) {
       static const FrameLookup kNothing;
       found = vaddr ? &module.lookup->Lookup(*vaddr + module.bias) : &kNothing;
       if (has_offset && !module.debug_only && found->from_dwarf) {
-        cache_->Add(mapping.build_id, file_offset, *found);
+        cache_->Add(mapping.build_id, module.cache_source, file_offset, *found);
       }
     }
     ++(found->frames.empty() ? module.unnamed : module.named);
     const FrameLookup& lookup = *found;
+    if (lookup.frames.empty() && renaming) {
+      ++stats.symbolized;
+      continue;
+    }
     if (lookup.frames.empty()) {
       ++stats.no_symbols;
       continue;
+    }
+    if (renaming) {
+      loc.lines.clear();
+      ++stats.renamed;
     }
     for (const Frame& frame : lookup.frames) {
       loc.lines.push_back(Line{functions.Get(frame), frame.line});
@@ -291,6 +321,17 @@ Symbolizer::Module& Symbolizer::ModuleFor(const Mapping& mapping) {
     met_.push_back(module.get());
   }
   return *module;
+}
+
+std::vector<CachedBinary> Symbolizer::FromCache() const {
+  std::vector<CachedBinary> cached;
+  for (const Module* m : met_) {
+    if (m->from_cache == 0) continue;
+    const std::string& dwarf_file = m->files.debug.empty() ? m->files.binary : m->files.debug;
+    cached.push_back({m->path, m->build_id, dwarf_file,
+                      cache_->FileFor(m->build_id, m->cache_source), m->from_cache});
+  }
+  return cached;
 }
 
 std::vector<UnresolvedBinary> Symbolizer::Unresolved() const {

@@ -18,6 +18,7 @@ struct SymbolizeStats {
   size_t no_file = 0;            // mapping file missing, unreadable, a pseudo file ([vdso]), ...
   size_t build_id_mismatch = 0;  // the file was replaced by a different build, no debug file
   size_t no_symbols = 0;         // file opened, but nothing known at that address
+  size_t renamed = 0;  // had a name from a symbol table only, replaced by what the files give
 };
 
 // Where distributions install separate debug files (the -dbgsym, -debuginfo packages).
@@ -33,8 +34,8 @@ struct SymbolizeOptions {
   std::vector<std::string> debug_paths = {kSystemDebugPath};
   // debuginfod servers, separated by spaces as in DEBUGINFOD_URLS; "" for none.
   std::string debuginfod_urls{};
-  // Where answers are kept across runs, by build id (symbol_cache.h); "" for none. The CLI uses
-  // SymbolCache::DefaultDirectory().
+  // Where answers are kept across runs, by build id and DWARF file (symbol_cache.h); "" for none
+  // (--no-cache). The CLI uses SymbolCache::DefaultDirectory().
   std::string cache_directory{};
 };
 
@@ -57,6 +58,16 @@ struct UnresolvedBinary {
   size_t locations = 0;                // its locations, over every profile, without a name
 };
 
+// A binary some of whose locations were named from the on-disk cache (symbol_cache.h): answers
+// an earlier run got from the same DWARF file, found again by this run's search.
+struct CachedBinary {
+  std::string path;  // as the profile recorded it
+  std::string build_id;
+  std::string dwarf_file;  // the file whose DWARF the answers came from
+  std::string cache_file;  // where they were kept
+  size_t locations = 0;    // named from the cache, over every profile
+};
+
 class SymbolCache;
 class DebuginfodClient;
 
@@ -71,13 +82,17 @@ class Symbolizer {
   Symbolizer& operator=(const Symbolizer&) = delete;
 
   // Symbolizes every location that has no lines yet and whose binary can be opened, and sets the
-  // mappings' has_* flags accordingly. Idempotent. Never throws for unreadable binaries: they are
-  // only counted.
+  // mappings' has_* flags accordingly; a location of a mapping named from symbol tables only
+  // (has_functions without files or line numbers, as the HTTP endpoint serves them) gets what the
+  // files give in place of its name, and keeps it when they give nothing. Idempotent. Never throws
+  // for unreadable binaries: they are only counted.
   SymbolizeStats Symbolize(profile::Profile& profile);
 
   // The binaries with a path (not "[vdso]" and the like) from which no location of any profile
   // symbolized so far got a name, in the order they were met.
   std::vector<UnresolvedBinary> Unresolved() const;
+  // The binaries some of whose locations the cache named, in the order they were met.
+  std::vector<CachedBinary> FromCache() const;
 
   struct Module;
 

@@ -21,8 +21,9 @@ namespace {
 
 using test_support::ShellQuote;
 
-const std::vector<std::string> kCommands = {"run",   "report", "symbolize", "flame",  "diff",
-                                            "leaks", "agent",  "recover",   "attach", "detach"};
+const std::vector<std::string> kCommands = {"run",     "report", "symbolize", "fetch",
+                                            "flame",   "diff",   "leaks",     "agent",
+                                            "recover", "attach", "detach"};
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -210,6 +211,9 @@ TEST_F(CommandLineTest, EveryUsageErrorIsOneLineWithStatus2) {
                                           "run --push http://h --push-header nocolon -- true",
                                           "run --push http://h --push-timeout -1 -- true",
                                           "run --label a=1 -- true",
+                                          "fetch",
+                                          "fetch http://127.0.0.1:1/debug/pprof/heap",
+                                          "fetch --timeout 0 -o x http://127.0.0.1:1/",
                                           "agent",
                                           "agent /tmp",
                                           "agent /nonexistent --push http://h",
@@ -234,7 +238,8 @@ TEST_F(CommandLineTest, NoCommandPrintsTheShortUsage) {
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err,
             "Usage: heaprec COMMAND [OPTIONS] [ARGS...]\n"
-            "Commands: run, report, symbolize, flame, diff, leaks, agent, recover, attach, detach\n"
+            "Commands: run, report, symbolize, fetch, flame, diff, leaks, agent, recover, attach, "
+            "detach\n"
             "heaprec --help describes them; heaprec help COMMAND shows a command's options and "
             "examples.\n");
 }
@@ -342,7 +347,10 @@ TEST_F(CommandLineTest, OptionsParseTheSameBeforeAndAfterPositionals) {
   const std::string out = ShellQuote(dir_ + "/symbolized.pb.gz");
   const std::string frames = "--skip-frames '^Build$' --keep-frames '^Inner$' ";
   const std::string search =
-      "--binary-path /opt/b1 --binary-path /opt/b2:/opt/b3 --debug-path /opt/d ";
+      "--binary-path /opt/b1 --binary-path /opt/b2:/opt/b3 --debug-path /opt/d --no-cache ";
+  // Nothing listens on port 1: fetch fails the same way whatever the order of its options.
+  const std::string url = "http://127.0.0.1:1/debug/pprof/heap";
+  const std::string fetched = ShellQuote(dir_ + "/fetched.pb.gz");
   const std::string header = "--push-header 'X-Scope-OrgID: a' ";
   const std::string push =
       "--push http://127.0.0.1:1 --app checkout --label env=prod --label host=h1 ";
@@ -351,7 +359,7 @@ TEST_F(CommandLineTest, OptionsParseTheSameBeforeAndAfterPositionals) {
   // A fixed seed: which of the program's allocations are sampled (and so whether a peak profile
   // and a line about dash's debug info appear) is then the same in every case.
   const std::string run =
-      "run --top 0 --seed 1 -o " + ShellQuote(dir_ + "/run.pb.gz") + " --max-depth 64 ";
+      "run --top 0 --seed 1 -o " + ShellQuote(dir_ + "/run.pb.gz") + " --max-depth 64 --no-cache ";
   struct Group {
     int status;
     std::vector<std::string> lines;
@@ -368,6 +376,10 @@ TEST_F(CommandLineTest, OptionsParseTheSameBeforeAndAfterPositionals) {
        {"symbolize " + file + " -o " + out + " " + search + "--debuginfod http://127.0.0.1:1",
         "symbolize -o " + out + " " + search + "--debuginfod http://127.0.0.1:1 " + file,
         "symbolize --debuginfod http://127.0.0.1:1 " + search + file + " -o " + out}},
+      {1,  // nothing answers at the URL
+       {"fetch " + url + " -o " + fetched + " --timeout 5 " + search,
+        "fetch -o " + fetched + " --timeout 5 " + search + url,
+        "fetch " + search + url + " --timeout 5 -o " + fetched}},
       {render::HasFlamePage() ? 0 : 1,
        {"flame " + file + " -o - --sample-index alloc_space " + frames + search,
         "flame -o - --sample-index alloc_space " + frames + search + file,
@@ -381,9 +393,9 @@ TEST_F(CommandLineTest, OptionsParseTheSameBeforeAndAfterPositionals) {
         "leaks --top 3 --by stack " + frames + search + file + " " + next,
         "leaks " + file + " " + frames + search + next + " --top 3 --by stack"}},
       {0,
-       {"agent " + empty + " " + push + header + "--once --no-symbolize",
-        "agent " + push + header + empty + " --once --no-symbolize",
-        "agent --once --no-symbolize " + header + push + empty}},
+       {"agent " + empty + " " + push + header + "--once --no-symbolize --no-cache",
+        "agent " + push + header + empty + " --once --no-symbolize --no-cache",
+        "agent --once --no-cache --no-symbolize " + header + push + empty}},
       {1,  // a profile is not a heap record: the same one line whatever the order
        {"recover --keep -o " + out + " " + file, "recover " + file + " --keep -o " + out,
         "recover -o " + out + " " + file + " --keep"}},

@@ -216,6 +216,26 @@ class SymbolizeE2eTest : public ::testing::Test {
     return root;
   }
 
+  // The program the next runs profile: `program` in place of wl_stripped, at the same path.
+  void UseProgram(const std::string& program) {
+    fs::copy_file(program, app_, fs::copy_options::overwrite_existing);
+  }
+
+  // The unstripped build of WL_O2 in a directory of binaries, under the recorded file's name.
+  std::string UnstrippedBinaries() {
+    std::string dir = dir_ / "unstripped";
+    fs::create_directories(dir);
+    fs::copy_file(WL_O2_UNSTRIPPED, dir + "/wl_stripped", fs::copy_options::overwrite_existing);
+    return dir;
+  }
+
+  // `heaprec ARGS...` in the test's directory with the symbol cache in `cache`.
+  RunResult HeaprecCached(const std::vector<std::string>& args, const std::string& cache) {
+    std::vector<std::string> argv = {HEAPREC_BIN};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return RunProgram(argv, dir_.path(), {{"HEAPREC_CACHE_DIR", cache}}, 30);
+  }
+
   // `heaprec ARGS...` in the test's directory, without the symbol cache (which would answer by
   // build id from an earlier test), under a hang guard.
   RunResult Heaprec(const std::vector<std::string>& args, EnvChanges env = {}) {
@@ -445,6 +465,86 @@ TEST_F(SymbolizeE2eTest, LeaksOverAHalfSymbolizedSeries) {
   EXPECT_EQ(Count(split.out, "\"site\": "), Count(joined.out, "\"site\": ") + 2)
       << "keep_buffer and make_name, each once by address too:\n"
       << split.out;
+}
+
+// A stripped -O2 binary still at its recorded path, and its unstripped build (the same build id)
+// in a binary path: the unstripped one names the functions and their lines (pprof's order: the
+// binary path before the recorded path). Before, the recorded path won and nothing was named.
+TEST_F(SymbolizeE2eTest, UnstrippedBuildInABinaryPathBeatsTheStrippedRecordedFile) {
+  UseProgram(WL_O2);
+  std::string profile = RunProfiled(dir_ / "profiles");
+  ExpectUnsymbolized(profile);
+  RunResult r = Heaprec({"symbolize", "--binary-path", UnstrippedBinaries(), profile});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_FALSE(Contains(r.err, "no debug info")) << r.err;
+  ExpectSymbolized(profile);
+  // The same through pprof's variable.
+  std::string again = RunProfiled(dir_ / "again");
+  RunResult env =
+      Heaprec({"report", "--lines", again}, {{"PPROF_BINARY_PATH", dir_ / "unstripped"}});
+  EXPECT_EQ(env.status, 0) << env.err;
+  EXPECT_TRUE(Contains(env.out, "keep_buffer wl_stripped.c:" + std::to_string(sites_[0].line)))
+      << env.out << env.err;
+}
+
+// Every place looked in is named, each binary path given included, when nothing names a stripped
+// binary's addresses (before, the binary paths were left out once the recorded file was found).
+TEST_F(SymbolizeE2eTest, NoDebugInfoNamesEveryPlaceLookedIn) {
+  UseProgram(WL_O2);
+  std::string profile = RunProfiled(dir_ / "profiles");
+  std::string build_id = BuildIdOf(profile);
+  std::string empty = dir_ / "empty";
+  fs::create_directories(empty);
+  RunResult r = Heaprec({"symbolize", "--binary-path", "/nonexistent-bins", "--binary-path", empty,
+                         "--debug-path", "/nonexistent-debug", profile});
+  EXPECT_EQ(r.status, 0) << r.err;  // found, without debug info: reported, not a failure
+  const std::string line = "heaprec symbolize: no debug info for " + app_ + " (build id " +
+                           build_id + "): looked in binary path /nonexistent-bins, binary path " +
+                           empty + ", debug path /nonexistent-debug, debug path /usr/lib/debug\n";
+  EXPECT_TRUE(Contains(r.err, line)) << r.err;
+}
+
+// The symbol cache answers only for the DWARF file found now: the same command gives the same
+// names whatever ran before it, says when names came from the cache, and --no-cache bypasses it.
+TEST_F(SymbolizeE2eTest, TheCacheNeverAnswersOtherwiseThanTheFilesFoundNow) {
+  UseProgram(WL_O2);
+  const std::string unstripped = UnstrippedBinaries();
+  const std::string cache = dir_ / "cache";
+  std::string profile = RunProfiled(dir_ / "profiles");
+  auto copy = [&](const std::string& name) {
+    std::string path = dir_ / name;
+    fs::copy_file(profile, path, fs::copy_options::overwrite_existing);
+    return path;
+  };
+  // Stripped only, then with its unstripped build: the second finds the names.
+  std::string a1 = copy("a1.pb.gz"), a2 = copy("a2.pb.gz");
+  EXPECT_EQ(HeaprecCached({"symbolize", a1}, cache).status, 0);
+  ExpectUnsymbolized(a1);
+  RunResult found = HeaprecCached({"symbolize", "--binary-path", unstripped, a2}, cache);
+  EXPECT_EQ(found.status, 0) << found.err;
+  ExpectSymbolized(a2);
+  EXPECT_FALSE(Contains(found.err, " for " + app_ + " (build id")) << found.err;
+
+  // The other order, with the cache now holding the DWARF's answers: without the unstripped
+  // build, nothing is named (as without a cache), and with it the names say where they came from.
+  std::string b1 = copy("b1.pb.gz"), b2 = copy("b2.pb.gz"), b3 = copy("b3.pb.gz");
+  RunResult stripped = HeaprecCached({"symbolize", b1}, cache);
+  EXPECT_EQ(stripped.status, 0) << stripped.err;
+  ExpectUnsymbolized(b1);
+  EXPECT_TRUE(Contains(stripped.err, "no debug info for " + app_)) << stripped.err;
+  RunResult cached = HeaprecCached({"symbolize", "--binary-path", unstripped, b2}, cache);
+  EXPECT_EQ(cached.status, 0) << cached.err;
+  ExpectSymbolized(b2);
+  EXPECT_TRUE(Contains(cached.err, " for " + app_ + " (build id " + BuildIdOf(profile) +
+                                       ") from the symbol cache " + cache + "/"))
+      << cached.err;
+  EXPECT_TRUE(Contains(cached.err, "kept from the DWARF of " + unstripped + "/wl_stripped"))
+      << cached.err;
+  RunResult bypassed =
+      HeaprecCached({"symbolize", "--no-cache", "--binary-path", unstripped, b3}, cache);
+  EXPECT_EQ(bypassed.status, 0) << bypassed.err;
+  ExpectSymbolized(b3);
+  EXPECT_FALSE(Contains(bypassed.err, "symbol cache")) << bypassed.err;  // libc's neither
 }
 
 }  // namespace

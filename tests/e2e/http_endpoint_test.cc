@@ -109,6 +109,28 @@ Response Get(const Endpoint& endpoint, const std::string& target = "/debug/pprof
   return Exchange(endpoint, "GET " + target + " HTTP/1.1\r\nHost: localhost\r\n\r\n");
 }
 
+std::string Hex(uint64_t value) {
+  char text[24];
+  snprintf(text, sizeof(text), "0x%llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
+// A port nothing listens on now (bound to port 0, then released).
+int FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address = {};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(address);
+  int port = 0;
+  if (fd >= 0 && bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
+    port = ntohs(address.sin_port);
+  }
+  if (fd >= 0) close(fd);
+  return port;
+}
+
 // The test's own copy of a fetched profile, symbolized with `heaprec symbolize`; under
 // <dir>/fetched/, apart from the profiles the program writes.
 Profile SymbolizedProfile(const std::string& body, const std::string& test_dir) {
@@ -148,6 +170,33 @@ class HttpEndpointTest : public E2eTest {
       if (n == 0) return std::stoi((*it)[1].str());
     }
     return 0;
+  }
+
+  // programs/http_service.cc (the -O2 C++ service), served as Options serves http_target.
+  BackgroundOptions ServiceOptions() {
+    BackgroundOptions options = Options("127.0.0.1:0");
+    options.argv = {HTTP_SERVICE};
+    return options;
+  }
+
+  // Where pprof may write what it saves: the test's directory.
+  EnvChanges PprofEnvironment() const {
+    return {{"HOME", dir_.path()}, {"PPROF_TMPDIR", dir_.path()}};
+  }
+
+  // The output of `go tool pprof -top` and of the standalone pprof's, on `url`, by tool; each must
+  // exit with 0.
+  std::vector<std::pair<std::string, std::string>> PprofTop(const std::string& url) {
+    std::vector<std::pair<std::string, std::string>> outputs;
+    for (const std::vector<std::string>& command :
+         {std::vector<std::string>{GO_BIN, "tool", "pprof", "-top", "-sample_index=inuse_space",
+                                   url},
+          std::vector<std::string>{HEAPREC_PPROF, "-top", "-sample_index=inuse_space", url}}) {
+      RunResult pprof = RunProgram(command, dir_.path(), PprofEnvironment(), 60);
+      EXPECT_EQ(pprof.status, 0) << command[0] << "\n" << pprof.err;
+      outputs.emplace_back(command[0], pprof.out);
+    }
+    return outputs;
   }
 
   // Ends stdin and checks the program ended as it would have unprofiled.
@@ -202,23 +251,130 @@ TEST_F(HttpEndpointTest, GoToolPprofAndStandalonePprofFetchIt) {
   ASSERT_EQ(process.WaitForLine("ready"), "ready") << process.Stderr();
   Endpoint endpoint{ServingPort(process), ""};
   ASSERT_NE(endpoint.port, 0) << process.Stderr();
-  EnvChanges env = {{"HOME", dir_.path()}, {"PPROF_TMPDIR", dir_.path()}};
-  // Default symbolization: pprof reads the binaries named by the profile's mappings locally, then
-  // asks /debug/pprof/symbol for the mappings left without names (libc): "none" must not stop it.
-  for (const std::vector<std::string>& command :
-       {std::vector<std::string>{GO_BIN, "tool", "pprof", "-top", "-sample_index=inuse_space",
-                                 endpoint.Url()},
-        std::vector<std::string>{HEAPREC_PPROF, "-top", "-sample_index=inuse_space",
-                                 endpoint.Url()}}) {
-    RunResult pprof = RunProgram(command, dir_.path(), env, 60);
-    ASSERT_EQ(pprof.status, 0) << command[0] << "\n" << pprof.err;
-    // 64 x 64 KiB = 4096kB, flat in http_site_live.
-    EXPECT_TRUE(std::regex_search(pprof.out, std::regex("\\b4096kB .* http_site_live\n")))
-        << command[0] << "\n"
-        << pprof.out << pprof.err;
-    EXPECT_NE(pprof.out.find("reason=http"), std::string::npos) << pprof.out;
+  // Default symbolization: the profile's named mappings are left alone, and /debug/pprof/symbol is
+  // asked for those left without names (libc's internal functions).
+  for (const auto& [pprof, out] : PprofTop(endpoint.Url())) {
+    // 64 x 64 KiB = 4096kB, flat in http_site_live (4MB when pprof picks MB for the total).
+    EXPECT_TRUE(std::regex_search(out, std::regex("\\b(4096kB|4MB) .* http_site_live\n")))
+        << pprof << "\n"
+        << out;
+    EXPECT_NE(out.find("reason=http"), std::string::npos) << out;
   }
   ExpectOwnEnding(process, "ready\ndone\n");
+}
+
+// An -O2 -g C++ PIE executable (programs/http_service.cc) as users serve it: go tool pprof's own
+// local symbolization named few of its functions (not the one holding the heap), so the profile
+// carries the names of the symbol tables (preload/http/served_symbols.h), which both pprofs show,
+// in -top and in the web UI; /debug/pprof/symbol answers the same addresses from the same tables.
+TEST_F(HttpEndpointTest, PprofNamesTheFunctionsOfAnOptimizedCxxService) {
+  ASSERT_NE(std::string(GO_BIN), "") << "go not found: install golang-go";
+  BackgroundProcess process(ServiceOptions());
+  ASSERT_EQ(process.WaitForLine("ready"), "ready") << process.Stderr();
+  Endpoint endpoint{ServingPort(process), ""};
+  ASSERT_NE(endpoint.port, 0) << process.Stderr();
+  // 256 x 16 KiB = 4096kB, flat in Registry::Open (pprof shortens the demangled names).
+  const std::regex open("\\b(409[0-9](\\.[0-9]+)?kB|4MB) .* service::Registry::Open\n");
+  for (const auto& [pprof, out] : PprofTop(endpoint.Url())) {
+    EXPECT_TRUE(std::regex_search(out, open)) << pprof << "\n" << out;
+    EXPECT_NE(out.find("(anonymous namespace)::Journal::Append\n"), std::string::npos)
+        << pprof << "\n"
+        << out;
+    EXPECT_EQ(out.find("[http_service]"), std::string::npos) << out;
+  }
+  const EnvChanges env = PprofEnvironment();
+
+  // The web UI of go tool pprof -http, read as a browser would.
+  const int ui_port = FreePort();
+  ASSERT_GT(ui_port, 0);
+  BackgroundOptions ui;
+  ui.argv = {
+      GO_BIN,        "tool", "pprof", "-no_browser", "-http=127.0.0.1:" + std::to_string(ui_port),
+      endpoint.Url()};
+  ui.cwd = dir_.path();
+  ui.env = env;
+  BackgroundProcess web(ui);
+  Response page;
+  for (double deadline = MonotonicSeconds() + 30;
+       MonotonicSeconds() < deadline && page.status != 200; usleep(100 * 1000)) {
+    page = Get(Endpoint{ui_port, ""}, "/ui/top");
+  }
+  ASSERT_EQ(page.status, 200) << web.Stderr();
+  EXPECT_NE(page.body.find("service::Registry::Open"), std::string::npos) << page.body;
+  EXPECT_NE(page.body.find("Journal::Append"), std::string::npos);
+
+  // The symbol endpoint, asked as pprof asks it, for the addresses of the served profile.
+  Profile raw = ReadProfile(Get(endpoint).body);
+  std::string query;
+  for (const Location& location : raw.locations) {
+    query += (query.empty() ? "" : "+") + Hex(location.address);
+  }
+  EXPECT_EQ(Get(endpoint, "/debug/pprof/symbol").body, "num_symbols: 1\n");
+  Response names = Exchange(endpoint, "POST /debug/pprof/symbol HTTP/1.1\r\nContent-Length: " +
+                                          std::to_string(query.size()) + "\r\n\r\n" + query);
+  EXPECT_EQ(names.status, 200);
+  EXPECT_EQ(names.body.rfind("num_symbols: 1\n", 0), 0u) << names.body;
+  EXPECT_TRUE(
+      std::regex_search(names.body, std::regex("\n0x[0-9a-f]+ _ZN7service8Registry4OpenEi\n")))
+      << names.body;
+  EXPECT_NE(
+      Get(endpoint, "/debug/pprof/symbol?" + query).body.find(" _ZN7service8Registry4OpenEi\n"),
+      std::string::npos);
+  process.CloseStdin();
+  EXPECT_EQ(process.Wait().status, 0);
+}
+
+// `heaprec fetch`: the served profile, symbolized here from the DWARF, names the functions with
+// their files and lines (where the endpoint gave names only); one line for each way it can fail.
+TEST_F(HttpEndpointTest, FetchSymbolizesTheServedProfileFully) {
+  BackgroundProcess process(ServiceOptions());
+  ASSERT_EQ(process.WaitForLine("ready"), "ready") << process.Stderr();
+  Endpoint endpoint{ServingPort(process), ""};
+  ASSERT_NE(endpoint.port, 0) << process.Stderr();
+  const std::string out = dir_ / "fetched.pb.gz";
+  EnvChanges env = {{"HEAPREC_CACHE_DIR", "off"}};
+  RunResult fetch = RunProgram({HEAPREC_BIN, "fetch", endpoint.Url(), "-o", out}, dir_.path(), env);
+  ASSERT_EQ(fetch.status, 0) << fetch.err;
+  Profile profile = ReadProfileFile(out);
+  EXPECT_EQ(CommentText(profile, "reason"), "http");
+  bool open_with_line = false;
+  for (const Location& location : profile.locations) {
+    for (const Line& line : location.lines) {
+      for (const Function& f : profile.functions) {
+        open_with_line |= f.id == line.function_id && f.name == "service::Registry::Open(int)" &&
+                          f.filename.ends_with("http_service.cc") && line.line > 0;
+      }
+    }
+  }
+  EXPECT_TRUE(open_with_line) << "no service::Registry::Open(int) with its file and line";
+  RunResult report =
+      RunProgram({HEAPREC_BIN, "report", "--lines", "--top", "3", out}, dir_.path(), env);
+  EXPECT_TRUE(
+      std::regex_search(report.out, std::regex("service::Registry::Open http_service.cc:[0-9]+\n")))
+      << report.out << report.err;
+
+  struct Failure {
+    std::string url, line;
+  };
+  const std::string base = "http://127.0.0.1:" + std::to_string(endpoint.port);
+  const std::string refused =
+      "http://127.0.0.1:" + std::to_string(FreePort()) + "/debug/pprof/heap";
+  for (const Failure& f : std::vector<Failure>{
+           {refused, "heaprec fetch: could not fetch " + refused + ": "},
+           {base + "/debug/pprof/other",
+            "heaprec fetch: " + base + "/debug/pprof/other answered HTTP 404: not found"},
+           {base + "/debug/pprof/symbol",
+            "heaprec fetch: " + base +
+                "/debug/pprof/symbol did not answer with a pprof profile ("}}) {
+    RunResult r =
+        RunProgram({HEAPREC_BIN, "fetch", f.url, "-o", dir_ / "failed.pb.gz"}, dir_.path(), env);
+    EXPECT_EQ(r.status, 1) << f.url << "\n" << r.err;
+    EXPECT_EQ(r.err.rfind(f.line, 0), 0u) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(dir_ / "failed.pb.gz"));
+  }
+  process.CloseStdin();
+  EXPECT_EQ(process.Wait().status, 0);
 }
 
 TEST_F(HttpEndpointTest, AnswersWhatItDoesNotServeAndSurvivesBadClients) {
@@ -229,11 +385,16 @@ TEST_F(HttpEndpointTest, AnswersWhatItDoesNotServeAndSurvivesBadClients) {
 
   EXPECT_EQ(Get(endpoint, "/").status, 404);
   EXPECT_EQ(Get(endpoint, "/debug/pprof/").status, 404);
+  // Addresses in no object: no lines, as Go answers them.
   Response symbols =
       Exchange(endpoint, "POST /debug/pprof/symbol HTTP/1.1\r\nContent-Length: 3\r\n\r\n0x1");
   EXPECT_EQ(symbols.status, 200);
-  EXPECT_EQ(symbols.body, "");
-  EXPECT_EQ(Get(endpoint, "/debug/pprof/symbol").body, "num_symbols: 0\n");
+  EXPECT_EQ(symbols.body, "num_symbols: 1\n");
+  EXPECT_EQ(Exchange(endpoint, "POST /debug/pprof/symbol HTTP/1.1\r\n\r\n").status, 411);
+  // A body shorter than its Content-Length: the client gives up, the server is not stuck.
+  Response cut =
+      Exchange(endpoint, "POST /debug/pprof/symbol HTTP/1.1\r\nContent-Length: 900\r\n\r\n0x1+");
+  EXPECT_EQ(cut.status, 200);
   Response post = Exchange(endpoint, "POST /debug/pprof/heap HTTP/1.1\r\n\r\n");
   EXPECT_EQ(post.status, 405);
   EXPECT_NE(post.head.find("\r\nAllow: GET, HEAD\r\n"), std::string::npos) << post.head;

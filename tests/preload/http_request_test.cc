@@ -65,17 +65,44 @@ TEST(HttpRequestTest, RefusesOtherPathsMethodsAndQueries) {
   EXPECT_EQ(VerdictOf("GET /debug/pprof/heap?debug=1 HTTP/1.1\r\n\r\n"), HttpVerdict::kBadRequest);
 }
 
-// What go tool pprof asks for when its local symbolization left a mapping without names: no
-// symbols known here, which lets it go on with what it found locally.
-TEST(HttpRequestTest, TheSymbolEndpointKnowsNoSymbols) {
-  HttpRequest post = Parse("POST /debug/pprof/symbol HTTP/1.1\r\nContent-Length: 5\r\n\r\n");
-  EXPECT_EQ(post.verdict, HttpVerdict::kNoSymbols);
-  EXPECT_STREQ(post.reason, "");
-  HttpRequest get = Parse("GET /debug/pprof/symbol HTTP/1.1\r\n\r\n");
-  EXPECT_EQ(get.verdict, HttpVerdict::kNoSymbols);
-  EXPECT_STREQ(get.reason, "num_symbols: 0");
+// Go's remote symbolizer: a POST's addresses are its body, Content-Length long, starting right
+// after the head; a GET's are its query string; a GET without one only asks whether it is there.
+TEST(HttpRequestTest, TheSymbolEndpointTakesAddressesInABodyOrAQuery) {
+  const std::string head =
+      "POST /debug/pprof/symbol HTTP/1.1\r\nHost: x\r\ncontent-length:  11 \r\n\r\n";
+  HttpRequest post = Parse(head + "0x1+0x2");
+  EXPECT_EQ(post.verdict, HttpVerdict::kSymbols);
+  EXPECT_TRUE(post.has_body);
+  EXPECT_EQ(post.body_size, 11u);
+  EXPECT_EQ(post.head_size, head.size());
+  HttpRequest get = Parse("GET /debug/pprof/symbol?0x10+0x20 HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(get.verdict, HttpVerdict::kSymbols);
+  EXPECT_FALSE(get.has_body);
+  EXPECT_EQ(std::string(get.query, get.query_size), "0x10+0x20");
+  HttpRequest ask = Parse("GET /debug/pprof/symbol HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(ask.verdict, HttpVerdict::kSymbols);
+  EXPECT_EQ(ask.query, nullptr);
+  EXPECT_TRUE(Parse("HEAD /debug/pprof/symbol HTTP/1.1\r\n\r\n").head_only);
+  EXPECT_STREQ(HttpStatusText(HttpVerdict::kSymbols), "200 OK");
+
   EXPECT_EQ(VerdictOf("PUT /debug/pprof/symbol HTTP/1.1\r\n\r\n"), HttpVerdict::kMethodNotAllowed);
-  EXPECT_STREQ(HttpStatusText(HttpVerdict::kNoSymbols), "200 OK");
+  EXPECT_EQ(VerdictOf("POST /debug/pprof/symbol HTTP/1.1\r\n\r\n"), HttpVerdict::kLengthRequired);
+  EXPECT_EQ(VerdictOf("POST /debug/pprof/symbol HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"),
+            HttpVerdict::kLengthRequired);
+  for (const char* length : {"x", "", "1 2", "-1", "99999999999999999999"}) {
+    EXPECT_EQ(VerdictOf(std::string("POST /debug/pprof/symbol HTTP/1.1\r\nContent-Length: ") +
+                        length + "\r\n\r\n"),
+              HttpVerdict::kBadRequest)
+        << length;
+  }
+  EXPECT_EQ(VerdictOf("POST /debug/pprof/symbol HTTP/1.1\r\nContent-Length: 1\r\n"
+                      "Content-Length: 1\r\n\r\n"),
+            HttpVerdict::kBadRequest);
+  EXPECT_EQ(VerdictOf("POST /debug/pprof/symbol HTTP/1.1\r\nContent-Length: " +
+                      std::to_string(kMaxSymbolQueryBytes + 1) + "\r\n\r\n"),
+            HttpVerdict::kContentTooLarge);
+  EXPECT_STREQ(HttpStatusText(HttpVerdict::kLengthRequired), "411 Length Required");
+  EXPECT_STREQ(HttpStatusText(HttpVerdict::kContentTooLarge), "413 Content Too Large");
 }
 
 TEST(HttpRequestTest, RefusesMalformedHeads) {

@@ -362,8 +362,9 @@ namespace heaprec {
 namespace {
 
 // The cache across runs (symbol_cache.h): a second Symbolizer, in what stands for a later run,
-// answers from the cache alone, even once the binary is gone, with exactly what the first found.
-TEST(SymbolCacheTest, LaterRunsAnswerFromTheCacheWithoutTheBinary) {
+// answers from the cache, with exactly what the first found, while the same DWARF file is found;
+// once the binary is gone it names nothing, as without a cache.
+TEST(SymbolCacheTest, LaterRunsAnswerFromTheCacheOnlyWhileTheSameDwarfIsFound) {
   std::string root = test_support::MakeTempDir();
   std::string binary = root + "/target";
   std::filesystem::copy_file(SYMBOLIZE_TARGET, binary);
@@ -373,61 +374,74 @@ TEST(SymbolCacheTest, LaterRunsAnswerFromTheCacheWithoutTheBinary) {
   Profile first = MakeProfile(run, build_id);
   EXPECT_EQ(Symbolize(first, options).symbolized, 2u);
   ExpectSymbolized(first, run);
-  EXPECT_TRUE(std::filesystem::exists(root + "/cache/" + build_id));
+
+  Symbolizer later(options);
+  Profile second = MakeProfile(run, build_id);
+  EXPECT_EQ(later.Symbolize(second).symbolized, 2u);
+  ExpectSymbolized(second, run);
+  std::vector<CachedBinary> cached = later.FromCache();
+  ASSERT_EQ(cached.size(), 1u);
+  EXPECT_EQ(cached[0].locations, 2u);
+  EXPECT_EQ(cached[0].dwarf_file, binary);
+  EXPECT_EQ(cached[0].cache_file.rfind(root + "/cache/" + build_id + ".", 0), 0u);
+  EXPECT_TRUE(std::filesystem::exists(cached[0].cache_file));
 
   std::filesystem::remove(binary);
-  Profile later = MakeProfile(run, build_id);
-  EXPECT_EQ(Symbolize(later, options).symbolized, 2u);
-  ExpectSymbolized(later, run);
-  // Without the cache, the same profile finds nothing.
-  Profile uncached = MakeProfile(run, build_id);
-  EXPECT_EQ(Symbolize(uncached, OnlyIn(root)).no_file, 2u);
+  Profile gone = MakeProfile(run, build_id);
+  EXPECT_EQ(Symbolize(gone, options).no_file, 2u);
 }
 
-// Answers written by another build of heaprec (another stamp), or damaged, are not used.
-TEST(SymbolCacheTest, AnotherBuildsOrDamagedAnswersAreIgnored) {
+// Answers written by another build of heaprec (another stamp), for another DWARF file, or
+// damaged, are not used.
+TEST(SymbolCacheTest, AnotherBuildsOrSourcesOrDamagedAnswersAreIgnored) {
   std::string root = test_support::MakeTempDir();
   std::string binary = root + "/target";
   std::filesystem::copy_file(SYMBOLIZE_TARGET, binary);
   TargetRun run = RunTarget(binary);
   std::string build_id = symbolize::ReadElfBuildId(binary);
-  std::string cache = root + "/cache";
-  SymbolizeOptions options = OnlyIn(root, cache);
-  Profile first = MakeProfile(run, build_id);
-  Symbolize(first, options);
-  std::filesystem::remove(binary);
-
-  auto rewrite_first_line = [&](const std::string& replacement) {
-    std::ifstream in(cache + "/" + build_id);
-    std::string line;
-    std::getline(in, line);
-    std::ostringstream body;
-    body << in.rdbuf();
-    std::ofstream(cache + "/" + build_id, std::ios::trunc) << replacement << "\n" << body.str();
-    return line;
-  };
-  std::string stamp = rewrite_first_line("heaprec-symbols 1 0123456789abcdef");
-  Profile other_build = MakeProfile(run, build_id);
-  EXPECT_EQ(Symbolize(other_build, options).no_file, 2u);
-
-  // The right stamp, but every answer cut short: not one is taken.
-  rewrite_first_line(stamp);
-  std::string text;
+  SymbolizeOptions options = OnlyIn(root, root + "/cache");
+  std::string file;
   {
-    std::ifstream in(cache + "/" + build_id);
+    Symbolizer first(options);
+    Profile p = MakeProfile(run, build_id);
+    first.Symbolize(p);
+  }
+  {
+    Symbolizer second(options);
+    Profile p = MakeProfile(run, build_id);
+    second.Symbolize(p);
+    ASSERT_EQ(second.FromCache().size(), 1u);
+    file = second.FromCache()[0].cache_file;
+  }
+  auto read = [&] {
+    std::ifstream in(file);
     std::ostringstream all;
     all << in.rdbuf();
-    text = all.str();
-  }
+    return all.str();
+  };
+  const std::string original = read();
+  auto cached_after = [&](const std::string& text) {
+    std::ofstream(file, std::ios::trunc) << text;
+    Symbolizer symbolizer(options);
+    Profile p = MakeProfile(run, build_id);
+    EXPECT_EQ(symbolizer.Symbolize(p).symbolized, 2u);  // from the binary: the same names
+    ExpectSymbolized(p, run);
+    return symbolizer.FromCache().size();
+  };
+  EXPECT_EQ(cached_after(original), 1u);
+  const std::string stamp = original.substr(0, original.find('\n'));
+  const std::string rest = original.substr(original.find('\n') + 1);
+  EXPECT_EQ(cached_after("heaprec-symbols 2 0123456789abcdef\n" + rest), 0u);
+  const std::string source = rest.substr(0, rest.find('\n'));
+  const std::string answers = rest.substr(rest.find('\n') + 1);
+  EXPECT_EQ(cached_after(stamp + "\n" + source + "x\n" + answers), 0u);
+  // The right stamp and source, but every answer cut short: not one is taken.
   std::ostringstream damaged;
-  std::istringstream lines(text);
-  std::string line;
-  std::getline(lines, line);
-  damaged << line << "\n";
-  while (std::getline(lines, line)) damaged << line.substr(0, line.rfind('\t')) << "\n";
-  std::ofstream(cache + "/" + build_id, std::ios::trunc) << damaged.str();
-  Profile damaged_profile = MakeProfile(run, build_id);
-  EXPECT_EQ(Symbolize(damaged_profile, options).no_file, 2u);
+  std::istringstream lines(answers);
+  for (std::string line; std::getline(lines, line);) {
+    damaged << line.substr(0, line.rfind('\t')) << "\n";
+  }
+  EXPECT_EQ(cached_after(stamp + "\n" + source + "\n" + damaged.str()), 0u);
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "core/profile_file.h"
 #include "preload/dump/peak.h"
 #include "preload/dump/profile_writer.h"
+#include "preload/http/served_symbols.h"
 #include "preload/messages.h"
 #include "preload/record/heap_record.h"
 #include "preload/state.h"
@@ -116,10 +117,14 @@ int StreamProfile(ByteSink& body) {
   if (!taken) return ENOMEM;
   return WithMetadata(
       snapshot, DumpReason::kHttp, 0, NowNs(CLOCK_REALTIME), [&](const ProfileMetadata& metadata) {
+        // With the symbol tables' function names, for clients that cannot symbolize
+        // (http/served_symbols.h); addresses only when they cannot be read.
+        ServedSymbols names(*g_arena);
+        ProfileMetadata named = metadata;
+        if (names.Read(snapshot, metadata.mappings, metadata.mapping_count)) named.names = &names;
         errno = 0;
         GzipFileSink sink(body, *g_arena);
-        bool ok =
-            sink.ok() && EncodeHeapProfile(snapshot, metadata, *g_arena, sink) && sink.Finish();
+        bool ok = sink.ok() && EncodeHeapProfile(snapshot, named, *g_arena, sink) && sink.Finish();
         return ok ? 0 : (errno != 0 ? errno : EIO);
       });
 }

@@ -3,6 +3,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include <cstdint>
+
 namespace heaprec::preload {
 namespace {
 
@@ -67,16 +69,56 @@ bool ParseRequestLine(Text line, RequestLine* out) {
   return version.Is("HTTP/1.1") || version.Is("HTTP/1.0");
 }
 
+// What the headers say about a body: only /debug/pprof/symbol's POST has one.
+struct BodyHeaders {
+  bool has_length = false;
+  bool valid_length = true;  // one Content-Length, all digits, not absurd
+  std::uint64_t length = 0;
+  bool has_transfer_encoding = false;  // chunked: not read (Go's clients send a length)
+};
+
+// VALUE without the optional white space around it.
+Text Trimmed(Text value) {
+  while (value.size > 0 && (value.data[0] == ' ' || value.data[0] == '\t')) {
+    ++value.data;
+    --value.size;
+  }
+  while (value.size > 0 &&
+         (value.data[value.size - 1] == ' ' || value.data[value.size - 1] == '\t')) {
+    --value.size;
+  }
+  return value;
+}
+
+void NoteBodyHeader(Text name, Text value, BodyHeaders* body) {
+  if (name.size == 17 && strncasecmp(name.data, "Transfer-Encoding", 17) == 0) {
+    body->has_transfer_encoding = true;
+  }
+  if (name.size != 14 || strncasecmp(name.data, "Content-Length", 14) != 0) return;
+  value = Trimmed(value);
+  std::uint64_t length = 0;
+  bool valid = !body->has_length && value.size > 0 && value.size <= 15;
+  for (std::size_t i = 0; valid && i < value.size; ++i) {
+    valid = value.data[i] >= '0' && value.data[i] <= '9';
+    length = length * 10 + static_cast<std::uint64_t>(value.data[i] - '0');
+  }
+  body->has_length = true;
+  body->valid_length = body->valid_length && valid;
+  body->length = length;
+}
+
 // NAME: VALUE, NAME a token, VALUE without control characters but tab. A line starting with white
 // space (obsolete line folding) is refused, as RFC 9112 allows.
-bool IsValidHeader(Text line) {
+bool IsValidHeader(Text line, BodyHeaders* body) {
   std::size_t i = 0;
   while (i < line.size && IsTokenChar(static_cast<unsigned char>(line.data[i]))) ++i;
   if (i == 0 || i == line.size || line.data[i] != ':') return false;
+  const std::size_t colon = i;
   for (++i; i < line.size; ++i) {
     auto c = static_cast<unsigned char>(line.data[i]);
     if ((c < ' ' && c != '\t') || c == 0x7f) return false;
   }
+  NoteBodyHeader({line.data, colon}, {line.data + colon + 1, line.size - colon - 1}, body);
   return true;
 }
 
@@ -119,7 +161,34 @@ HttpRequest CheckQuery(Text query, bool head_only) {
   return Verdict(HttpVerdict::kServe, "", head_only);
 }
 
-HttpRequest Route(const RequestLine& request) {
+// /debug/pprof/symbol: GET (its query string the addresses, if any) or POST (its body).
+HttpRequest RouteSymbols(const RequestLine& request, const char* question, Text target,
+                         const BodyHeaders& body, bool head_only, bool get) {
+  if (get) {
+    HttpRequest symbols = Verdict(HttpVerdict::kSymbols, "", head_only);
+    if (question != nullptr && question + 1 < target.data + target.size) {
+      symbols.query = question + 1;
+      symbols.query_size = static_cast<std::size_t>(target.data + target.size - question - 1);
+    }
+    return symbols;
+  }
+  if (!request.method.Is("POST")) {
+    return NotAllowed("method not allowed: use GET, HEAD or POST", "GET, HEAD, POST");
+  }
+  if (body.has_transfer_encoding || !body.has_length) {
+    return Verdict(HttpVerdict::kLengthRequired, "POST the addresses with a Content-Length");
+  }
+  if (!body.valid_length) return Verdict(HttpVerdict::kBadRequest, "malformed Content-Length");
+  if (body.length > kMaxSymbolQueryBytes) {
+    return Verdict(HttpVerdict::kContentTooLarge, "at most 16 MiB of addresses per request");
+  }
+  HttpRequest symbols = Verdict(HttpVerdict::kSymbols, "");
+  symbols.has_body = true;
+  symbols.body_size = body.length;
+  return symbols;
+}
+
+HttpRequest Route(const RequestLine& request, const BodyHeaders& body) {
   Text target = request.target;
   // Absolute form (what a client talking to a proxy sends): the path starts after the authority.
   if (target.size >= 7 && strncasecmp(target.data, "http://", 7) == 0) {
@@ -133,11 +202,7 @@ HttpRequest Route(const RequestLine& request) {
                                                 : target.size};
   bool head_only = request.method.Is("HEAD");
   bool get = head_only || request.method.Is("GET");
-  if (path.Is(kSymbolPath)) {
-    if (request.method.Is("POST")) return Verdict(HttpVerdict::kNoSymbols, "");
-    if (get) return Verdict(HttpVerdict::kNoSymbols, "num_symbols: 0", head_only);
-    return NotAllowed("method not allowed: use GET, HEAD or POST", "GET, HEAD, POST");
-  }
+  if (path.Is(kSymbolPath)) return RouteSymbols(request, question, target, body, head_only, get);
   if (!path.Is(kProfilePath)) {
     return Verdict(HttpVerdict::kNotFound, "not found: heaprec serves only /debug/pprof/heap");
   }
@@ -167,19 +232,24 @@ HttpRequest ParseHttpRequest(const char* data, std::size_t size, std::size_t cap
   if (!ParseRequestLine(line, &request)) {
     return Verdict(HttpVerdict::kBadRequest, "malformed request line");
   }
+  BodyHeaders body;
   for (;;) {
     if (!NextLine(p, end, &line, &next)) return incomplete;
     p = next;
     if (line.size == 0) break;  // the end of the head
-    if (!IsValidHeader(line)) return Verdict(HttpVerdict::kBadRequest, "malformed header line");
+    if (!IsValidHeader(line, &body)) {
+      return Verdict(HttpVerdict::kBadRequest, "malformed header line");
+    }
   }
-  return Route(request);
+  HttpRequest routed = Route(request, body);
+  routed.head_size = static_cast<std::size_t>(p - data);
+  return routed;
 }
 
 const char* HttpStatusText(HttpVerdict verdict) {
   switch (verdict) {
     case HttpVerdict::kServe:
-    case HttpVerdict::kNoSymbols:
+    case HttpVerdict::kSymbols:
       return "200 OK";
     case HttpVerdict::kBadRequest:
       return "400 Bad Request";
@@ -187,6 +257,10 @@ const char* HttpStatusText(HttpVerdict verdict) {
       return "404 Not Found";
     case HttpVerdict::kMethodNotAllowed:
       return "405 Method Not Allowed";
+    case HttpVerdict::kLengthRequired:
+      return "411 Length Required";
+    case HttpVerdict::kContentTooLarge:
+      return "413 Content Too Large";
     case HttpVerdict::kHeadTooLarge:
       return "431 Request Header Fields Too Large";
     case HttpVerdict::kUnavailable:

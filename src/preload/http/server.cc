@@ -22,6 +22,7 @@
 #include "preload/dump/dump_thread.h"
 #include "preload/http/address.h"
 #include "preload/http/request.h"
+#include "preload/http/symbol_server.h"
 #include "preload/messages.h"
 #include "preload/process/environment.h"
 #include "preload/state.h"
@@ -190,8 +191,8 @@ class SocketSink final : public ByteSink {
   std::uint64_t deadline_ns_;
 };
 
-// An answer without a profile: an error, or the symbol endpoint's. Its body is `reason` and a
-// newline, or nothing when `reason` is empty.
+// An answer without a profile: an error. Its body is `reason` and a newline, or nothing when
+// `reason` is empty.
 void SendText(SocketSink& out, const HttpRequest& request) {
   bool empty = request.reason[0] == '\0';
   char length[24];
@@ -240,6 +241,86 @@ class ProfileBody final : public ByteSink {
   bool started_ = false;
 };
 
+constexpr char kSymbolsHead[] =
+    "HTTP/1.1 200 OK\r\n"
+    "Content-Type: text/plain; charset=utf-8\r\n"
+    "X-Content-Type-Options: nosniff\r\n"
+    "Cache-Control: no-store\r\n"
+    "Connection: close\r\n"
+    "\r\n";
+
+// A POST's body: what came with the head, then the rest from the socket, each wait at most
+// kStallNs and all of it within the response's deadline.
+class BodySource final : public ByteSource {
+ public:
+  BodySource(int fd, const char* received, std::size_t received_size, std::uint64_t size,
+             std::uint64_t deadline_ns)
+      : fd_(fd), received_(received), deadline_ns_(deadline_ns), left_(size) {
+    received_size_ = received_size < size ? received_size : static_cast<std::size_t>(size);
+  }
+  long Read(char* buffer, std::size_t size) override {
+    if (left_ == 0) return 0;
+    if (size > left_) size = static_cast<std::size_t>(left_);
+    if (received_size_ > 0) {
+      std::size_t n = received_size_ < size ? received_size_ : size;
+      memcpy(buffer, received_, n);
+      received_ += n;
+      received_size_ -= n;
+      left_ -= n;
+      return static_cast<long>(n);
+    }
+    for (;;) {
+      std::uint64_t stall = NowNs(CLOCK_MONOTONIC) + kStallNs;
+      if (!WaitFor(fd_, POLLIN, stall < deadline_ns_ ? stall : deadline_ns_)) return -1;
+      ssize_t n = recv(fd_, buffer, size, MSG_DONTWAIT);
+      if (n == 0) return -1;  // the client closed before the whole body
+      if (n < 0) {
+        if (errno == EAGAIN || errno == EINTR) continue;
+        return -1;
+      }
+      left_ -= static_cast<std::uint64_t>(n);
+      return static_cast<long>(n);
+    }
+  }
+
+ private:
+  int fd_;
+  const char* received_;
+  std::size_t received_size_;
+  std::uint64_t deadline_ns_;
+  std::uint64_t left_;
+};
+
+// A GET's query string, "0x..+0x..".
+class TextSource final : public ByteSource {
+ public:
+  TextSource(const char* text, std::size_t size) : text_(text), size_(size) {}
+  long Read(char* buffer, std::size_t size) override {
+    std::size_t n = size < size_ ? size : size_;
+    if (n > 0) memcpy(buffer, text_, n);
+    text_ += n;
+    size_ -= n;
+    return static_cast<long>(n);
+  }
+
+ private:
+  const char* text_;
+  std::size_t size_;
+};
+
+void ServeSymbols(int fd, SocketSink& out, const HttpRequest& request, const char* head,
+                  std::size_t received, std::uint64_t deadline_ns) {
+  if (!out.Write(kSymbolsHead) || request.head_only) return;
+  if (request.has_body) {
+    BodySource body(fd, head + request.head_size, received - request.head_size, request.body_size,
+                    deadline_ns);
+    WriteSymbolAnswers(body, out);
+  } else {
+    TextSource query(request.query, request.query != nullptr ? request.query_size : 0);
+    WriteSymbolAnswers(query, out);
+  }
+}
+
 // One connection: the head within kHeadDeadlineNs, then the answer. The body of a profile is
 // close-delimited (streamed as it is encoded: no buffer of its size).
 void Serve(int fd, char* head) {
@@ -254,8 +335,11 @@ void Serve(int fd, char* head) {
     if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) return;
     if (n > 0) size += static_cast<std::size_t>(n);
   }
-  SocketSink out(fd, NowNs(CLOCK_MONOTONIC) + kResponseDeadlineNs);
-  if (request.verdict != HttpVerdict::kServe) {
+  const std::uint64_t response_deadline = NowNs(CLOCK_MONOTONIC) + kResponseDeadlineNs;
+  SocketSink out(fd, response_deadline);
+  if (request.verdict == HttpVerdict::kSymbols) {
+    ServeSymbols(fd, out, request, head, size, response_deadline);
+  } else if (request.verdict != HttpVerdict::kServe) {
     SendText(out, request);
   } else if (request.head_only) {
     out.Write(kProfileHead);

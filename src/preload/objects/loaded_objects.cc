@@ -7,6 +7,7 @@
 
 #include <cstring>
 
+#include "preload/objects/build_id_note.h"
 #include "preload/unwind/own_memory.h"
 
 namespace heaprec::preload {
@@ -19,32 +20,6 @@ bool CopyPath(const char* from, char* to) {
   if (length >= PATH_MAX) return false;
   std::memcpy(to, from, length + 1);
   return true;
-}
-
-// The NT_GNU_BUILD_ID note of a PT_NOTE segment, as hex.
-bool BuildIdHex(const char* notes, std::size_t size, char* hex_out) {
-  const char* p = notes;
-  const char* end = notes + size;
-  while (p + sizeof(ElfW(Nhdr)) <= end) {
-    auto* note = reinterpret_cast<const ElfW(Nhdr)*>(p);
-    const char* name = p + sizeof(ElfW(Nhdr));
-    const char* desc = name + ((note->n_namesz + 3) & ~3u);
-    const char* next = desc + ((note->n_descsz + 3) & ~3u);
-    if (next > end || next <= p) break;
-    if (note->n_type == NT_GNU_BUILD_ID && note->n_namesz == 4 &&
-        std::memcmp(name, "GNU", 4) == 0 && note->n_descsz <= 20) {
-      static const char kDigits[] = "0123456789abcdef";
-      for (std::uint32_t b = 0; b < note->n_descsz; ++b) {
-        auto byte = static_cast<unsigned char>(desc[b]);
-        hex_out[2 * b] = kDigits[byte >> 4];
-        hex_out[2 * b + 1] = kDigits[byte & 15];
-      }
-      hex_out[2 * note->n_descsz] = '\0';
-      return true;
-    }
-    p = next;
-  }
-  return false;
 }
 
 // Fills in what the program headers say. The loader maps an object's first segment from file
