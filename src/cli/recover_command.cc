@@ -84,13 +84,18 @@ void RegisterRecoverCommand(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "recover",
       "Write the profiles of a process killed without warning (SIGKILL, the OOM killer) from its\n"
-      "heap record (NAME.PID.record beside its profiles): the heap it died with, at the name its\n"
-      "final profile would have had (reason=killed), and its peak (NAME.PID.peak.pb.gz) when the\n"
-      "record's is larger than the one on disk. The record is removed once recovered (--keep\n"
-      "keeps it). heaprec run does this by itself for the processes it runs.\n\n"
+      "heap record.");
+  cmd->footer(
+      "A profiled process keeps NAME.PID.record beside its profiles. Recovering it writes the\n"
+      "heap the process died with, at the name its final profile would have had\n"
+      "(reason=killed), and its peak (NAME.PID.peak.pb.gz) when the record's is larger than the\n"
+      "one on disk. The record is removed once recovered (--keep keeps it); a record whose\n"
+      "process still runs is left alone. heaprec run does this by itself for its processes.\n"
+      "\n"
       "Examples:\n"
       "  heaprec recover /var/tmp/heap/heaprec.4242.record\n"
-      "  heaprec recover /var/tmp/heap          every record there whose process is gone");
+      "  heaprec recover /var/tmp/heap          every record there whose process is gone\n"
+      "  heaprec recover --keep -o killed.pb.gz heaprec.4242.record");
   cmd->add_option("records", args->paths, "Heap records, or directories holding them")->required();
   cmd->add_option("-o,--output", args->output, "Where the heap at death goes (one record only)");
   cmd->add_flag("--keep", args->keep, "Keep the record after writing its profiles");
