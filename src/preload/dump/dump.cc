@@ -139,6 +139,9 @@ void UnlockDumps() {
   g_dump_mutex.Unlock();
 }
 
+void LockDumpOnly() { g_dump_mutex.Lock(); }
+void UnlockDumpOnly() { g_dump_mutex.Unlock(); }
+
 void ResetDumpsAfterForkInChild() {
   g_dump_mutex.ResetAfterFork();
   g_dump_sequence = 0;

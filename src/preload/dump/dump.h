@@ -35,6 +35,11 @@ int StreamProfile(ByteSink& body);
 // own dump state and peak instead.
 void LockDumps();
 void UnlockDumps();
+// The dump's lock alone, without the peak copy's that allocating threads take to capture: for work
+// that must not overlap fork, exec or the final dump, and must not make captures skip (the heap
+// record's creation, record/heap_record.h).
+void LockDumpOnly();
+void UnlockDumpOnly();
 void ResetDumpsAfterForkInChild();
 
 }  // namespace heaprec::preload

@@ -56,15 +56,16 @@ void SignalDump() {
   ReportMessage(parts, 1);
 }
 
-// The heap record is made here rather than at start-up: see heap_record.h. Under the dump locks,
-// which fork() and exec take first, and which the final dump holds when it ends the record.
+// The heap record is made here rather than at start-up: see heap_record.h. Under the dump's lock,
+// which fork() and exec take first, and which the final dump holds when it ends the record; not
+// under the peak copy's, which would make the captures of the millisecond this takes skip.
 // False while there is no recorder yet (a dormant process before its attach): try again later.
 bool StartHeapRecordOnce() {
   HeapRecorder* recorder = g_recorder.load(std::memory_order_acquire);
   if (recorder == nullptr) return false;
-  LockDumps();
+  LockDumpOnly();
   if (!FinalDumpDone()) StartHeapRecord(*recorder);
-  UnlockDumps();
+  UnlockDumpOnly();
   return true;
 }
 

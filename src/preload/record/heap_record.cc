@@ -120,11 +120,11 @@ class HeapRecordWriter final : public LiveSetObserver {
 };
 
 alignas(HeapRecordWriter) unsigned char g_writer_storage[sizeof(HeapRecordWriter)];
-// Set by the dump thread under the dump locks, once the file is made; read by the peak capture.
+// Set by the dump thread under the dump's lock, once the file is made; read by the peak capture.
 // Never freed but in a fork child, alone.
 std::atomic<HeapRecordWriter*> g_writer{nullptr};
 HeapRecorder* g_observed = nullptr;  // the recorder g_writer observes
-bool g_tried = false;                // under the dump locks: one attempt per process
+bool g_tried = false;                // under the dump's lock: one attempt per process
 
 bool HeapRecordWriter::Create(const char* path, std::uint64_t sample_interval) {
   std::size_t length = strlen(path);
@@ -432,7 +432,7 @@ void StartHeapRecord(HeapRecorder& recorder) {
 }
 
 void EndHeapRecord() {
-  g_tried = true;  // under the dump locks, as StartHeapRecord: none is started after this
+  g_tried = true;  // under the dump's lock, as StartHeapRecord: none is started after this
   if (HeapRecordWriter* writer = g_writer.load(std::memory_order_acquire)) writer->End();
 }
 

@@ -22,7 +22,7 @@
 namespace heaprec::preload {
 
 // Creates this process's record and attaches it to `recorder`, once per process (and once per fork
-// child): from the dump thread, under the dump locks, when it first wakes, which is when the live
+// child): from the dump thread, under the dump's lock, when it first wakes, which is when the live
 // heap first passes 64 KiB (the first peak capture). A process that never holds that much, like
 // the subshells a shell forks by the hundred, never pays for a file. Does nothing when profiles go
 // nowhere, the file cannot be made, or the final profile was written.
