@@ -315,7 +315,7 @@ TEST(SymbolizerTest, CodeWithoutDebugInfoHasNoLineEvenUnderDiscardedCode) {
   // Churn, with the steps inlined into it.
   const Location& churn = p.locations[0];
   ASSERT_FALSE(churn.lines.empty());
-  EXPECT_EQ(FunctionOf(p, churn.lines.back()).name, "Churn(long volatile*)");
+  EXPECT_EQ(FunctionOf(p, churn.lines.back()).name, "Churn(unsigned long volatile*)");
   for (const Line& line : churn.lines) {
     EXPECT_TRUE(EndsWith(FunctionOf(p, line).filename, "/testdata/discarded_copy.h"));
     EXPECT_GT(line.line, 0);

@@ -6,12 +6,12 @@
 
 // One step of Churn's body for each N down to 1, all inlined: straight-line code, no loop.
 template <int N>
-__attribute__((always_inline)) inline void Steps(volatile long* sink) {
+__attribute__((always_inline)) inline void Steps(volatile unsigned long* sink) {
   if constexpr (N > 0) {
-    sink[N % 64] = sink[(N * 7) % 64] * N + sink[(N * 13) % 64];
+    sink[N % 64] = sink[(N * 7) % 64] * static_cast<unsigned long>(N) + sink[(N * 13) % 64];
     Steps<N - 1>(sink);
   }
 }
 
 // About 15 KiB of code at -O2.
-inline __attribute__((noinline)) void Churn(volatile long* sink) { Steps<512>(sink); }
+inline __attribute__((noinline)) void Churn(volatile unsigned long* sink) { Steps<512>(sink); }

@@ -11,10 +11,10 @@
 #include "executable_mappings.h"
 
 extern "C" void _start();
-void ChurnFirst(volatile long* sink);
+void ChurnFirst(volatile unsigned long* sink);
 
 int main() {
-  volatile long sink[64] = {1};
+  volatile unsigned long sink[64] = {1};
   ChurnFirst(sink);
   std::printf("build %" PRIxPTR " 0 0\n", reinterpret_cast<uintptr_t>(&Churn) + 16);
   std::printf("inlined %" PRIxPTR " 0 0\n", reinterpret_cast<uintptr_t>(&_start) + 4);
