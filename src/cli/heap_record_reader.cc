@@ -145,12 +145,6 @@ std::string SignalName(int signal_number) {
   return abbrev != nullptr ? std::string("SIG") + abbrev : "";
 }
 
-std::int64_t InuseBytes(const std::vector<RecordedObject>& objects) {
-  double total = 0;
-  for (const RecordedObject& o : objects) total += o.weight * static_cast<double>(o.size);
-  return static_cast<std::int64_t>(total);
-}
-
 // The inuse_space of the profile at `path`, or -1 when there is none to read.
 std::int64_t InuseBytesOfFile(const std::string& path) {
   std::error_code ec;
@@ -265,6 +259,12 @@ std::string WithInfix(const std::string& path, const char* infix) {
 }
 
 }  // namespace
+
+std::int64_t InuseBytes(const std::vector<RecordedObject>& objects) {
+  double total = 0;
+  for (const RecordedObject& o : objects) total += o.weight * static_cast<double>(o.size);
+  return static_cast<std::int64_t>(total);
+}
 
 HeapRecord ReadHeapRecord(const std::string& path) {
   RecordBytes bytes(path, base::ReadFile(path));

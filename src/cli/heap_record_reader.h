@@ -41,6 +41,9 @@ struct HeapRecord {
   std::vector<RecordedMapping> mappings;
 };
 
+// The estimated bytes the objects stand for (the sum of weight x size).
+std::int64_t InuseBytes(const std::vector<RecordedObject>& objects);
+
 // Throws std::runtime_error naming the file for anything that is not a readable heap record.
 HeapRecord ReadHeapRecord(const std::string& path);
 

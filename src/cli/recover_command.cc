@@ -39,12 +39,8 @@ bool RecoverOne(const std::string& path, const RecoverArgs& args) {
     return false;
   }
   RecoveredFiles files = WriteRecoveredProfiles(record, args.output, 0);
-  std::int64_t at_death = 0;
-  for (const RecordedObject& o : record.live) {
-    at_death += static_cast<std::int64_t>(o.weight * static_cast<double>(o.size));
-  }
   std::cout << "heaprec recover: process " << record.pid << " (" << record.program
-            << "): heap at death " << Mebibytes(at_death) << " in " << files.death;
+            << "): heap at death " << Mebibytes(InuseBytes(record.live)) << " in " << files.death;
   if (!files.peak.empty()) std::cout << "; peak in " << files.peak;
   if (record.incomplete) std::cout << " (the record is incomplete: its file could not grow)";
   std::cout << "\n";

@@ -13,7 +13,7 @@
 //                     live-table shard; each published by one word, TableWord(offset, capacity)
 //   node chunks       StackTable's trie, kNodeChunkNodes nodes per chunk, by node id
 //   mapping log       the loaded objects (path, build id, executable range) frames fell in
-//   peak copies       two areas of Slot; `peak` names the newest complete copy
+//   peak copies       two areas of Slot; `peak_index` names the newest complete copy
 //
 // Crash consistency: the writer is killed between two stores, never inside one. A slot is filled
 // before its key is stored, and emptied by storing a tombstone over its key; a table, a chunk,
