@@ -1,199 +1,491 @@
-// `heaprec attach PID` and `heaprec detach PID`: switch sampling on and off in a process started
-// dormant (heaprec run --dormant, HEAPREC_DORMANT=1; docs/design/dormant.md).
+// `heaprec attach PID`, `heaprec detach PID` and `heaprec dump PID` (docs/design/attach.md).
 //
-// The command finds the process's dump signal in /proc/PID/environ, checks in /proc/PID/maps that
-// libheaprec.so is loaded, and sends the signal with sigqueue(2) and the command's value
-// (schema/control.h), which the library tells from a plain dump. The library's dump thread
-// carries the command out and renames itself after the new state; the command waits for that name
-// in /proc/PID/task/*/comm, so that "attached" means the process samples now.
-#include <dirent.h>
+// A process heaprec is not in gets the library by ptrace (injection.h); one started dormant
+// (heaprec run --dormant, docs/design/dormant.md) keeps its cooperative path: the command is its
+// dump signal sent with sigqueue(2) and a value (schema/control.h), confirmed by the name the dump
+// thread takes. Either is told from the library's control block (schema/attach.h), read from the
+// process's memory: never from its environment or argv, which programs overwrite.
+//
+// Exit status: 0 done; 1 refused (one line says why; the process is left as it was) or not
+// confirmed; 2 a bad command line; 130 interrupted (the process is left as it was, at most with the
+// library loaded and idle).
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <fstream>
 #include <iostream>
 #include <memory>
-#include <sstream>
 #include <string>
 
-#include "base/file_io.h"
 #include "cli/commands.h"
+#include "cli/injection.h"
+#include "cli/install_layout.h"
+#include "cli/remote_process.h"
 #include "preload/control/settings.h"
+#include "schema/attach.h"
 #include "schema/control.h"
 
 namespace heaprec::cli {
 namespace {
 
 constexpr int kConfirmWaitMs = 5000;  // the dump thread answers at once; a loaded machine is slower
+constexpr int kExitInterrupted = 130;
+
+enum class Verb { kAttach, kDetach, kDump };
+
+const char* VerbName(Verb verb) {
+  return verb == Verb::kAttach ? "attach" : verb == Verb::kDetach ? "detach" : "dump";
+}
 
 struct ControlArgs {
   std::string pid;
+  std::string output;  // attach: the template; dump: the file
+  std::string sample_interval, http, dump_signal, dump_interval;
 };
 
-// Why a command cannot be sent (a one-line message and the exit status), or nothing.
-struct Refusal {
-  std::string message;
+// A refusal: one line, and the status.
+struct Outcome {
   int status = kExitOk;
+  std::string message;
 };
 
-// The value of `name` in a NUL-separated environment block, or "" when absent.
-std::string EnvironmentValue(const std::string& block, const std::string& name) {
-  std::istringstream entries(block);
-  std::string entry;
-  while (std::getline(entries, entry, '\0')) {
-    if (entry.size() > name.size() && entry.compare(0, name.size(), name) == 0 &&
-        entry[name.size()] == '=') {
-      return entry.substr(name.size() + 1);
+Outcome Refuse(const std::string& message) { return {kExitFailure, message}; }
+
+void Pause(int ms) {
+  timespec t = {0, ms * 1000000L};
+  nanosleep(&t, nullptr);
+}
+
+// SIGINT, SIGTERM, SIGHUP and SIGQUIT wait while the process is held: a Ctrl-C between two calls
+// made in it must not leave it half-changed. The command looks at them between the steps.
+class DeferredInterrupts {
+ public:
+  DeferredInterrupts() {
+    sigemptyset(&set_);
+    for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&set_, s);
+    sigprocmask(SIG_BLOCK, &set_, &previous_);
+  }
+  ~DeferredInterrupts() {
+    // What arrived is consumed here: the command reports it and exits 130 itself.
+    timespec zero = {0, 0};
+    while (sigtimedwait(&set_, nullptr, &zero) > 0) {
     }
+    sigprocmask(SIG_SETMASK, &previous_, nullptr);
+  }
+  bool Arrived() const {
+    sigset_t pending;
+    sigpending(&pending);
+    for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) {
+      if (sigismember(&pending, s)) return true;
+    }
+    return false;
+  }
+
+ private:
+  sigset_t set_, previous_;
+};
+
+std::string PermissionHint() {
+  return "permission denied: ptrace needs root, CAP_SYS_PTRACE, or the same user with "
+         "/proc/sys/kernel/yama/ptrace_scope at 0 (in a container: --cap-add SYS_PTRACE and "
+         "--pid=host, or a Kubernetes ephemeral debug container)";
+}
+
+// Reads the library's control block, when heaprec is in the process.
+bool ReadControlBlock(const RemoteProcess& process, schema::ControlBlock* block) {
+  std::uint64_t base = HeaprecLibraryBase(process.Mappings());
+  if (base == 0) return false;
+  std::uint64_t address = process.Symbol(base, schema::kControlBlockSymbol);
+  return address != 0 && process.Read(address, block, sizeof(*block)) &&
+         std::memcmp(block->magic, schema::kControlMagic, sizeof(block->magic)) == 0;
+}
+
+// What makes a process one heaprec must not touch, or "".
+std::string Preflight(const RemoteProcess& process) {
+  std::string id = std::to_string(process.pid());
+  char state = process.ProcessState();
+  if (state == '\0') return "no process " + id;
+  if (state == 'Z' || state == 'X') return "process " + id + " is not running (a zombie)";
+  if (process.Mappings().empty()) return "cannot read process " + id + ": " + PermissionHint();
+  for (const ThreadState& t : process.Threads()) {
+    if (t.seccomp == 1) {
+      return "process " + id + " has a thread (" + std::to_string(t.tid) +
+             ") in strict seccomp mode, where any call heaprec made would kill it";
+    }
+  }
+  ExecutableFacts exe = ReadExecutableFacts(process.ProcPath("exe"));
+  if (!exe.readable) return "cannot read the executable of process " + id;
+  if (!exe.dynamic) {
+    return "process " + id + " runs a static executable: there is no loader to bring heaprec in";
+  }
+  if (exe.defines_malloc) {
+    return "process " + id +
+           " has its allocator linked into its executable: its allocations never reach a library";
+  }
+  if (process.ObjectBase(process.Mappings(), "/libc.so.6") == 0) {
+    return "process " + id + " does not use glibc (no libc.so.6 is loaded)";
   }
   return "";
 }
 
-std::string Describe(int error) {
-  return error == EACCES || error == EPERM ? "permission denied (it belongs to another user?)"
-                                           : std::strerror(error);
-}
-
-Refusal CannotRead(const std::string& id, int error) {
-  return {"cannot read process " + id + ": " + Describe(error), kExitUsage};
-}
-
-// Checks that `pid` is a process heaprec can command, and finds its dump signal.
-Refusal Check(pid_t pid, int* signal_number) {
-  std::string id = std::to_string(pid);
-  if (kill(pid, 0) != 0 && errno == ESRCH) return {"no process " + id, kExitUsage};
-  std::string environ;
-  try {
-    std::string maps = base::ReadFile("/proc/" + id + "/maps");
-    // The kernel gives an empty file to those it may not show.
-    if (maps.empty()) return CannotRead(id, EACCES);
-    if (maps.find("libheaprec") == std::string::npos) {
-      return {"process " + id + " is not profiled by heaprec (libheaprec.so is not loaded)",
-              kExitUsage};
-    }
-    environ = base::ReadFile("/proc/" + id + "/environ");
-  } catch (const base::FileError& e) {
-    return CannotRead(id, e.error_number());
-  }
-  std::string signal_text = EnvironmentValue(environ, "HEAPREC_DUMP_SIGNAL");
-  if (signal_text.empty() || !preload::ParseSignal(signal_text.c_str(), signal_number)) {
-    return {"process " + id +
-                " has no dump signal, which carries attach and detach (start it with heaprec run "
-                "--dormant --dump-signal SIGUSR2)",
-            kExitUsage};
-  }
-  std::string dormant = EnvironmentValue(environ, schema::kDormantVariable);
-  if (!preload::IsTrue(dormant.c_str())) {
-    return {"process " + id +
-                " was not started dormant (heaprec run --dormant): it samples from the start",
-            kExitUsage};
-  }
-  return {};
-}
-
-// The name of the process's thread that heaprec named (schema/control.h), or "".
-std::string HeaprecThreadName(pid_t pid) {
-  std::string task = "/proc/" + std::to_string(pid) + "/task";
-  std::unique_ptr<DIR, int (*)(DIR*)> directory(opendir(task.c_str()), closedir);
-  if (!directory) return "";
-  while (dirent* entry = readdir(directory.get())) {
-    if (entry->d_name[0] == '.') continue;
-    std::ifstream comm(task + "/" + entry->d_name + "/comm");
-    std::string name;
-    if (std::getline(comm, name) && name.rfind("heaprec:", 0) == 0) return name;
+std::string FindLibrary() {
+  if (const char* explicit_path = getenv("HEAPREC_LIBRARY")) return explicit_path;
+  char self[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (n <= 0) return "";
+  self[n] = '\0';
+  for (const std::string& candidate : PreloadLibraryCandidates(self)) {
+    if (PreloadLibraryProblem(candidate, self).empty()) return candidate;
   }
   return "";
 }
 
-// Whether the process's state is what the command asked for: sampling after attach; after detach,
-// not sampling (detached, or dormant still: never attached).
-bool Confirmed(pid_t pid, bool attach) {
-  std::string name = HeaprecThreadName(pid);
-  if (attach) return name == schema::kThreadSampling;
-  return name == schema::kThreadDetached || name == schema::kThreadDormant;
+std::string Absolute(const std::string& path) {
+  if (!path.empty() && path[0] == '/') return path;
+  char cwd[PATH_MAX];
+  if (getcwd(cwd, sizeof(cwd)) == nullptr) return path;
+  return std::string(cwd) + "/" + path;
 }
 
-bool WaitForConfirmation(pid_t pid, bool attach) {
-  for (int waited = 0; waited < kConfirmWaitMs; waited += 10) {
-    if (Confirmed(pid, attach)) return true;
-    timespec pause = {0, 10 * 1000 * 1000};
-    nanosleep(&pause, nullptr);
+std::string DirectoryOf(const std::string& path) {
+  std::size_t slash = path.rfind('/');
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// Whether the process's user can create files in `directory` (its real ids; root can).
+bool TargetCanWrite(uid_t uid, gid_t gid, const struct stat& directory) {
+  if (uid == 0) return true;
+  mode_t mode = directory.st_mode;
+  if (directory.st_uid == uid) return (mode & 0300) == 0300;
+  if (directory.st_gid == gid) return (mode & 0030) == 0030;
+  return (mode & 0003) == 0003;
+}
+
+gid_t TargetGid(const RemoteProcess& process) {
+  std::ifstream status(process.ProcPath("status"));
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("Gid:", 0) == 0) return static_cast<gid_t>(std::atol(line.c_str() + 4));
   }
-  return Confirmed(pid, attach);
+  return static_cast<gid_t>(-1);
 }
 
-int Control(const ControlArgs& args, bool attach) {
-  const char* command = attach ? "attach" : "detach";
-  auto fail = [command](const std::string& message, int status) {
-    std::cerr << "heaprec " << command << ": " << message << "\n";
-    return status;
+// Opens the directory profiles go to, as a descriptor to hand over. When the process's user may not
+// write there, a subdirectory it owns is made for it (heaprec-attach.PID), said in *note.
+int OpenOutputDirectory(const RemoteProcess& process, const std::string& directory,
+                        std::string* note, std::string* error) {
+  struct stat info;
+  if (stat(directory.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
+    *error = "output directory '" + directory + "' does not exist";
+    return -1;
+  }
+  std::string chosen = directory;
+  uid_t uid = process.Uid();
+  gid_t gid = TargetGid(process);
+  if (!TargetCanWrite(uid, gid, info)) {
+    chosen = directory + "/heaprec-attach." + std::to_string(process.pid());
+    if ((mkdir(chosen.c_str(), 0750) != 0 && errno != EEXIST) ||
+        chown(chosen.c_str(), uid, static_cast<gid_t>(-1)) != 0) {
+      *error = "process " + std::to_string(process.pid()) + " runs as uid " + std::to_string(uid) +
+               ", which cannot write '" + directory + "', and '" + chosen +
+               "' cannot be made for it: " + std::strerror(errno);
+      return -1;
+    }
+    *note =
+        "; uid " + std::to_string(uid) + " cannot write " + directory + ", so they go to " + chosen;
+  }
+  int fd = open(chosen.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) *error = "cannot open '" + chosen + "': " + std::strerror(errno);
+  return fd;
+}
+
+// The settings block for the library, checked with its own parsers (usage errors here).
+bool BuildSettings(const ControlArgs& args, const std::string& output, char* block,
+                   std::size_t capacity, std::string* error) {
+  std::string text;
+  auto add = [&](const char* flag, const std::string& value) {
+    if (value.empty()) return true;
+    const preload::SettingRow* row = preload::FindSettingByFlag(flag);
+    preload::Settings scratch;
+    const char* detail = nullptr;
+    if (row == nullptr || !row->parse(value.c_str(), &scratch, &detail)) {
+      *error = std::string(flag) + " '" + value + "' is invalid: " +
+               (detail != nullptr ? detail : std::string("expected ") + (row ? row->expected : ""));
+      return false;
+    }
+    text += std::string(row->variable) + "=" + value;
+    text.push_back('\0');
+    return true;
   };
+  if (!add("--sample-interval", args.sample_interval) || !add("--http", args.http) ||
+      !add("--dump-signal", args.dump_signal) || !add("--dump-interval", args.dump_interval) ||
+      !add("--output", output)) {
+    return false;
+  }
+  text.push_back('\0');
+  if (text.size() > capacity) {
+    *error = "the settings are too long";
+    return false;
+  }
+  std::memcpy(block, text.data(), text.size());
+  return true;
+}
+
+// Waits until the library carried out the command after `done` others.
+bool WaitForLibrary(const RemoteProcess& process, std::uint64_t done, schema::ControlBlock* block) {
+  for (int waited = 0; waited < kConfirmWaitMs; waited += 5) {
+    if (ReadControlBlock(process, block) && block->commands_done > done) return true;
+    Pause(5);
+  }
+  return false;
+}
+
+// The dormant process's path: its dump signal, confirmed by its dump thread's name.
+std::string HeaprecThreadName(const RemoteProcess& process) {
+  for (const ThreadState& t : process.Threads()) {
+    if (t.name.rfind("heaprec:", 0) == 0) return t.name;
+  }
+  return "";
+}
+
+Outcome ControlDormant(const RemoteProcess& process, const schema::ControlBlock& block,
+                       bool attach) {
+  std::string id = std::to_string(process.pid());
+  sigval value = {};
+  value.sival_int = attach ? schema::kAttachSignalValue : schema::kDetachSignalValue;
+  if (sigqueue(process.pid(), block.dump_signal, value) != 0) {
+    return Refuse("cannot signal process " + id + ": " + std::strerror(errno));
+  }
+  for (int waited = 0; waited <= kConfirmWaitMs; waited += 10) {
+    std::string name = HeaprecThreadName(process);
+    bool confirmed = attach ? name == schema::kThreadSampling
+                            : name == schema::kThreadDetached || name == schema::kThreadDormant;
+    if (confirmed) {
+      return {kExitOk, attach ? "process " + id +
+                                    " (started dormant) samples now; its profiles hold allocations "
+                                    "from here on"
+                              : "process " + id +
+                                    " stopped sampling; what it sampled stays in its "
+                                    "profiles"};
+    }
+    Pause(10);
+  }
+  return Refuse("sent SIG" + std::string(sigabbrev_np(block.dump_signal)) + " to process " + id +
+                ", which did not confirm within 5 s (does the program block the signal?)");
+}
+
+Outcome Run(const ControlArgs& args, Verb verb, const DeferredInterrupts& interrupts) {
   char* end = nullptr;
   errno = 0;
   long pid = std::strtol(args.pid.c_str(), &end, 10);
   if (args.pid.empty() || *end != '\0' || errno != 0 || pid <= 0 || pid > (1L << 22)) {
-    return fail("PID '" + args.pid + "' is invalid: expected a process id", kExitUsage);
+    return {kExitUsage, "PID '" + args.pid + "' is invalid: expected a process id"};
   }
-  int signal_number = 0;
-  Refusal refusal = Check(static_cast<pid_t>(pid), &signal_number);
-  if (refusal.status != kExitOk) return fail(refusal.message, refusal.status);
-  sigval value = {};
-  value.sival_int = attach ? schema::kAttachSignalValue : schema::kDetachSignalValue;
-  if (sigqueue(static_cast<pid_t>(pid), signal_number, value) != 0) {
-    return fail("cannot signal process " + args.pid + ": " + Describe(errno), kExitUsage);
+  RemoteProcess process(static_cast<pid_t>(pid));
+  std::string id = args.pid;
+  if (process.ProcessState() == '\0') return Refuse("no process " + id);
+  if (static_cast<pid_t>(pid) == getpid()) return Refuse("process " + id + " is heaprec itself");
+
+  schema::ControlBlock block = {};
+  bool present = ReadControlBlock(process, &block);
+  if (present && block.mode == schema::kModeDormant && verb != Verb::kDump) {
+    return ControlDormant(process, block, verb == Verb::kAttach);
   }
-  if (!WaitForConfirmation(static_cast<pid_t>(pid), attach)) {
-    std::string state = HeaprecThreadName(static_cast<pid_t>(pid));
-    return fail("sent SIG" + std::string(sigabbrev_np(signal_number)) + " to process " + args.pid +
-                    ", which did not confirm within " + std::to_string(kConfirmWaitMs / 1000) +
-                    " s (" +
-                    (state.empty() ? std::string("no heaprec thread found")
-                                   : "its heaprec thread is " + state) +
-                    "; does the program block or ignore the signal?)",
-                kExitFailure);
+  if (verb == Verb::kAttach && present && block.mode == schema::kModeStarted) {
+    return Refuse("process " + id + " is profiled by heaprec from its start already");
   }
-  std::cout << "heaprec " << command << ": process " << args.pid
-            << (attach ? " samples now; its profiles hold allocations from here on\n"
-                       : " stopped sampling; what it sampled stays in its profiles\n");
-  return kExitOk;
+  if (verb == Verb::kAttach && present && block.sampling != 0) {
+    return Refuse("process " + id + " has heaprec attached already (heaprec detach " + id +
+                  " first)");
+  }
+  if (verb != Verb::kAttach && !present) {
+    return Refuse("process " + id + " is not profiled by heaprec (heaprec attach " + id +
+                  " first)");
+  }
+  if (verb == Verb::kDetach && block.sampling == 0) {
+    return Refuse("process " + id + " is not attached (heaprec attach " + id + " first)");
+  }
+  if (verb == Verb::kAttach && !present) {
+    std::string refusal = Preflight(process);
+    if (!refusal.empty()) return Refuse(refusal);
+  }
+
+  // What to hand over: attach, the template's directory; dump, the file's.
+  schema::AttachRequest request = {};
+  request.handover_fd = -1;
+  std::string note, error;
+  int directory = -1;
+  std::string destination;
+  if (verb == Verb::kAttach) {
+    request.command = schema::kCommandStart;
+    std::string output =
+        Absolute(args.output.empty() ? preload::kDefaultOutputTemplate : args.output);
+    if (!BuildSettings(args, output, request.settings, sizeof(request.settings), &error)) {
+      return {kExitUsage, error};
+    }
+    directory = OpenOutputDirectory(process, DirectoryOf(output), &note, &error);
+    destination = DirectoryOf(output);
+  } else if (verb == Verb::kDump) {
+    request.command = schema::kCommandDump;
+    std::string file = Absolute(args.output.empty() ? "heaprec." + id + "." +
+                                                          std::to_string(time(nullptr)) + ".pb.gz"
+                                                    : args.output);
+    std::string name = file.substr(file.rfind('/') + 1);
+    if (name.empty() || name.size() >= sizeof(request.file_name)) {
+      return {kExitUsage, "-o '" + args.output + "' is invalid: expected a file name"};
+    }
+    std::memcpy(request.file_name, name.c_str(), name.size() + 1);
+    directory = OpenOutputDirectory(process, DirectoryOf(file), &note, &error);
+    destination = note.empty() ? file : DirectoryOf(file) + "/heaprec-attach." + id + "/" + name;
+  } else {
+    request.command = schema::kCommandDetach;
+  }
+  if (verb != Verb::kDetach && directory < 0) return Refuse(error);
+  std::unique_ptr<int, void (*)(int*)> directory_guard(&directory, [](int* fd) {
+    if (*fd >= 0) close(*fd);
+  });
+
+  std::string library;
+  if (verb == Verb::kAttach && !present) {
+    library = FindLibrary();
+    if (library.empty())
+      return Refuse("cannot find libheaprec.so; set HEAPREC_LIBRARY to its path");
+  }
+  int result = -1;
+  std::uint64_t done = present ? block.commands_done : 0;
+  Injection injection(process.pid());
+  bool interrupted = false;
+  {
+    if (!injection.Begin(&error)) {
+      return Refuse("cannot attach to process " + id + ": " +
+                    (error.find("not permitted") != std::string::npos ? PermissionHint() : error));
+    }
+    interrupted = interrupts.Arrived();
+    if (!interrupted && !library.empty() && !injection.Load(library, &error)) {
+      return Refuse("cannot load heaprec into process " + id + ": " + error);
+    }
+    interrupted = interrupted || interrupts.Arrived();
+    if (!interrupted && directory >= 0) {
+      request.handover_fd = injection.HandOver(directory, &error);
+      if (request.handover_fd < 0) return Refuse(error);
+    }
+    interrupted = interrupted || interrupts.Arrived();
+    if (!interrupted) result = injection.Command(request, &error);
+    injection.End();
+  }
+  if (interrupted) {
+    return {kExitInterrupted,
+            "interrupted: process " + id + " was left as it was" +
+                (library.empty() ? "" : " (heaprec's library may stay loaded, idle)")};
+  }
+  if (result < 0) return Refuse(error);
+  switch (result) {
+    case schema::kResultQueued:
+      break;
+    case schema::kResultAlreadyAttached:
+      return Refuse("process " + id + " has heaprec attached already");
+    case schema::kResultNotAttached:
+      return Refuse("process " + id + " is not attached");
+    case schema::kResultNotInjected:
+      return Refuse("process " + id + " was started under heaprec: use its dump signal");
+    case schema::kResultBusy:
+      return Refuse("process " + id + " is still carrying out a command; try again");
+    default:
+      return Refuse("heaprec in process " + id + " refused the request (settings or directory)");
+  }
+  if (!WaitForLibrary(process, done, &block)) {
+    return Refuse("process " + id + " did not confirm within 5 s");
+  }
+  double held_ms = static_cast<double>(injection.stopped_ns()) / 1e6;
+  char held[32];
+  std::snprintf(held, sizeof(held), "%.1f", held_ms);
+  switch (verb) {
+    case Verb::kAttach:
+      if (block.sampling == 0) return Refuse("heaprec could not start sampling in process " + id);
+      return {kExitOk, "process " + id + " samples now (thread " +
+                           std::to_string(injection.held_thread()) + " held " + held +
+                           " ms); profiles go to " + destination + note + "; heaprec detach " + id +
+                           " ends it"};
+    case Verb::kDetach:
+      return {kExitOk, "process " + id + " stopped sampling and wrote a profile" +
+                           (block.last_result != 0
+                                ? std::string(" (failed: ") + std::strerror(block.last_result) + ")"
+                                : std::string())};
+    case Verb::kDump:
+      if (block.last_result == ENOSYS) {
+        return Refuse("process " + id + " has not sampled anything yet (never attached)");
+      }
+      if (block.last_result != 0) {
+        return Refuse("process " + id + " could not write " + destination + ": " +
+                      std::strerror(block.last_result));
+      }
+      return {kExitOk, "wrote " + destination};
+  }
+  return {};
 }
 
-void Register(CLI::App& app, int* exit_code, bool attach) {
+void Register(CLI::App& app, int* exit_code, Verb verb) {
   auto args = std::make_shared<ControlArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      attach ? "attach" : "detach",
-      attach ? "Switch sampling on in a process started dormant (heaprec run --dormant).\n"
-               "Its profiles then hold the allocations made from now on; blocks allocated before "
-               "are not in them, and freeing them costs nothing."
-             : "Switch sampling off again in a process started dormant and attached.\n"
-               "What was sampled stays tracked and in its later profiles; new allocations are "
-               "not sampled.");
+  const char* description =
+      verb == Verb::kAttach
+          ? "Start profiling a running process, without restarting it.\n"
+            "heaprec is loaded into it through ptrace (no debugger); its profiles then hold the "
+            "allocations made from now on. A process started with --dormant is switched on "
+            "through its dump signal instead."
+      : verb == Verb::kDetach
+          ? "Stop profiling a process attached with heaprec attach: it writes a profile, and "
+            "its allocations go straight to its allocator again."
+          : "Make a process heaprec profiles (attached, dormant or started under heaprec) "
+            "write a profile now.";
+  CLI::App* cmd = app.add_subcommand(VerbName(verb), description);
   cmd->add_option("PID", args->pid, "The process")->required();
+  if (verb == Verb::kAttach) {
+    cmd->add_option("-o,--output", args->output,
+                    "Profile path template, as for heaprec run (default heaprec.%e.%p.pb.gz, in "
+                    "this command's directory)");
+    cmd->add_option("--sample-interval", args->sample_interval, "Mean bytes between samples");
+    cmd->add_option("--http", args->http, "Serve /debug/pprof/heap at ADDR from the process");
+    cmd->add_option("--dump-signal", args->dump_signal, "A profile on this signal");
+    cmd->add_option("--dump-interval", args->dump_interval, "A profile every SECONDS");
+  }
+  if (verb == Verb::kDump) {
+    cmd->add_option("-o,--output", args->output,
+                    "The profile's path (default heaprec.PID.TIME.pb.gz here)");
+  }
+  std::string name = VerbName(verb);
   cmd->footer(
-      std::string(
-          "The command travels on the process's dump signal (HEAPREC_DUMP_SIGNAL in its\n"
-          "environment) with a value sigqueue(2) carries, so a plain kill stays a dump.\n"
-          "heaprec waits up to 5 s for the process to confirm.\n"
-          "Exit status: 0 done, 1 sent but not confirmed, 2 not a dormant heaprec process,\n"
-          "no such process, or permission denied.\n"
-          "\n"
-          "Examples:\n"
-          "  heaprec run --dormant --dump-signal SIGUSR2 -o /var/tmp/%e.%p.pb.gz -- ./server &\n") +
-      (attach ? "  heaprec attach 1234\n"
-                "  kill -USR2 1234                     a profile now\n"
-                "  heaprec attach \"$(pidof server)\"    the same, by name"
-              : "  heaprec detach 1234\n"
-                "  heaprec detach \"$(pidof server)\"    the same, by name"));
-  cmd->callback([args, exit_code, attach] { *exit_code = Control(*args, attach); });
+      "Needs ptrace permission over the process (root, CAP_SYS_PTRACE, or the same user under\n"
+      "Yama's ptrace_scope 0). Exit status: 0 done, 1 refused or not confirmed (the process is\n"
+      "left as it was), 2 bad command line, 130 interrupted.\n"
+      "\n"
+      "Examples:\n"
+      "  heaprec " +
+      name + " 1234\n" +
+      (verb == Verb::kAttach ? "  heaprec attach -o /var/tmp/%e.%p.pb.gz \"$(pidof server)\"\n"
+                               "  heaprec attach --sample-interval 64K --http 127.0.0.1:6060 1234"
+       : verb == Verb::kDump ? "  heaprec dump -o now.pb.gz 1234"
+                             : "  heaprec detach \"$(pidof server)\""));
+  cmd->callback([args, exit_code, verb] {
+    DeferredInterrupts interrupts;
+    Outcome outcome = Run(*args, verb, interrupts);
+    std::ostream& out = outcome.status == kExitOk ? std::cout : std::cerr;
+    out << "heaprec " << VerbName(verb) << ": " << outcome.message << "\n";
+    *exit_code = outcome.status;
+  });
 }
 
 }  // namespace
 
 void RegisterAttachCommands(CLI::App& app, int* exit_code) {
-  Register(app, exit_code, true);
-  Register(app, exit_code, false);
+  Register(app, exit_code, Verb::kAttach);
+  Register(app, exit_code, Verb::kDetach);
+  Register(app, exit_code, Verb::kDump);
 }
 
 }  // namespace heaprec::cli

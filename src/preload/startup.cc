@@ -22,6 +22,7 @@
 #include "core/own_descriptors.h"
 #include "preload/alloc/real_allocator.h"
 #include "preload/alloc/sampling.h"
+#include "preload/attach/injected.h"
 #include "preload/control/settings.h"
 #include "preload/dump/dump.h"
 #include "preload/dump/dump_thread.h"
@@ -38,6 +39,7 @@
 #include "preload/state.h"
 #include "preload/thread_state.h"
 #include "preload/unwind/unwinder.h"
+#include "schema/attach.h"
 
 extern "C" char* program_invocation_short_name;  // glibc: the program's base name, no allocation
 
@@ -162,9 +164,42 @@ void StartRecording() {
 
 namespace {
 
+// What every process heaprec profiles needs before its recorder: the times and identity its
+// profiles name, the profiler's memory, the fork handlers, the unwinder's library.
+void PrepareProcess() {
+  g_start_time_ns = NowNs(CLOCK_REALTIME);
+  g_process_start_ns = ProcessStartNs();
+  RememberOwnPid();
+  RememberExecutablePath();
+  g_interval.store(g_settings.sample_interval);
+  g_arena = new (g_arena_storage) MmapArena();  // maps nothing until first used
+  InstallForkHandlers();
+  LoadUnwinderLibrary(g_settings.unwind);  // every mode: the loader only here (unwinder.h)
+}
+
+void StartThreads() {
+  InstallSignalHandlers(g_settings.dump_signal);
+  StartDumpThreadIfConfigured();
+  StartHttpServerIfConfigured();
+}
+
+}  // namespace
+
+void StartInjectedProcess() {
+  HookGuard guard;
+  RememberStderr();
+  RememberProgramName();
+  PrepareProcess();
+  StartThreads();
+}
+
+namespace {
+
 __attribute__((constructor(101))) void StartProfiler() {
   ResolveRealAllocator();                 // usually done already, by the first allocation
   if (getauxval(AT_SECURE) != 0) return;  // setuid/setgid: stay out of the way entirely
+  // Loaded by `heaprec attach`, which sets the library up itself (attach/injected.h).
+  if (LoadedByAttach()) return;
   HookGuard guard;
   RememberStderr();
   RememberProgramName();
@@ -189,23 +224,16 @@ __attribute__((constructor(101))) void StartProfiler() {
     }
     return;
   }
-  g_start_time_ns = NowNs(CLOCK_REALTIME);
-  g_process_start_ns = ProcessStartNs();
-  RememberOwnPid();
-  RememberExecutablePath();
-  g_interval.store(g_settings.sample_interval);
-  g_arena = new (g_arena_storage) MmapArena();  // maps nothing until first used
-  InstallForkHandlers();
-  LoadUnwinderLibrary(g_settings.unwind);  // every mode: the loader only here (unwinder.h)
+  PrepareProcess();
+  PublishLoadMode(g_settings.dormant ? schema::kModeDormant : schema::kModeStarted,
+                  g_settings.dump_signal);
   // A dormant process defers the recorder and the unwinder's tables to its first attach, on the
   // dump thread (attach/dormant.h): until then it costs only the hooks' own instructions.
   if (!g_settings.dormant) {
     StartRecording();
     SetSampling(true);
   }
-  InstallSignalHandlers(g_settings.dump_signal);
-  StartDumpThreadIfConfigured();
-  StartHttpServerIfConfigured();
+  StartThreads();
 }
 
 __attribute__((destructor(101))) void StopProfiler() {

@@ -10,4 +10,8 @@ namespace heaprec::preload {
 // thread on the first attach. Not async-signal-safe; takes the dump locks.
 void StartRecording();
 
+// The start-up of a library injected by `heaprec attach` (attach/injected.h), once its settings
+// are in g_settings: what the constructor does for a dormant process, on the calling thread.
+void StartInjectedProcess();
+
 }  // namespace heaprec::preload

@@ -78,6 +78,15 @@ inline constexpr char kHeapRecordBytesField[] = "heap_record_bytes";
 // blocks allocated before the first attach (or while detached) are not in it.
 inline constexpr char kAttachedField[] = "attached";
 inline constexpr char kAttachedAtField[] = "attached_at";
+// In a process `heaprec attach` loaded heaprec into (injected=1): glibc's bytes in use (mallinfo2)
+// and the resident set at the (first) attach, glibc's bytes in use at the latest look (every 2 s),
+// and of those the part no sample since the attach accounts for: blocks allocated before it,
+// still live (it only shrinks). 0 where the allocator is not glibc's.
+inline constexpr char kInjectedField[] = "injected";
+inline constexpr char kHeldAtAttachField[] = "held_at_attach";
+inline constexpr char kRssAtAttachField[] = "rss_at_attach";
+inline constexpr char kHeapInUseField[] = "heap_in_use";
+inline constexpr char kUnattributedField[] = "unattributed";
 // The Ruby front end's: its N, objects sampled, skipped (pending queue full, or profiler memory
 // exhausted), tracked now, and stacks stored.
 inline constexpr char kSampleEveryField[] = "sample_every";
@@ -100,6 +109,10 @@ inline constexpr char kReasonSignal[] = "signal";
 inline constexpr char kReasonApi[] = "api";
 inline constexpr char kReasonPeak[] = "peak";
 inline constexpr char kReasonAbove[] = "above";
+// Written by a process `heaprec attach` loaded heaprec into: at `heaprec detach`, and at `heaprec
+// dump PID` (to the file it names).
+inline constexpr char kReasonDetach[] = "detach";
+inline constexpr char kReasonRequest[] = "request";
 inline constexpr char kReasonHttp[] = "http";  // served over HTTP (HEAPREC_HTTP), not a file
 
 // Whether a reason= names a process's final profile, the heap it ended with.

@@ -215,6 +215,11 @@ RealAllocator g_real = {ResolveMalloc,
 
 void ResolveRealAllocator() { EnsureResolved(); }
 
+void UseUntaggedBlocks() {
+  ResolveRealAllocator();
+  g_real.tagged_blocks = false;
+}
+
 const char* ForeignProgramMalloc(bool* in_executable) {
   void* fn = dlsym(RTLD_DEFAULT, "malloc");
   Dl_info info;

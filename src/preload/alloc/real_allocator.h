@@ -73,6 +73,13 @@ bool IsPosixMemalignAlignment(std::size_t alignment);
 // Resolves g_real now if it is not yet (start-up calls it so that the choice is made early).
 void ResolveRealAllocator();
 
+// A library injected into a running process (attach/injected.h) never tags its blocks: a block it
+// hands out may be freed by code whose calls never reach heaprec (a library loaded after the last
+// look, function pointers taken before the attach, any call after the detach), which would hand
+// glibc a pointer shifted by the tag. The recorder's filter answers instead, as over jemalloc.
+// Call before any hook can run.
+void UseUntaggedBlocks();
+
 // Null when the program's malloc is heaprec's; otherwise the file of the library that provides it,
 // loaded before heaprec (LD_PRELOAD=libjemalloc.so:libheaprec.so), or the executable itself when it
 // defines malloc (*in_executable): either way the program never calls heaprec.

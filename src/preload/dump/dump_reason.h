@@ -18,6 +18,8 @@ enum class DumpReason {
   kPeak,            // the peak profile
   kAbove,           // HEAPREC_DUMP_ABOVE
   kHttp,            // served at /debug/pprof/heap (HEAPREC_HTTP), never written to a file
+  kDetach,          // `heaprec detach PID` of an injected process (attach/injected.h)
+  kRequest,         // `heaprec dump PID`
 };
 
 inline bool IsFinal(DumpReason reason) {
@@ -47,6 +49,10 @@ inline const char* ReasonName(DumpReason reason) {
       return schema::kReasonPeak;
     case DumpReason::kHttp:
       return schema::kReasonHttp;
+    case DumpReason::kDetach:
+      return schema::kReasonDetach;
+    case DumpReason::kRequest:
+      return schema::kReasonRequest;
   }
   return "unknown";
 }

@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "preload/attach/dormant.h"
+#include "preload/attach/injected.h"
 #include "preload/dump/dump.h"
 #include "preload/dump/peak.h"
 #include "preload/messages.h"
@@ -79,6 +80,7 @@ void* DumpLoop(void*) {
     std::uint32_t seen = g_wake.load(std::memory_order_acquire);
     if (!record_started) record_started = StartHeapRecordOnce();
     RunControlCommand();
+    std::uint64_t injected_timeout = RunInjectedWork();
     if (g_signal_requests.exchange(0) != 0) SignalDump();
     if (g_above_requested.exchange(false)) Dump(DumpReason::kAbove, nullptr);
     std::uint64_t now = NowNs(CLOCK_MONOTONIC);
@@ -99,6 +101,7 @@ void* DumpLoop(void*) {
       std::uint64_t until_peak = next_peak_allowed > now ? next_peak_allowed - now : 0;
       if (until_peak < timeout) timeout = until_peak;
     }
+    if (injected_timeout < timeout) timeout = injected_timeout;
     bool more = g_signal_requests.load() != 0 || g_above_requested.load();
     if (!more && timeout != 0) Sleep(seen, timeout);
   }
@@ -127,6 +130,8 @@ bool StartHeaprecThread(void* (*body)(void*)) {
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   return started;
 }
+
+void StartDumpThread() { StartThread(); }
 
 void StartDumpThreadIfConfigured() {
   if (g_settings.dump_interval_ms != 0 || g_settings.dump_signal != 0) StartThread();

@@ -19,6 +19,9 @@ namespace heaprec::preload {
 // Start-up, and the child after fork(): starts the thread if an interval or a dump signal is set.
 void StartDumpThreadIfConfigured();
 
+// Starts the thread if it is not running (a command of `heaprec attach/detach/dump`, injected.h).
+void StartDumpThread();
+
 // Async-signal-safe. Wakes the thread to look at its requests (dormant.cc's commands).
 void WakeDumpThread();
 

@@ -30,8 +30,16 @@ ProfileComments::ProfileComments(const ProfileFacts& facts) {
     Add(schema::kUnwindHandoversField, facts.unwind_handovers);
   }
   if (facts.attaches != 0) {
+    Begin("");  // what the profile does not cover: the time before the attach
     Add(schema::kAttachedField, facts.attaches);
     Add(schema::kAttachedAtField, facts.attached_at_s);
+    if (facts.injected) {
+      Add(schema::kInjectedField, 1);
+      Add(schema::kHeldAtAttachField, facts.held_at_attach);
+      Add(schema::kRssAtAttachField, facts.rss_at_attach);
+      Add(schema::kHeapInUseField, facts.heap_in_use);
+      Add(schema::kUnattributedField, facts.unattributed);
+    }
   }
   if (IsFinal(facts.reason)) {
     Begin("");  // what the peak profile and the heap record cost

@@ -36,6 +36,11 @@ struct ProfileFacts {
   std::uint64_t unwind_handovers = 0;
   std::uint64_t attaches = 0;  // 0: not started dormant; then attached_at_s is meaningless
   std::uint64_t attached_at_s = 0;
+  bool injected = false;  // loaded by `heaprec attach`: the four below are meaningful
+  std::uint64_t held_at_attach = 0;
+  std::uint64_t rss_at_attach = 0;
+  std::uint64_t heap_in_use = 0;
+  std::uint64_t unattributed = 0;
   std::uint64_t peak_writes = 0;  // written into final profiles only
   std::uint64_t peak_write_us = 0;
   std::uint64_t peak_captures = 0;
@@ -56,7 +61,7 @@ class ProfileComments {
   bool complete() const { return complete_; }
 
  private:
-  static constexpr std::size_t kCapacity = 3, kLength = 512;
+  static constexpr std::size_t kCapacity = 4, kLength = 512;
 
   // Starts the next comment with `text`.
   void Begin(const char* text);

@@ -7,6 +7,7 @@
 #include "core/appender.h"
 #include "core/arena.h"
 #include "preload/attach/dormant.h"
+#include "preload/attach/injected.h"
 #include "preload/dump/peak.h"
 #include "preload/record/heap_record.h"
 #include "preload/unwind/unwinder.h"
@@ -82,6 +83,12 @@ ProfileFacts GatherFacts(const HeapSnapshot& snapshot, DumpReason reason, int si
   }
   facts.attaches = AttachCount();
   facts.attached_at_s = LastAttachNs() / 1000000000ull;
+  AttachFacts attach = CurrentAttachFacts();
+  facts.injected = attach.injected;
+  facts.held_at_attach = attach.held_at_attach;
+  facts.rss_at_attach = attach.rss_at_attach;
+  facts.heap_in_use = attach.in_use;
+  facts.unattributed = attach.unattributed;
   PeakWriteCosts costs = PeakWritesSoFar();
   facts.peak_writes = costs.writes;
   facts.peak_write_us = costs.write_ns / 1000;

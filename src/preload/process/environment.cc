@@ -10,8 +10,20 @@ bool IsEnvironmentEntry(const char* entry, const char* name, std::size_t length)
   return strncmp(entry, name, length) == 0 && entry[length] == '=';
 }
 
+namespace {
+const char* g_settings_block = nullptr;
+}  // namespace
+
+void UseSettingsBlock(const char* block) { g_settings_block = block; }
+
 const char* EnvironmentValue(const char* name) {
   std::size_t length = strlen(name);
+  if (g_settings_block != nullptr && strncmp(name, "HEAPREC_", 8) == 0) {
+    for (const char* entry = g_settings_block; *entry != '\0'; entry += strlen(entry) + 1) {
+      if (IsEnvironmentEntry(entry, name, length)) return entry + length + 1;
+    }
+    return nullptr;
+  }
   for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
     if (IsEnvironmentEntry(*entry, name, length)) return *entry + length + 1;
   }

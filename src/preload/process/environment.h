@@ -14,8 +14,14 @@ namespace heaprec::preload {
 // Whether `entry` ("NAME=VALUE") is the variable `name` of `length` characters.
 bool IsEnvironmentEntry(const char* entry, const char* name, std::size_t length);
 
-// The value of the first NAME=... in the environment, or null.
+// The value of the first NAME=... in the environment, or null. For heaprec's own variables
+// (HEAPREC_*), the settings block instead when one was given (UseSettingsBlock).
 const char* EnvironmentValue(const char* name);
+
+// A library injected by `heaprec attach` never had heaprec's variables in its environment: its
+// settings arrive as a block of "NAME=value" strings ending in an empty one (schema/attach.h),
+// which must stay valid for the life of the process. Read from then on instead of the environment.
+void UseSettingsBlock(const char* block);
 
 // Takes every NAME=... out of the environment in place, as glibc's unsetenv does.
 void RemoveFromEnvironment(const char* name);

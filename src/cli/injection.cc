@@ -1,0 +1,307 @@
+#include "cli/injection.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <set>
+
+namespace heaprec::cli {
+namespace {
+
+constexpr std::uint64_t kScratchBytes = 65536;
+// Scratch layout: the signal masks, strings, the socketpair's numbers, the request.
+constexpr std::uint64_t kMaskOffset = 0, kOldMaskOffset = 128, kNameOffset = 256, kPathOffset = 512,
+                        kPairOffset = 1024, kRequestOffset = 4096;
+
+// System calls a thread blocks in without holding a lock of glibc's or the loader's: futex is not
+// one (it may be a malloc arena's lock), nor anything heaprec's own threads sit in.
+const std::set<long> kBlockingSyscalls = {
+    SYS_read,        SYS_readv,           SYS_pread64,  SYS_poll,          SYS_select,
+    SYS_nanosleep,   SYS_clock_nanosleep, SYS_pause,    SYS_accept,        SYS_accept4,
+    SYS_recvfrom,    SYS_recvmsg,         SYS_wait4,    SYS_waitid,        SYS_epoll_wait,
+    SYS_epoll_pwait, SYS_ppoll,           SYS_pselect6, SYS_rt_sigsuspend, SYS_rt_sigtimedwait,
+    SYS_msgrcv,      SYS_io_getevents,    SYS_connect,  SYS_write,         SYS_sendto,
+};
+
+std::uint64_t NowNs() {
+  timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return std::uint64_t(t.tv_sec) * 1000000000ull + std::uint64_t(t.tv_nsec);
+}
+
+bool Contains(const std::string& text, const char* part) {
+  return text.find(part) != std::string::npos;
+}
+
+bool IsGuardedObject(const std::string& path) {
+  return Contains(path, "/libc.so") || Contains(path, "/ld-linux") ||
+         Contains(path, "libheaprec") || Contains(path, "memfd:heaprec-attach");
+}
+
+int PidfdGetfd(pid_t pid, int target_fd) {
+  int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  if (pidfd < 0) return -1;
+  int fd = static_cast<int>(syscall(SYS_pidfd_getfd, pidfd, target_fd, 0));
+  close(pidfd);
+  return fd;
+}
+
+bool SendDescriptor(int socket, int fd) {
+  char byte = 0;
+  iovec data = {&byte, 1};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr message = {};
+  message.msg_iov = &data;
+  message.msg_iovlen = 1;
+  message.msg_control = control;
+  message.msg_controllen = sizeof(control);
+  cmsghdr* header = CMSG_FIRSTHDR(&message);
+  header->cmsg_level = SOL_SOCKET;
+  header->cmsg_type = SCM_RIGHTS;
+  header->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(header), &fd, sizeof(fd));
+  return sendmsg(socket, &message, MSG_NOSIGNAL) == 1;
+}
+
+}  // namespace
+
+std::uint64_t HeaprecLibraryBase(const std::vector<Mapping>& maps) {
+  for (const Mapping& m : maps) {
+    if (m.offset == 0 &&
+        (Contains(m.path, "libheaprec") || Contains(m.path, "memfd:heaprec-attach")))
+      return m.start;
+  }
+  return 0;
+}
+
+bool Injection::IsSafePoint(const user_regs_struct& regs) const {
+  long in_syscall = static_cast<long>(regs.orig_rax);
+  for (const Mapping& m : maps_) {
+    if (regs.rip < m.start || regs.rip >= m.end) continue;
+    // Blocked in a system call that holds nothing: safe wherever the wrapper lives.
+    if (in_syscall >= 0)
+      return kBlockingSyscalls.count(in_syscall) != 0 && !Contains(m.path, "heaprec");
+    return !IsGuardedObject(m.path);
+  }
+  return in_syscall >= 0 ? kBlockingSyscalls.count(in_syscall) != 0 : true;  // JIT code
+}
+
+bool Injection::SeizeSafeThread(std::string* error) {
+  std::vector<ThreadState> threads = process_.Threads();
+  // Blocked threads first (the main thread first among them), then the busy ones.
+  std::vector<pid_t> order;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (const ThreadState& t : threads) {
+      if (t.name.rfind("heaprec", 0) == 0 || t.state == 'Z' || t.state == 'X') continue;
+      bool blocked = t.syscall >= 0 && kBlockingSyscalls.count(t.syscall) != 0;
+      if ((pass == 0) != blocked) continue;
+      if (t.tid == process_.pid()) {
+        order.insert(order.begin() + (pass == 0 ? 0 : static_cast<long>(order.size())), t.tid);
+      } else {
+        order.push_back(t.tid);
+      }
+    }
+  }
+  if (order.empty()) {
+    *error = "it has no thread heaprec could use";
+    return false;
+  }
+  // A busy thread is caught again and again until it is outside glibc, the loader and heaprec.
+  std::uint64_t deadline = NowNs() + 2000000000ull;
+  std::string last_error;
+  while (NowNs() < deadline) {
+    for (pid_t tid : order) {
+      if (!thread_.Seize(tid, &last_error)) {
+        if (errno == EPERM || errno == EACCES) {
+          *error = last_error;
+          return false;
+        }
+        continue;
+      }
+      if (IsSafePoint(thread_.saved())) {
+        tid_ = tid;
+        return true;
+      }
+      thread_.Release();
+      if (thread_.in_group_stop()) continue;
+    }
+    timespec pause = {0, 2000000};
+    nanosleep(&pause, nullptr);
+  }
+  *error = "no thread reached a safe point within 2 s (" +
+           (last_error.empty() ? std::string("all were busy inside glibc") : last_error) +
+           "); try again";
+  return false;
+}
+
+bool Injection::Call(const char* function, const std::vector<std::uint64_t>& args,
+                     std::uint64_t* result, std::string* error) {
+  std::uint64_t address = process_.Symbol(libc_, function);
+  if (address == 0) {
+    *error = std::string("its C library has no ") + function;
+    return false;
+  }
+  std::string why;
+  if (!thread_.Call(address, args, result, &why)) {
+    *error = std::string(function) + " in the process: " + why;
+    return false;
+  }
+  return true;
+}
+
+bool Injection::Begin(std::string* error) {
+  maps_ = process_.Mappings();
+  libc_ = process_.ObjectBase(maps_, "/libc.so.6");
+  if (libc_ == 0) {
+    *error = "its C library is not glibc's (no libc.so.6 is loaded)";
+    return false;
+  }
+  begin_ns_ = NowNs();
+  if (!SeizeSafeThread(error)) return false;
+  begun_ = true;
+  std::uint64_t scratch = 0;
+  if (!Call("mmap",
+            {0, kScratchBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+             static_cast<std::uint64_t>(-1), 0},
+            &scratch, error)) {
+    return false;
+  }
+  if (scratch == reinterpret_cast<std::uint64_t>(MAP_FAILED)) {
+    *error = "the process could not map memory";
+    return false;
+  }
+  scratch_ = scratch;
+  // Every signal blocked but those a fault raises: a fault with its signal blocked would reset
+  // the program's handler to the default (the kernel's force_sig_info).
+  sigset_t mask;
+  sigfillset(&mask);
+  for (int s : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS}) sigdelset(&mask, s);
+  std::uint64_t ignored;
+  if (!process_.Write(scratch_ + kMaskOffset, &mask, sizeof(mask)) ||
+      !Call("sigprocmask", {SIG_BLOCK, scratch_ + kMaskOffset, scratch_ + kOldMaskOffset}, &ignored,
+            error)) {
+    return false;
+  }
+  mask_saved_ = true;
+  if (!Call("__errno_location", {}, &errno_address_, error) ||
+      !process_.Read(errno_address_, &saved_errno_, sizeof(saved_errno_))) {
+    errno_address_ = 0;
+  }
+  return true;
+}
+
+bool Injection::Load(const std::string& library_path, std::string* error) {
+  std::uint64_t result = 0;
+  std::string name = schema::kAttachMemfdName;
+  if (!process_.Write(scratch_ + kNameOffset, name.c_str(), name.size() + 1) ||
+      !Call("memfd_create", {scratch_ + kNameOffset, MFD_CLOEXEC}, &result, error)) {
+    return false;
+  }
+  int memfd = static_cast<int>(result);
+  if (memfd < 0) {
+    *error = "the process could not create a memory file";
+    return false;
+  }
+  std::ifstream in(library_path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  bool written = false;
+  {
+    int fd = open(process_.ProcPath("fd/" + std::to_string(memfd)).c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd >= 0) {
+      written = !bytes.empty() &&
+                write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size());
+      close(fd);
+    }
+  }
+  std::string path = "/proc/self/./fd/" + std::to_string(memfd);
+  bool loaded = false;
+  if (written && process_.Write(scratch_ + kPathOffset, path.c_str(), path.size() + 1) &&
+      Call("dlopen", {scratch_ + kPathOffset, RTLD_NOW}, &handle_, error)) {
+    loaded = handle_ != 0;
+    if (!loaded) {
+      std::uint64_t message = 0;
+      char text[256] = {};
+      if (Call("dlerror", {}, &message, error) && message != 0) {
+        process_.Read(message, text, sizeof(text) - 1);
+      }
+      *error = std::string("the process could not load heaprec: ") + text;
+    }
+  } else if (!written) {
+    *error = "cannot write the library into the process's memory file";
+  }
+  Call("close", {static_cast<std::uint64_t>(memfd)}, &result, error);
+  return loaded;
+}
+
+int Injection::HandOver(int fd, std::string* error) {
+  std::uint64_t result = 0;
+  if (!Call("socketpair", {AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, scratch_ + kPairOffset}, &result,
+            error)) {
+    return -1;
+  }
+  int pair[2];
+  if (static_cast<int>(result) != 0 || !process_.Read(scratch_ + kPairOffset, pair, sizeof(pair))) {
+    *error = "the process could not make a socket";
+    return -1;
+  }
+  handover_[0] = pair[0];
+  handover_[1] = pair[1];
+  int ours = PidfdGetfd(process_.pid(), pair[0]);
+  bool sent = ours >= 0 && SendDescriptor(ours, fd);
+  if (ours >= 0) close(ours);
+  if (!sent) {
+    *error = std::string("cannot hand a descriptor to the process: ") + std::strerror(errno);
+    return -1;
+  }
+  return pair[1];
+}
+
+int Injection::Command(schema::AttachRequest request, std::string* error) {
+  std::uint64_t base = HeaprecLibraryBase(process_.Mappings());
+  std::uint64_t function = base != 0 ? process_.Symbol(base, schema::kAttachCommandSymbol) : 0;
+  if (function == 0) {
+    *error = "heaprec's library in the process has no " +
+             std::string(schema::kAttachCommandSymbol) + " (another version of heaprec?)";
+    return -1;
+  }
+  request.magic = schema::kRequestMagic;
+  request.library_handle = handle_;
+  std::uint64_t result = 0;
+  std::string why;
+  if (!process_.Write(scratch_ + kRequestOffset, &request, sizeof(request)) ||
+      !thread_.Call(function, {scratch_ + kRequestOffset}, &result, &why)) {
+    *error = "heaprec's command in the process: " + why;
+    return -1;
+  }
+  return static_cast<int>(static_cast<std::int32_t>(result));
+}
+
+void Injection::End() {
+  if (!begun_) return;
+  begun_ = false;
+  std::string ignored_error;
+  std::uint64_t ignored;
+  for (int& fd : handover_) {
+    if (fd >= 0) Call("close", {static_cast<std::uint64_t>(fd)}, &ignored, &ignored_error);
+    fd = -1;
+  }
+  if (errno_address_ != 0) process_.Write(errno_address_, &saved_errno_, sizeof(saved_errno_));
+  if (mask_saved_) {
+    Call("sigprocmask", {SIG_SETMASK, scratch_ + kOldMaskOffset, 0}, &ignored, &ignored_error);
+  }
+  if (scratch_ != 0) Call("munmap", {scratch_, kScratchBytes}, &ignored, &ignored_error);
+  thread_.RestoreAndDetach();
+  stopped_ns_ = NowNs() - begin_ns_;
+}
+
+}  // namespace heaprec::cli

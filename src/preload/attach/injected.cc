@@ -1,0 +1,317 @@
+// The library injected by `heaprec attach` (injected.h, docs/design/attach.md).
+#include "preload/attach/injected.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <malloc.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+
+#include "core/appender.h"
+#include "core/own_descriptors.h"
+#include "preload/alloc/real_allocator.h"
+#include "preload/alloc/sampling.h"
+#include "preload/attach/dormant.h"
+#include "preload/attach/got_patch.h"
+#include "preload/dump/dump.h"
+#include "preload/dump/dump_thread.h"
+#include "preload/export.h"
+#include "preload/process/environment.h"
+#include "preload/startup.h"
+#include "preload/state.h"
+
+extern "C" const ElfW(Ehdr) __ehdr_start;  // heaprec's own ELF header
+
+// Read by the CLI with process_vm_readv (schema/attach.h). Written by the library only.
+extern "C" __attribute__((visibility("default")))
+heaprec::schema::ControlBlock heaprec_control_block;
+heaprec::schema::ControlBlock heaprec_control_block = {
+    "heaprec-ctl", heaprec::schema::kControlVersion, heaprec::schema::kModeNone, 0, 0, 0, 0, 0};
+
+namespace heaprec::preload {
+namespace {
+
+using schema::AttachRequest;
+
+constexpr std::uint64_t kWorkPeriodNs = 100 * 1000000ull;  // new objects are routed this soon
+constexpr std::uint64_t kHeapSamplePeriodNs = 2000 * 1000000ull;
+
+std::atomic<std::int32_t> g_pending{0};  // an AttachCommand not carried out yet, or 0
+std::atomic<int> g_pending_directory{-1};
+char g_pending_name[sizeof(AttachRequest::file_name)];
+char g_settings_block[sizeof(AttachRequest::settings)];  // stays valid: UseSettingsBlock
+void* g_handle = nullptr;
+bool g_started = false;  // the first start's set-up was done (only the calling thread's, once)
+int g_directory = -1;    // where profiles go: the directory `heaprec attach` handed over
+
+std::atomic<std::uint64_t> g_held_at_attach{0};
+std::atomic<std::uint64_t> g_rss_at_attach{0};
+std::atomic<std::uint64_t> g_in_use{0};
+std::atomic<std::uint64_t> g_unattributed{0};
+std::uint64_t g_next_heap_sample_ns = 0;
+
+// The one descriptor sent on `socket` (SCM_RIGHTS), moved to heaprec's range; -1 when none came.
+int ReceiveDescriptor(int socket) {
+  char byte;
+  iovec data = {&byte, 1};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+  msghdr message = {};
+  message.msg_iov = &data;
+  message.msg_iovlen = 1;
+  message.msg_control = control;
+  message.msg_controllen = sizeof(control);
+  if (recvmsg(socket, &message, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) != 1) return -1;
+  cmsghdr* header = CMSG_FIRSTHDR(&message);
+  if (header == nullptr || header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS ||
+      header->cmsg_len != CMSG_LEN(sizeof(int))) {
+    return -1;
+  }
+  int fd;
+  memcpy(&fd, CMSG_DATA(header), sizeof(fd));
+  return MoveToOwnRange(fd);
+}
+
+// "/proc/self/fd/N/NAME": the directory the attaching command opened, in whatever mount namespace
+// this process lives, without a path that must exist here.
+bool InDirectory(int directory, const char* name, char* out, std::size_t capacity) {
+  Appender path(out, capacity);
+  path.Add("/proc/self/fd/");
+  path.AddUnsigned(static_cast<std::uint64_t>(directory), 1);
+  path.Add("/");
+  path.Add(name);
+  return path.Finish();
+}
+
+// The output template with its directory replaced by the handed-over one.
+bool UseDirectory(int directory) {
+  const char* slash = strrchr(g_settings.output_template, '/');
+  const char* name = slash != nullptr ? slash + 1 : g_settings.output_template;
+  char output[sizeof(g_settings.output_template)];
+  if (!InDirectory(directory, name, output, sizeof(output))) return false;
+  memcpy(g_settings.output_template, output, strlen(output) + 1);
+  return true;
+}
+
+// The first start: everything the constructor of a started process does, from the request's
+// settings. On the thread `heaprec attach` holds, before the dump thread exists.
+bool FirstStart(const AttachRequest& request, int directory) {
+  memcpy(g_settings_block, request.settings, sizeof(g_settings_block));
+  g_settings_block[sizeof(g_settings_block) - 2] = '\0';
+  g_settings_block[sizeof(g_settings_block) - 1] = '\0';
+  UseSettingsBlock(g_settings_block);
+  Settings settings;
+  if (!ReadSettings(&settings)) return false;
+  settings.dormant = true;  // attach and detach are the dormant process's (dormant.h)
+  settings.quiet = true;    // the program's stderr is the program's
+  g_settings = settings;
+  if (!UseDirectory(directory)) return false;
+  g_handle = reinterpret_cast<void*>(request.library_handle);
+  UseUntaggedBlocks();
+  if (!PrepareHooks(g_handle)) return false;
+  // The signal, exit and exec entry points first, so that the program's sigaction calls from here
+  // on see its own dispositions while heaprec installs its handlers (signal_table.h).
+  RouteHooks(HookSet::kReleaseOnly);
+  StartInjectedProcess();
+  return true;
+}
+
+bool IsGlibc() { return g_real.malloc == __libc_malloc; }
+
+std::uint64_t ResidentBytes() {
+  int fd = OpenOwn("/proc/self/statm", O_RDONLY, 0);
+  if (fd < 0) return 0;
+  char text[128];
+  ssize_t n = read(fd, text, sizeof(text) - 1);
+  close(fd);
+  if (n <= 0) return 0;
+  text[n] = '\0';
+  const char* p = strchr(text, ' ');  // size, then resident (pages)
+  std::uint64_t pages = 0;
+  for (++p; p != nullptr && *p >= '0' && *p <= '9'; ++p) pages = pages * 10 + (*p - '0');
+  return pages * static_cast<std::uint64_t>(getpagesize());
+}
+
+// glibc's bytes in use: every arena's allocated chunks and the mmapped blocks. mallinfo2 takes
+// each arena's lock briefly; called on the dump thread only, never from a handler.
+std::uint64_t HeapInUse() {
+  if (!IsGlibc()) return 0;
+  struct mallinfo2 info = mallinfo2();
+  return info.uordblks + info.hblkhd;
+}
+
+void SampleHeap(bool at_attach) {
+  std::uint64_t in_use = HeapInUse();
+  g_in_use.store(in_use);
+  HeapRecorder* recorder = g_recorder.load(std::memory_order_acquire);
+  std::int64_t sampled = recorder != nullptr ? recorder->LiveBytesEstimate() : 0;
+  std::uint64_t rest = sampled > 0 && static_cast<std::uint64_t>(sampled) < in_use
+                           ? in_use - static_cast<std::uint64_t>(sampled)
+                           : (sampled > 0 ? 0 : in_use);
+  if (at_attach) {
+    if (g_held_at_attach.load() == 0) {
+      g_held_at_attach.store(in_use);
+      g_rss_at_attach.store(ResidentBytes());
+      g_unattributed.store(in_use);
+    }
+    return;
+  }
+  // Pre-attach blocks are only ever freed: what is left of them never grows.
+  if (rest < g_unattributed.load()) g_unattributed.store(rest);
+}
+
+void Finish(int result) {
+  heaprec_control_block.last_result = result;
+  __atomic_add_fetch(&heaprec_control_block.commands_done, 1, __ATOMIC_RELEASE);
+}
+
+void CarryOut(std::int32_t command) {
+  int directory = g_pending_directory.exchange(-1);
+  switch (command) {
+    case schema::kCommandStart:
+      if (directory >= 0 && UseDirectory(directory)) {  // a later attach's own -o
+        if (g_directory >= 0) close(g_directory);
+        g_directory = directory;
+      } else if (directory >= 0) {
+        close(directory);
+      }
+      RequestAttach();
+      RunControlCommand();
+      RouteHooks(HookSet::kAll);
+      PublishSampling(IsActive());
+      SampleHeap(true);
+      Finish(IsActive() ? 0 : ENOMEM);
+      return;
+    case schema::kCommandDetach: {
+      RouteHooks(HookSet::kReleaseOnly);
+      RequestDetach();
+      RunControlCommand();
+      PublishSampling(false);
+      Finish(Dump(DumpReason::kDetach, nullptr));
+      return;
+    }
+    case schema::kCommandDump: {
+      char path[PATH_MAX];
+      int result = EINVAL;
+      if (directory >= 0 && InDirectory(directory, g_pending_name, path, sizeof(path))) {
+        result = Dump(DumpReason::kRequest, path);
+      }
+      if (directory >= 0) close(directory);
+      Finish(result);
+      return;
+    }
+  }
+}
+
+bool ReadLoadedByAttach() {
+  Dl_info info;
+  if (dladdr(&__ehdr_start, &info) == 0 || info.dli_fname == nullptr) return false;
+  char target[64];
+  ssize_t n = readlink(info.dli_fname, target, sizeof(target) - 1);
+  if (n <= 0) return false;
+  target[n] = '\0';
+  static constexpr char kPrefix[] = "/memfd:";
+  return strncmp(target, kPrefix, sizeof(kPrefix) - 1) == 0 &&
+         strncmp(target + sizeof(kPrefix) - 1, schema::kAttachMemfdName,
+                 sizeof(schema::kAttachMemfdName) - 1) == 0;
+}
+
+}  // namespace
+
+bool LoadedByAttach() {
+  // Asked first by the constructor, while the memfd the library was loaded from is still open.
+  static int loaded_by_attach = -1;
+  if (loaded_by_attach < 0) loaded_by_attach = ReadLoadedByAttach() ? 1 : 0;
+  return loaded_by_attach == 1;
+}
+
+void PublishLoadMode(schema::LoadMode mode, int dump_signal) {
+  heaprec_control_block.dump_signal = dump_signal;
+  __atomic_store_n(&heaprec_control_block.mode, mode, __ATOMIC_RELEASE);
+}
+
+void PublishSampling(bool sampling) {
+  __atomic_store_n(&heaprec_control_block.sampling, sampling ? 1 : 0, __ATOMIC_RELEASE);
+}
+
+std::uint64_t RunInjectedWork() {
+  if (heaprec_control_block.mode != schema::kModeInjected &&
+      g_pending.load(std::memory_order_acquire) == 0) {
+    return UINT64_MAX;
+  }
+  std::int32_t command = g_pending.load(std::memory_order_acquire);
+  if (command != 0) {
+    CarryOut(command);
+    g_pending.store(0, std::memory_order_release);
+  }
+  if (heaprec_control_block.mode != schema::kModeInjected) return UINT64_MAX;
+  RouteHooksInNewObjects();
+  std::uint64_t now = NowNs(CLOCK_MONOTONIC);
+  if (IsActive() && now >= g_next_heap_sample_ns) {
+    SampleHeap(false);
+    g_next_heap_sample_ns = now + kHeapSamplePeriodNs;
+  }
+  return kWorkPeriodNs;
+}
+
+AttachFacts CurrentAttachFacts() {
+  AttachFacts facts;
+  facts.injected = heaprec_control_block.mode == schema::kModeInjected;
+  if (!facts.injected) return facts;
+  facts.held_at_attach = g_held_at_attach.load();
+  facts.in_use = g_in_use.load();
+  facts.unattributed = g_unattributed.load();
+  facts.rss_at_attach = g_rss_at_attach.load();
+  return facts;
+}
+
+}  // namespace heaprec::preload
+
+using heaprec::preload::g_pending;
+
+// Called by `heaprec attach`, `detach` and `dump` on a thread of this process they hold with
+// ptrace (schema/attach.h). Takes no lock that the program's threads could hold: the work is the
+// dump thread's.
+HEAPREC_EXPORT std::int32_t heaprec_attach_command(const heaprec::schema::AttachRequest* request) {
+  namespace schema = heaprec::schema;
+  namespace preload = heaprec::preload;
+  if (request == nullptr || request->magic != schema::kRequestMagic)
+    return schema::kResultBadRequest;
+  std::int32_t command = request->command;
+  bool controls_sampling = command == schema::kCommandStart || command == schema::kCommandDetach;
+  // A process started under heaprec is controlled by its dump signal (dormant.h), not by this.
+  if (controls_sampling && !preload::LoadedByAttach()) return schema::kResultNotInjected;
+  if (g_pending.load() != 0) return schema::kResultBusy;
+  if (command == schema::kCommandStart && heaprec_control_block.sampling != 0) {
+    return schema::kResultAlreadyAttached;
+  }
+  if (command == schema::kCommandDetach && heaprec_control_block.sampling == 0) {
+    return schema::kResultNotAttached;
+  }
+  int directory = request->handover_fd >= 0 ? preload::ReceiveDescriptor(request->handover_fd) : -1;
+  if (command != schema::kCommandDetach && directory < 0) return schema::kResultBadRequest;
+  if (command == schema::kCommandStart && !preload::g_started) {
+    if (!preload::FirstStart(*request, directory)) {
+      close(directory);
+      return schema::kResultBadRequest;
+    }
+    preload::g_started = true;
+    preload::g_directory = directory;
+    directory = -1;
+    preload::PublishLoadMode(schema::kModeInjected, preload::g_settings.dump_signal);
+  }
+  if (command == schema::kCommandDump) {
+    memcpy(preload::g_pending_name, request->file_name, sizeof(preload::g_pending_name));
+    preload::g_pending_name[sizeof(preload::g_pending_name) - 1] = '\0';
+  }
+  preload::g_pending_directory.store(directory);
+  g_pending.store(command, std::memory_order_release);
+  preload::StartDumpThread();
+  preload::WakeDumpThread();
+  return schema::kResultQueued;
+}
