@@ -280,6 +280,13 @@ Outcome ControlDormant(const RemoteProcess& process, const schema::ControlBlock&
                 ", which did not confirm within 5 s (does the program block the signal?)");
 }
 
+// The tests' way to deliver a Ctrl-C at an exact step (tests/attach): HEAPREC_ATTACH_INTERRUPT
+// names the step after which the command raises SIGINT at itself, which then waits like any other.
+void InterruptForTestAfter(const char* step) {
+  const char* wanted = getenv("HEAPREC_ATTACH_INTERRUPT");
+  if (wanted != nullptr && std::strcmp(wanted, step) == 0) raise(SIGINT);
+}
+
 Outcome Run(const ControlArgs& args, Verb verb, const DeferredInterrupts& interrupts) {
   char* end = nullptr;
   errno = 0;
@@ -366,15 +373,18 @@ Outcome Run(const ControlArgs& args, Verb verb, const DeferredInterrupts& interr
       return Refuse("cannot attach to process " + id + ": " +
                     (error.find("not permitted") != std::string::npos ? PermissionHint() : error));
     }
+    InterruptForTestAfter("begin");
     interrupted = interrupts.Arrived();
     if (!interrupted && !library.empty() && !injection.Load(library, &error)) {
       return Refuse("cannot load heaprec into process " + id + ": " + error);
     }
+    InterruptForTestAfter("load");
     interrupted = interrupted || interrupts.Arrived();
     if (!interrupted && directory >= 0) {
       request.handover_fd = injection.HandOver(directory, &error);
       if (request.handover_fd < 0) return Refuse(error);
     }
+    InterruptForTestAfter("handover");
     interrupted = interrupted || interrupts.Arrived();
     if (!interrupted) result = injection.Command(request, &error);
     injection.End();
@@ -398,6 +408,11 @@ Outcome Run(const ControlArgs& args, Verb verb, const DeferredInterrupts& interr
       return Refuse("process " + id + " is still carrying out a command; try again");
     default:
       return Refuse("heaprec in process " + id + " refused the request (settings or directory)");
+  }
+  if (verb == Verb::kAttach && process.ProcessState() == 'T' && ReadControlBlock(process, &block) &&
+      block.sampling != 0) {
+    return {kExitOk, "process " + id + " samples now, and stays stopped until it is continued (" +
+                         "kill -CONT " + id + "); profiles go to " + destination + note};
   }
   if (!WaitForLibrary(process, done, &block)) {
     return Refuse("process " + id + " did not confirm within 5 s");

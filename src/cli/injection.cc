@@ -102,7 +102,7 @@ bool Injection::SeizeSafeThread(std::string* error) {
   std::vector<pid_t> order;
   for (int pass = 0; pass < 2; ++pass) {
     for (const ThreadState& t : threads) {
-      if (t.name.rfind("heaprec", 0) == 0 || t.state == 'Z' || t.state == 'X') continue;
+      if (t.name.rfind("heaprec:", 0) == 0 || t.state == 'Z' || t.state == 'X') continue;
       bool blocked = t.syscall >= 0 && kBlockingSyscalls.count(t.syscall) != 0;
       if ((pass == 0) != blocked) continue;
       if (t.tid == process_.pid()) {

@@ -23,7 +23,7 @@ using test_support::ShellQuote;
 
 const std::vector<std::string> kCommands = {"run",     "report", "symbolize", "fetch",
                                             "flame",   "diff",   "leaks",     "agent",
-                                            "recover", "attach", "detach"};
+                                            "recover", "attach", "detach",    "dump"};
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -239,7 +239,7 @@ TEST_F(CommandLineTest, NoCommandPrintsTheShortUsage) {
   EXPECT_EQ(r.err,
             "Usage: heaprec COMMAND [OPTIONS] [ARGS...]\n"
             "Commands: run, report, symbolize, fetch, flame, diff, leaks, agent, recover, attach, "
-            "detach\n"
+            "detach, dump\n"
             "heaprec --help describes them; heaprec help COMMAND shows a command's options and "
             "examples.\n");
 }
@@ -399,6 +399,11 @@ TEST_F(CommandLineTest, OptionsParseTheSameBeforeAndAfterPositionals) {
       {1,  // a profile is not a heap record: the same one line whatever the order
        {"recover --keep -o " + out + " " + file, "recover " + file + " --keep -o " + out,
         "recover -o " + out + " " + file + " --keep"}},
+      {1,  // a pid nobody has: the same refusal whatever the order
+       {"attach --sample-interval 64K -o " + out + " 4194000",
+        "attach 4194000 --sample-interval 64K -o " + out,
+        "attach -o " + out + " 4194000 --sample-interval 64K"}},
+      {1, {"dump -o " + out + " 4194000", "dump 4194000 -o " + out}},
       // run's positionals are the program's command line: its options come first, and a value
       // is never taken for the program, whether "--" ends the options or not.
       {0, {run + "-- " + program, run + program}},

@@ -37,7 +37,8 @@ TEST(LibrarySymbolsTest, ExportsOnlyTheEntryPointsDlcloseSignalsExitAndTheApi) {
   const std::set<std::string> allowed = {
       "malloc", "free", "calloc", "realloc", "reallocarray", "posix_memalign", "aligned_alloc",
       "memalign", "valloc", "pvalloc", "malloc_usable_size", "dlclose", "heaprec_dump",
-      "heaprec_start", "heaprec_stop", "heaprec_set_sample_interval", "heaprec_is_active",
+      "heaprec_start", "heaprec_stop", "heaprec_control_block", "heaprec_attach_command",
+      "heaprec_set_sample_interval", "heaprec_is_active",
       // signals (signal_table.h), _exit (endings.h), setuid (identity_hooks.cc), exec
       // (exec_hooks.cc)
       "sigaction", "__sigaction", "signal", "bsd_signal", "sysv_signal", "__sysv_signal", "_exit",

@@ -47,6 +47,8 @@ ProfileFacts LongestFacts() {
   facts.unwind_checked = true;
   facts.unwind_checks = facts.unwind_mismatches = facts.unwind_handovers = kMax;
   facts.attaches = facts.attached_at_s = kMax;
+  facts.injected = true;
+  facts.held_at_attach = facts.rss_at_attach = facts.heap_in_use = facts.unattributed = kMax;
   facts.peak_writes = facts.peak_write_us = kMax;
   facts.peak_captures = facts.peak_capture_us = facts.heap_record_bytes = kMax;
   return facts;
@@ -55,9 +57,9 @@ ProfileFacts LongestFacts() {
 TEST(ProfileCommentsTest, TheLongestCommentsThereCanBeFitWithEveryField) {
   ProfileComments comments(LongestFacts());
   EXPECT_TRUE(comments.complete());
-  ASSERT_EQ(comments.count(), 3u);
+  ASSERT_EQ(comments.count(), 4u);
   std::string text = Joined(comments);
-  EXPECT_EQ(FieldNames(text).size(), 22u) << text;
+  EXPECT_EQ(FieldNames(text).size(), 27u) << text;
   for (const char* field : {schema::kPidField,
                             schema::kReasonField,
                             schema::kSignalField,

@@ -83,6 +83,8 @@ void RunControlCommand() {
   prctl(PR_SET_NAME, name, 0, 0, 0);
 }
 
+void AttachOnCaller() { Attach(false); }
+
 void ForgetControlCommandInChild() { g_command.store(kNone); }
 
 std::uint64_t AttachCount() { return g_attaches.load(); }

@@ -20,6 +20,10 @@ bool TakeControlCommand(const siginfo_t* info);
 void RequestAttach();
 void RequestDetach();
 
+// `heaprec attach` of an injected library (injected.h): the attach, on the calling thread, at
+// once, without the thread's renaming.
+void AttachOnCaller();
+
 // The dump thread: carries out the command queued last, if any, and names the thread after the
 // state (schema/control.h) for `heaprec attach` to read back. Also called when the thread starts.
 void RunControlCommand();

@@ -22,6 +22,10 @@ struct Hook {
   bool allocation;  // taken out again at a detach (HookSet::kReleaseOnly)
   std::uintptr_t heaprec = 0;
   std::uintptr_t program = 0;  // what the program binds: dlsym(RTLD_DEFAULT)
+  // When `program` is a non-PIE executable's canonical PLT entry (it takes the function's address),
+  // every other object binds to that entry and the executable's own slot holds the definition:
+  // this, learnt from that slot (pointing it at its own entry would loop).
+  std::uintptr_t real = 0;
   std::uint32_t hash = 0;
 };
 
@@ -85,6 +89,7 @@ Hook g_hooks[] = {
 HookSet g_set = HookSet::kAll;
 unsigned long long g_seen_adds = 0;  // dl_iterate_phdr's load counter at the last routing
 bool g_prepared = false;
+std::atomic<bool> g_routing{false};
 
 // FNV-1a: most relocations name something else, and a hash compare rejects them cheaply.
 std::uint32_t Hash(const char* name) {
@@ -95,9 +100,9 @@ std::uint32_t Hash(const char* name) {
   return h;
 }
 
-const Hook* FindHook(const char* name) {
+Hook* FindHook(const char* name) {
   std::uint32_t h = Hash(name);
-  for (const Hook& hook : g_hooks) {
+  for (Hook& hook : g_hooks) {
     if (hook.hash == h && hook.heaprec != 0 && strcmp(hook.name, name) == 0) return &hook;
   }
   return nullptr;
@@ -207,18 +212,26 @@ int RouteObject(dl_phdr_info* object, std::size_t, void* data) {
       std::size_t symbol_index = ELF64_R_SYM(r.r_info);
       if (symbol_index == 0) continue;
       const ElfW(Sym)& symbol = tables.symbols[symbol_index];
-      const Hook* hook = FindHook(tables.strings + symbol.st_name);
+      Hook* hook = FindHook(tables.strings + symbol.st_name);
       if (hook == nullptr) continue;
       std::uintptr_t slot = object->dlpi_addr + r.r_offset;
       std::uintptr_t value =
           __atomic_load_n(reinterpret_cast<std::uintptr_t*>(slot), __ATOMIC_ACQUIRE);
       // A lazily bound slot not called yet points back into its own object's PLT: it would bind
       // to the program's definition at the first call, so it counts as that.
-      bool unbound = type == R_X86_64_JUMP_SLOT && symbol.st_shndx == SHN_UNDEF &&
-                     value >= tables.start && value < tables.end;
-      std::uintptr_t wanted = Routed(*hook) ? hook->heaprec : hook->program;
+      bool inside = value >= tables.start && value < tables.end;
+      bool unbound = type == R_X86_64_JUMP_SLOT && symbol.st_shndx == SHN_UNDEF && inside;
+      bool owns_entry = symbol.st_shndx == SHN_UNDEF && hook->program >= tables.start &&
+                        hook->program < tables.end;
+      std::uintptr_t original = hook->program;
+      if (owns_entry) {
+        if (hook->real == 0 && value != hook->heaprec && !inside) hook->real = value;
+        if (hook->real == 0) continue;  // nothing safe to restore it to
+        original = hook->real;
+      }
+      std::uintptr_t wanted = Routed(*hook) ? hook->heaprec : original;
       if (value == wanted) continue;
-      if (value != hook->program && value != hook->heaprec && !unbound) continue;
+      if (value != original && value != hook->heaprec && !unbound) continue;
       Store(slot, wanted, tables);
       ++*changed;
     }
@@ -259,10 +272,15 @@ bool PrepareHooks(void* own_handle) {
 
 int RouteHooks(HookSet set) {
   if (!g_prepared) return 0;
+  // The attach routes on the thread `heaprec attach` holds, the dump thread later: never both at
+  // once (one would make a RELRO page read-only under the other's store). A caller that finds the
+  // other at it leaves the work to it, so a fork child never waits for a flag its parent held.
+  if (g_routing.exchange(true, std::memory_order_acquire)) return 0;
   g_set = set;
   g_seen_adds = LoadCount();
   int changed = 0;
   dl_iterate_phdr(RouteObject, &changed);
+  g_routing.store(false, std::memory_order_release);
   return changed;
 }
 

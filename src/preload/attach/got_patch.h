@@ -12,7 +12,7 @@
 //
 // heaprec's own objects, the loader and the vDSO are never patched. Objects loaded later are
 // found by PatchNewObjects (dl_iterate_phdr's load counter), which the dump thread calls often.
-// Only the dump thread patches: one writer, no lock of its own.
+// One writer at a time (a flag; the attach's thread, then the dump thread).
 #pragma once
 
 namespace heaprec::preload {

@@ -98,6 +98,14 @@ bool UseDirectory(int directory) {
   return true;
 }
 
+// dlopen's handle of this library, found by the name the loader knows it by (no file is opened
+// for a name already loaded).
+void* OwnHandle() {
+  Dl_info info;
+  if (dladdr(&__ehdr_start, &info) == 0 || info.dli_fname == nullptr) return nullptr;
+  return dlopen(info.dli_fname, RTLD_NOLOAD | RTLD_LAZY);
+}
+
 // The first start: everything the constructor of a started process does, from the request's
 // settings. On the thread `heaprec attach` holds, before the dump thread exists.
 bool FirstStart(const AttachRequest& request, int directory) {
@@ -112,6 +120,7 @@ bool FirstStart(const AttachRequest& request, int directory) {
   g_settings = settings;
   if (!UseDirectory(directory)) return false;
   g_handle = reinterpret_cast<void*>(request.library_handle);
+  if (g_handle == nullptr) g_handle = OwnHandle();  // loaded by an attach that was interrupted
   UseUntaggedBlocks();
   if (!PrepareHooks(g_handle)) return false;
   // The signal, exit and exec entry points first, so that the program's sigaction calls from here
@@ -170,20 +179,41 @@ void Finish(int result) {
   __atomic_add_fetch(&heaprec_control_block.commands_done, 1, __ATOMIC_RELEASE);
 }
 
+// A later attach's --sample-interval (the other settings are the first attach's: its threads and
+// handlers are in place).
+void UseLaterSettings(const char* block) {
+  static constexpr char kName[] = "HEAPREC_SAMPLE_INTERVAL=";
+  std::uint64_t interval = kDefaultSampleInterval;
+  for (const char* entry = block; *entry != '\0' && entry < block + sizeof(AttachRequest::settings);
+       entry += strlen(entry) + 1) {
+    if (strncmp(entry, kName, sizeof(kName) - 1) == 0) {
+      if (!ParseByteCount(entry + sizeof(kName) - 1, &interval)) return;
+    }
+  }
+  g_settings.sample_interval = interval;
+  g_interval.store(interval);
+}
+
+// The attach itself, on the thread `heaprec attach` holds: done before the call returns, so that a
+// process stopped with SIGSTOP, whose new dump thread cannot run, samples from its first
+// instruction after SIGCONT. Takes only heaprec's own locks.
+void StartOnCaller(int directory) {
+  if (directory >= 0 && directory != g_directory && UseDirectory(directory)) {  // a later -o
+    if (g_directory >= 0) close(g_directory);
+    g_directory = directory;
+  } else if (directory >= 0 && directory != g_directory) {
+    close(directory);
+  }
+  AttachOnCaller();
+  RouteHooks(HookSet::kAll);
+  PublishSampling(IsActive());
+}
+
 void CarryOut(std::int32_t command) {
   int directory = g_pending_directory.exchange(-1);
   switch (command) {
-    case schema::kCommandStart:
-      if (directory >= 0 && UseDirectory(directory)) {  // a later attach's own -o
-        if (g_directory >= 0) close(g_directory);
-        g_directory = directory;
-      } else if (directory >= 0) {
-        close(directory);
-      }
-      RequestAttach();
-      RunControlCommand();
-      RouteHooks(HookSet::kAll);
-      PublishSampling(IsActive());
+    case schema::kCommandStart:  // started on the attach's thread (StartOnCaller)
+      RunControlCommand();       // the thread's name says the state
       SampleHeap(true);
       Finish(IsActive() ? 0 : ENOMEM);
       return;
@@ -308,6 +338,11 @@ HEAPREC_EXPORT std::int32_t heaprec_attach_command(const heaprec::schema::Attach
   if (command == schema::kCommandDump) {
     memcpy(preload::g_pending_name, request->file_name, sizeof(preload::g_pending_name));
     preload::g_pending_name[sizeof(preload::g_pending_name) - 1] = '\0';
+  }
+  if (command == schema::kCommandStart) {
+    preload::UseLaterSettings(request->settings);
+    preload::StartOnCaller(directory);
+    directory = -1;
   }
   preload::g_pending_directory.store(directory);
   g_pending.store(command, std::memory_order_release);

@@ -24,11 +24,14 @@ namespace heaprec::preload {
 
 enum class UnwindMethod { kDwarf, kLibgcc, kCheck, kFramePointers };
 
+inline constexpr std::uint64_t kDefaultSampleInterval = 512 * 1024;
+
 struct Settings {
-  std::uint64_t sample_interval = 512 * 1024;  // HEAPREC_SAMPLE_INTERVAL: bytes, 1 = exact
-  char output_template[PATH_MAX] = {};         // HEAPREC_OUTPUT: %p pid, %t time, %e program
-  std::uint64_t dump_interval_ms = 0;          // HEAPREC_DUMP_INTERVAL: seconds, 0 = off
-  int dump_signal = 0;                         // HEAPREC_DUMP_SIGNAL: e.g. SIGUSR2, 0 = off
+  std::uint64_t sample_interval =
+      kDefaultSampleInterval;           // HEAPREC_SAMPLE_INTERVAL: bytes, 1 = exact
+  char output_template[PATH_MAX] = {};  // HEAPREC_OUTPUT: %p pid, %t time, %e program
+  std::uint64_t dump_interval_ms = 0;   // HEAPREC_DUMP_INTERVAL: seconds, 0 = off
+  int dump_signal = 0;                  // HEAPREC_DUMP_SIGNAL: e.g. SIGUSR2, 0 = off
   std::uint64_t dump_above =
       0;               // HEAPREC_DUMP_ABOVE: a profile each time live crosses N more bytes
   bool quiet = false;  // HEAPREC_QUIET: no line on stderr per signal-triggered dump

@@ -1,0 +1,119 @@
+// The program tests/attach/attach_test.sh attaches to: started plainly (no heaprec), it allocates
+// blocks before the attach, says "ready PID", waits as its mode says, then on the test's "go"
+// allocates 2000 blocks of 64 KiB at after_attach_site, frees the early blocks, checks every block
+// it wrote and prints what it counted; on "end" (or EOF) it exits with status 7.
+//
+//   read       waits in read() on stdin (fgets)
+//   sleep      waits in nanosleep until the file GO_FILE exists, then reads stdin
+//   threads    8 threads allocate, check and free blocks all along (busy), main waits in read()
+//   forkexec   after "go", forks and execs /bin/echo, waits for it
+//   seccomp    one thread enters strict seccomp and blocks in read() on a pipe
+#define _GNU_SOURCE
+#include <linux/seccomp.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { kThreads = 8, kBefore = 1000, kAfter = 2000 };
+static atomic_int g_stop;
+static atomic_long g_made, g_freed, g_bad;
+
+__attribute__((noinline)) void* after_attach_site(size_t n) { return malloc(n); }
+__attribute__((noinline)) void* thread_site(size_t n) { return malloc(n); }
+
+static void* Churn(void* arg) {
+  unsigned seed = (unsigned)(size_t)arg;
+  void* held[64] = {0};
+  size_t sizes[64] = {0};
+  while (!atomic_load(&g_stop)) {
+    int i = rand_r(&seed) % 64;
+    if (held[i] != NULL) {
+      unsigned char* p = held[i];
+      for (size_t k = 0; k < sizes[i]; k += 97) g_bad += p[k] != (unsigned char)(sizes[i] + i);
+      free(held[i]);
+      g_freed++;
+    }
+    sizes[i] = 16 + rand_r(&seed) % 8192;
+    held[i] = thread_site(sizes[i]);
+    memset(held[i], (int)(sizes[i] + i), sizes[i]);
+    g_made++;
+  }
+  for (int i = 0; i < 64; i++) {
+    if (held[i] != NULL) {
+      free(held[i]);
+      g_freed++;
+    }
+  }
+  return NULL;
+}
+
+static int g_pipe[2];
+static void* Strict(void* arg) {
+  (void)arg;
+  char c;
+  prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT);
+  read(g_pipe[0], &c, 1);  // forever: nothing is written
+  syscall(SYS_exit, 0);
+  return NULL;
+}
+
+int main(int argc, char** argv) {
+  const char* mode = argc > 1 ? argv[1] : "read";
+  void* before[kBefore];
+  for (int i = 0; i < kBefore; i++) before[i] = malloc(4096);
+  pthread_t threads[kThreads];
+  int threaded = strcmp(mode, "threads") == 0;
+  if (threaded) {
+    for (int i = 0; i < kThreads; i++)
+      pthread_create(&threads[i], NULL, Churn, (void*)(size_t)(i + 1));
+  }
+  if (strcmp(mode, "seccomp") == 0) {
+    pthread_t t;
+    if (pipe(g_pipe) != 0 || pthread_create(&t, NULL, Strict, NULL) != 0) return 2;
+  }
+  printf("ready %d\n", getpid());
+  fflush(stdout);
+  if (strcmp(mode, "sleep") == 0) {
+    const char* go = getenv("GO_FILE");
+    while (go != NULL && access(go, F_OK) != 0) {
+      struct timespec t = {0, 5000000};
+      nanosleep(&t, NULL);
+    }
+  }
+  char line[64];
+  if (fgets(line, sizeof line, stdin) == NULL) return 3;
+  if (strcmp(mode, "forkexec") == 0) {
+    pid_t child = fork();
+    if (child == 0) {
+      execl("/bin/echo", "echo", "child ran", (char*)NULL);
+      _exit(127);
+    }
+    int status;
+    waitpid(child, &status, 0);
+    printf("child status %d\n", WEXITSTATUS(status));
+  }
+  void* after[kAfter];
+  long sum = 0;
+  for (int i = 0; i < kAfter; i++) {
+    after[i] = after_attach_site(64 * 1024);
+    memset(after[i], i & 0x7f, 64 * 1024);
+  }
+  for (int i = 0; i < kBefore; i++) free(before[i]);
+  for (int i = 0; i < kAfter; i++) sum += ((unsigned char*)after[i])[65535];
+  printf("sum %ld\n", sum);
+  fflush(stdout);
+  if (fgets(line, sizeof line, stdin) == NULL) line[0] = '\0';
+  if (threaded) {
+    atomic_store(&g_stop, 1);
+    for (int i = 0; i < kThreads; i++) pthread_join(threads[i], NULL);
+    printf("threads balanced %d bad %ld\n", g_made == g_freed, (long)g_bad);
+  }
+  return 7;
+}

@@ -1,0 +1,215 @@
+#!/usr/bin/env bash
+# `heaprec attach PID` on programs started plainly (docs/design/attach.md): one scenario per run,
+#
+#   attach_test.sh HEAPREC TARGET STATIC_TARGET SCENARIO
+#
+# TARGET is attach_target.c (its modes: the comment there). Every scenario checks that the target's
+# output and exit status are those of a run without heaprec, and, where heaprec attached, that the
+# profile holds the 2000 x 64 KiB blocks allocated after the attach at after_attach_site (125 MiB;
+# at a 64 KiB interval every such block is sampled, so the total is within a few percent), and
+# nothing of the 1000 blocks allocated before it.
+set -euo pipefail
+heaprec=$1 target=$2 static_target=$3 scenario=$4
+dir=$(mktemp -d /tmp/heaprec-attach-test.XXXXXX)
+chmod 755 "$dir"
+mkdir "$dir/prof"
+pid=
+cleanup() {
+  exec 8>&- 2>/dev/null || true
+  if [[ -n $pid ]]; then kill -CONT "$pid" 2>/dev/null || true; kill -KILL "$pid" 2>/dev/null || true; fi
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+fail() { echo "FAIL ($scenario): $*" >&2; for f in "$dir"/out "$dir"/err "$dir"/attach.err; do [[ -f $f ]] && { echo "--- $f" >&2; cat "$f" >&2; }; done; exit 1; }
+
+# Starts "$@" with stdin from a FIFO the test writes (descriptor 8), stdout and stderr to files;
+# waits for its "ready PID".
+start() {
+  mkfifo "$dir/in"
+  chmod 666 "$dir/in"
+  ( s=0; "$@" < "$dir/in" > "$dir/out" 2> "$dir/err" || s=$?; echo $s > "$dir/status" ) &
+  exec 8> "$dir/in"
+  for _ in $(seq 1 400); do
+    pid=$(sed -n 's/^ready \([0-9]*\)$/\1/p' "$dir/out" 2>/dev/null || true)
+    [[ -n $pid ]] && return 0
+    sleep 0.05
+  done
+  fail "the target never said ready"
+}
+send() { echo "$1" >&8; }
+# Ends the target (its last line) and waits for its status.
+finish() {
+  send end
+  exec 8>&-
+  for _ in $(seq 1 600); do [[ -f $dir/status ]] && return 0; sleep 0.05; done
+  [[ -n $pid && -d /proc/$pid ]] && gdb -p "$pid" -batch -ex "thread apply all bt" 2>&1 | grep -E "^#" | head -20 >&2
+  fail "the target did not end"
+}
+# What the target prints and its status without heaprec, ready line aside.
+expect_plain() {
+  local mode=$1
+  local expected actual
+  expected=$(set +e; printf 'go\nend\n' | GO_FILE=/ "$target" "$mode" > "$dir/plain"; echo "status $?")
+  expected="$(grep -v '^ready ' "$dir/plain")
+$expected"
+  actual=$(grep -v '^ready ' "$dir/out"; echo "status $(cat "$dir/status")")
+  [[ $expected == "$actual" ]] || fail "output differs from a plain run: expected [$expected] got [$actual]"
+}
+attach() {
+  "$heaprec" attach --sample-interval 64K -o "$dir/prof/p.%p.pb.gz" "$pid" 2> "$dir/attach.err" > "$dir/attach.out" ||
+    fail "heaprec attach failed with status $?"
+}
+# The profile at exit holds ~125 MiB at after_attach_site, and no pre-attach block.
+check_profile() {
+  local file=${1:-$dir/prof/p.$pid.pb.gz}  # the final profile, written at exit
+  [[ -n $file && -f $file ]] || fail "no profile in $dir/prof: $(ls -R "$dir/prof")"
+  local report
+  report=$("$heaprec" report "$file" 2>&1) || fail "report failed: $report"
+  if [[ ${2:-} != any ]]; then
+    grep -q 'after_attach_site' <<<"$report" || fail "no after_attach_site in the profile: $report"
+  fi
+  grep -q 'injected=1' <<<"$report" || fail "the profile does not say it was attached: $report"
+  local mib
+  mib=$(sed -n 's/^Total: \([0-9.]*\) MiB.*/\1/p' <<<"$report")
+  awk -v m="$mib" 'BEGIN { exit !(m >= 115 && m <= 135) }' || fail "total ${mib} MiB, expected 125: $report"
+}
+# `heaprec attach` refuses in one line naming why, with status 1.
+expect_refusal() {
+  local status=0
+  "$heaprec" attach "$pid" 2> "$dir/attach.err" || status=$?
+  [[ $status == 1 ]] || fail "status $status, expected the refusal's 1"
+  grep -q "$1" "$dir/attach.err" || fail "the refusal does not say '$1'"
+  [[ $(wc -l < "$dir/attach.err") == 1 ]] || fail "the refusal is not one line"
+}
+state_of() { sed 's/.*) \(.\).*/\1/' "/proc/$1/stat"; }
+
+case $scenario in
+  read | sleep | threads | forkexec)
+    GO_FILE=$dir/go start "$target" "$scenario"
+    attach
+    [[ $scenario == sleep ]] && touch "$dir/go"
+    send go
+    finish
+    expect_plain "$scenario"
+    check_profile
+    ;;
+  python3 | ruby)
+    # The interpreters: the bytes of the 2000 buffers allocated after the attach, under the
+    # interpreter's own functions.
+    script=$(dirname "$0")/target.${scenario/python3/py}
+    script=${script/.ruby/.rb}
+    interpreter=/usr/bin/$scenario
+    start "$interpreter" "$script"
+    attach
+    send go
+    finish
+    expected=$(set +e; printf 'go\nend\n' | "$interpreter" "$script" | grep -v '^ready '; echo "status ${PIPESTATUS[1]}")
+    actual=$(grep -v '^ready ' "$dir/out"; echo "status $(cat "$dir/status")")
+    [[ $expected == "$actual" ]] || fail "output differs from a plain run: [$expected] [$actual]"
+    # Python frees every object as it ends: the peak profile holds the buffers.
+    check_profile "$dir/prof/p.$pid.peak.pb.gz" any
+    ;;
+  stopped)
+    start "$target" read
+    kill -STOP "$pid"
+    for _ in $(seq 1 100); do [[ $(state_of "$pid") == T ]] && break; sleep 0.02; done
+    attach
+    sleep 0.2
+    [[ $(state_of "$pid") == T ]] || fail "the target is not stopped any more after the attach"
+    kill -CONT "$pid"
+    send go
+    finish
+    expect_plain read
+    check_profile
+    ;;
+  mountns)
+    # The target's mount namespace hides the library's directory and the profiles' directory.
+    lib_dir=$(dirname "$(readlink -f "$(dirname "$heaprec")/../lib/libheaprec.so")")
+    start unshare -m --propagation private sh -c \
+      "mount -t tmpfs none '$lib_dir' && mount -t tmpfs none '$dir/prof' && exec '$target' read"
+    [[ ! -e /proc/$pid/root$dir/prof/. || -z $(ls "/proc/$pid/root$lib_dir") ]] || fail "not hidden"
+    attach
+    send go
+    finish
+    expect_plain read
+    check_profile
+    ;;
+  nonroot)
+    chmod 700 "$dir/prof"
+    start setpriv --reuid=65534 --regid=65534 --clear-groups "$target" read
+    attach
+    grep -q "heaprec-attach.$pid" "$dir/attach.out" || fail "no note of the subdirectory: $(cat "$dir/attach.out")"
+    send go
+    finish
+    expect_plain read
+    check_profile "$dir/prof/heaprec-attach.$pid/p.$pid.pb.gz"
+    ;;
+  jemalloc)
+    start env LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2 "$target" read
+    attach
+    send go
+    finish
+    expect_plain read
+    check_profile
+    ;;
+  interrupt)
+    start "$target" read
+    # Ctrl-C at each step: the target goes on, and a later attach works.
+    for step in begin load handover; do
+      set +e
+      HEAPREC_ATTACH_INTERRUPT=$step "$heaprec" attach -o "$dir/prof/p.%p.pb.gz" "$pid" 2> "$dir/attach.err"
+      status=$?
+      set -e
+      [[ $status == 130 ]] || fail "interrupt after $step: status $status"
+      [[ $(state_of "$pid") != Z && -d /proc/$pid ]] || fail "the target died (interrupt after $step)"
+    done
+    # And real SIGINTs at moments that fall where they fall.
+    for delay in 0 0.001 0.003 0.01; do
+      "$heaprec" attach -o "$dir/prof/p.%p.pb.gz" "$pid" > /dev/null 2>&1 &
+      sleep "$delay"
+      kill -INT $! 2>/dev/null || true
+      wait $! || true
+      [[ -d /proc/$pid && $(state_of "$pid") != Z ]] || fail "the target died (SIGINT after ${delay}s)"
+      "$heaprec" detach "$pid" > /dev/null 2>&1 || true
+    done
+    attach
+    send go
+    finish
+    expect_plain read
+    check_profile
+    ;;
+  seccomp)
+    start "$target" seccomp
+    expect_refusal 'strict seccomp'
+    send go
+    finish
+    expect_plain seccomp
+    ;;
+  static)
+    start "$static_target" read
+    expect_refusal 'static executable'
+    send go
+    finish
+    target=$static_target expect_plain read
+    ;;
+  cycles)
+    # 50 attaches and detaches while 8 threads allocate and check their blocks.
+    start "$target" threads
+    for i in $(seq 1 50); do
+      "$heaprec" attach --sample-interval 64K -o "$dir/prof/p.%p.pb.gz" "$pid" > /dev/null 2> "$dir/attach.err" ||
+        fail "attach $i failed"
+      "$heaprec" detach "$pid" > /dev/null 2> "$dir/attach.err" || fail "detach $i failed"
+    done
+    attach
+    send go
+    finish
+    expect_plain threads
+    grep -q 'threads balanced 1 bad 0' "$dir/out" || fail "the program's own accounting is off"
+    check_profile
+    ;;
+  *)
+    echo "unknown scenario $scenario" >&2
+    exit 2
+    ;;
+esac
+echo "ok ($scenario)"
