@@ -3,12 +3,17 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <ctime>
+#include <string>
+#include <vector>
 
 #include "analysis/report.h"
 #include "render/format.h"
 #include "render/json_fields.h"
 #include "render/json_writer.h"
 #include "render/utf8.h"
+#include "schema/profile_schema.h"
 
 namespace heaprec::render {
 namespace {
@@ -20,6 +25,40 @@ using analysis::ReportRow;
 // Column widths of the text report: values, and (sampled) "±" + the 95% margin ("±1023.9 KiB").
 constexpr size_t kValueWidth = 11;
 constexpr size_t kMarginWidth = 12;
+
+// The value of NAME=VALUE in the profile's comments, or "".
+std::string CommentValue(const std::vector<std::string>& comments, const std::string& name) {
+  for (const std::string& comment : comments) {
+    for (size_t at = comment.find(name + "="); at != std::string::npos;
+         at = comment.find(name + "=", at + 1)) {
+      if (at != 0 && comment[at - 1] != ' ') continue;
+      size_t start = at + name.size() + 1;
+      return comment.substr(start, comment.find(' ', start) - start);
+    }
+  }
+  return "";
+}
+
+// A profile of a process `heaprec attach` loaded heaprec into: what it does not cover, on the first
+// screen (docs/design/attach.md).
+void PrintAttachNote(const std::vector<std::string>& comments, std::ostream& out) {
+  if (CommentValue(comments, schema::kInjectedField) != "1") return;
+  auto bytes = [&](const char* field) {
+    return static_cast<double>(std::strtoull(CommentValue(comments, field).c_str(), nullptr, 10));
+  };
+  std::time_t at = static_cast<std::time_t>(
+      std::strtoll(CommentValue(comments, schema::kAttachedAtField).c_str(), nullptr, 10));
+  char when[32] = "?";
+  std::tm utc;
+  if (gmtime_r(&at, &utc) != nullptr)
+    std::strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &utc);
+  out << "Attached: " << when << ", when the heap held "
+      << FormatValue(bytes(schema::kHeldAtAttachField), "bytes")
+      << " (allocated before, not in this profile); of the heap's "
+      << FormatValue(bytes(schema::kHeapInUseField), "bytes") << " now, "
+      << FormatValue(bytes(schema::kUnattributedField), "bytes")
+      << " is not accounted for by samples since\n";
+}
 
 void PrintText(const Report& r, const ReportOptions& o, size_t shown, std::ostream& out) {
   const analysis::ProfileHeader& p = r.header;
@@ -36,6 +75,7 @@ void PrintText(const Report& r, const ReportOptions& o, size_t shown, std::ostre
     if (!p.period_type.type.empty()) out << " of " << p.period_type.type;
     out << "\n";
   }
+  PrintAttachNote(p.comments, out);
   if (!p.comments.empty()) {
     out << "Comments:";
     for (const std::string& c : p.comments) out << " " << c;

@@ -8,6 +8,8 @@
 //   threads    8 threads allocate, check and free blocks all along (busy), main waits in read()
 //   forkexec   after "go", forks and execs /bin/echo, waits for it
 //   seccomp    one thread enters strict seccomp and blocks in read() on a pipe
+//   churn      for bench/attach_bench.sh: after "go", 3,000,000 malloc/free pairs (16 B-64 KiB,
+//              random order, 4096 live), then prints the CPU time the thread took ("cpu_us N")
 #define _GNU_SOURCE
 #include <linux/seccomp.h>
 #include <pthread.h>
@@ -64,6 +66,28 @@ static void* Strict(void* arg) {
   return NULL;
 }
 
+// The churning thread's own CPU time: heaprec's threads' (the dump thread's) are not the churn's.
+static long CpuMicroseconds(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return t.tv_sec * 1000000L + t.tv_nsec / 1000;
+}
+
+static int Churned(void) {
+  enum { kLive = 4096 };
+  static void* live[kLive];
+  unsigned seed = 12345;
+  long start = CpuMicroseconds();
+  for (int i = 0; i < 3000000; i++) {
+    int slot = rand_r(&seed) % kLive;
+    free(live[slot]);
+    live[slot] = malloc(16 + (size_t)(rand_r(&seed) % 65520));
+  }
+  printf("cpu_us %ld\n", CpuMicroseconds() - start);
+  fflush(stdout);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "read";
   void* before[kBefore];
@@ -89,6 +113,7 @@ int main(int argc, char** argv) {
   }
   char line[64];
   if (fgets(line, sizeof line, stdin) == NULL) return 3;
+  if (strcmp(mode, "churn") == 0) return Churned();
   if (strcmp(mode, "forkexec") == 0) {
     pid_t child = fork();
     if (child == 0) {

@@ -71,7 +71,10 @@ check_profile() {
   grep -q 'injected=1' <<<"$report" || fail "the profile does not say it was attached: $report"
   local mib
   mib=$(sed -n 's/^Total: \([0-9.]*\) MiB.*/\1/p' <<<"$report")
-  awk -v m="$mib" 'BEGIN { exit !(m >= 115 && m <= 135) }' || fail "total ${mib} MiB, expected 125: $report"
+  local low=115
+  [[ ${2:-} == any ]] && low=100
+  awk -v m="$mib" -v low=$low 'BEGIN { exit !(m >= low && m <= 135) }' ||
+    fail "total ${mib} MiB, expected 125: $report"
 }
 # `heaprec attach` refuses in one line naming why, with status 1.
 expect_refusal() {
@@ -107,7 +110,16 @@ case $scenario in
     actual=$(grep -v '^ready ' "$dir/out"; echo "status $(cat "$dir/status")")
     [[ $expected == "$actual" ]] || fail "output differs from a plain run: [$expected] [$actual]"
     # Python frees every object as it ends: the peak profile holds the buffers.
+    # The peak profile is captured within 10% of the peak (docs/design/heap-record.md): >= 100 MiB.
     check_profile "$dir/prof/p.$pid.peak.pb.gz" any
+    "$heaprec" symbolize --no-cache "$dir/prof/p.$pid.peak.pb.gz" > /dev/null 2>&1 ||
+      fail "symbolize failed"
+    # Without the interpreters' debug symbols (not installed), their static allocation functions
+    # have no names: the site is the interpreter's own code, holding all of it.
+    "$heaprec" report "$dir/prof/p.$pid.peak.pb.gz" > "$dir/report.txt" 2>&1 || fail "report failed"
+    site=$([[ $scenario == ruby ]] && echo libruby || echo python3)
+    sed -n '/  function$/{n;p}' "$dir/report.txt" | grep -q "($site" ||
+      fail "the top site is not in $site: $(cat "$dir/report.txt")"
     ;;
   stopped)
     start "$target" read

@@ -19,7 +19,7 @@ namespace {
 
 struct Hook {
   const char* name;
-  bool allocation;  // taken out again at a detach (HookSet::kReleaseOnly)
+  bool memory;  // an allocation or release entry point: routed only while attached
   std::uintptr_t heaprec = 0;
   std::uintptr_t program = 0;  // what the program binds: dlsym(RTLD_DEFAULT)
   // When `program` is a non-PIE executable's canonical PLT entry (it takes the function's address),
@@ -46,22 +46,22 @@ Hook g_hooks[] = {
     {"_ZnamSt11align_val_t", true},
     {"_ZnwmSt11align_val_tRKSt9nothrow_t", true},
     {"_ZnamSt11align_val_tRKSt9nothrow_t", true},
-    {"free", false},
-    {"realloc", false},  // frees as well as allocates
-    {"reallocarray", false},
-    {"malloc_usable_size", false},  // a sampled block's size is the program's
-    {"_ZdlPv", false},
-    {"_ZdaPv", false},
-    {"_ZdlPvm", false},
-    {"_ZdaPvm", false},
-    {"_ZdlPvRKSt9nothrow_t", false},
-    {"_ZdaPvRKSt9nothrow_t", false},
-    {"_ZdlPvSt11align_val_t", false},
-    {"_ZdaPvSt11align_val_t", false},
-    {"_ZdlPvmSt11align_val_t", false},
-    {"_ZdaPvmSt11align_val_t", false},
-    {"_ZdlPvSt11align_val_tRKSt9nothrow_t", false},
-    {"_ZdaPvSt11align_val_tRKSt9nothrow_t", false},
+    {"free", true},
+    {"realloc", true},
+    {"reallocarray", true},
+    {"malloc_usable_size", true},  // a sampled block's size is the program's
+    {"_ZdlPv", true},
+    {"_ZdaPv", true},
+    {"_ZdlPvm", true},
+    {"_ZdaPvm", true},
+    {"_ZdlPvRKSt9nothrow_t", true},
+    {"_ZdaPvRKSt9nothrow_t", true},
+    {"_ZdlPvSt11align_val_t", true},
+    {"_ZdaPvSt11align_val_t", true},
+    {"_ZdlPvmSt11align_val_t", true},
+    {"_ZdaPvmSt11align_val_t", true},
+    {"_ZdlPvSt11align_val_tRKSt9nothrow_t", true},
+    {"_ZdaPvSt11align_val_tRKSt9nothrow_t", true},
     {"sigaction", false},
     {"__sigaction", false},
     {"signal", false},
@@ -108,7 +108,7 @@ Hook* FindHook(const char* name) {
   return nullptr;
 }
 
-bool Routed(const Hook& hook) { return g_set == HookSet::kAll || !hook.allocation; }
+bool Routed(const Hook& hook) { return g_set == HookSet::kAll || !hook.memory; }
 
 // The dynamic section's pointers: relocated by the loader in place on this machine, but not in
 // every object (a read-only dynamic section keeps file addresses), so both are accepted.

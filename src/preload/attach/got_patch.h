@@ -19,10 +19,10 @@ namespace heaprec::preload {
 
 enum class HookSet {
   kAll,          // while attached: every entry point
-  kReleaseOnly,  // after a detach: free, delete, realloc and the signal, exit, exec, setuid and
-                 // dlclose entry points stay routed (blocks sampled before still get forgotten
-                 // when freed, and the program's view of its signals stays consistent); the
-                 // allocation entry points go back to glibc's, at full speed
+  kProcessOnly,  // before the attach and after a detach: the signal, exit, exec, setuid and
+                 // dlclose entry points (the program's view of its signal dispositions must stay
+                 // consistent with heaprec's handlers, which stay); every allocation and release
+                 // entry point is the program's own again, at full speed
 };
 
 // Resolves heaprec's definitions through `own_handle` (dlopen's handle of this library: inside

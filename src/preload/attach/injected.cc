@@ -125,7 +125,7 @@ bool FirstStart(const AttachRequest& request, int directory) {
   if (!PrepareHooks(g_handle)) return false;
   // The signal, exit and exec entry points first, so that the program's sigaction calls from here
   // on see its own dispositions while heaprec installs its handlers (signal_table.h).
-  RouteHooks(HookSet::kReleaseOnly);
+  RouteHooks(HookSet::kProcessOnly);
   StartInjectedProcess();
   return true;
 }
@@ -174,6 +174,16 @@ void SampleHeap(bool at_attach) {
   if (rest < g_unattributed.load()) g_unattributed.store(rest);
 }
 
+// After a detach: no sample stays tracked (see kCommandDetach).
+void ForgetEverySample() {
+  HeapRecorder* recorder = g_recorder.load(std::memory_order_acquire);
+  if (recorder == nullptr) return;
+  HeapSnapshot snapshot;
+  if (!snapshot.Take(*recorder)) return;
+  for (std::size_t i = 0; i < snapshot.object_count(); ++i)
+    recorder->Forget(snapshot.objects()[i].key);
+}
+
 void Finish(int result) {
   heaprec_control_block.last_result = result;
   __atomic_add_fetch(&heaprec_control_block.commands_done, 1, __ATOMIC_RELEASE);
@@ -218,11 +228,16 @@ void CarryOut(std::int32_t command) {
       Finish(IsActive() ? 0 : ENOMEM);
       return;
     case schema::kCommandDetach: {
-      RouteHooks(HookSet::kReleaseOnly);
+      // Sampling off first, then the profile (every free so far was seen), then every memory
+      // entry point back to the program's, then the samples forgotten: their frees are not seen
+      // from here on, so a later profile must not show them live.
       RequestDetach();
       RunControlCommand();
+      int result = Dump(DumpReason::kDetach, nullptr);
+      RouteHooks(HookSet::kProcessOnly);
+      ForgetEverySample();
       PublishSampling(false);
-      Finish(Dump(DumpReason::kDetach, nullptr));
+      Finish(result);
       return;
     }
     case schema::kCommandDump: {
