@@ -409,10 +409,17 @@ Outcome Run(const ControlArgs& args, Verb verb, const DeferredInterrupts& interr
     default:
       return Refuse("heaprec in process " + id + " refused the request (settings or directory)");
   }
-  if (verb == Verb::kAttach && process.ProcessState() == 'T' && ReadControlBlock(process, &block) &&
+  // Read the moment after the detach, the process's state may show the held thread on its way back
+  // into the group stop: what counts is how it was found.
+  if (verb == Verb::kAttach && injection.found_stopped() && ReadControlBlock(process, &block) &&
       block.sampling != 0) {
     return {kExitOk, "process " + id + " samples now, and stays stopped until it is continued (" +
                          "kill -CONT " + id + "); profiles go to " + destination + note};
+  }
+  if (verb != Verb::kAttach && injection.found_stopped()) {
+    return {kExitOk, "process " + id + " is stopped: it " +
+                         (verb == Verb::kDetach ? "detaches" : "writes the profile") +
+                         " as soon as it is continued (kill -CONT " + id + ")"};
   }
   if (!WaitForLibrary(process, done, &block)) {
     return Refuse("process " + id + " did not confirm within 5 s");

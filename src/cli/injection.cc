@@ -130,6 +130,7 @@ bool Injection::SeizeSafeThread(std::string* error) {
       }
       if (IsSafePoint(thread_.saved())) {
         tid_ = tid;
+        found_stopped_ = thread_.in_group_stop();
         return true;
       }
       thread_.Release();

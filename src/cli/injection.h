@@ -46,6 +46,9 @@ class Injection {
   void End();
 
   pid_t held_thread() const { return tid_; }
+  // Whether the process was stopped (SIGSTOP) when its thread was seized: its dump thread cannot
+  // run until it is continued.
+  bool found_stopped() const { return found_stopped_; }
   std::uint64_t stopped_ns() const { return stopped_ns_; }  // how long the thread was held
 
  private:
@@ -59,6 +62,7 @@ class Injection {
   PtraceThread thread_;
   pid_t tid_ = 0;
   bool begun_ = false;
+  bool found_stopped_ = false;
   std::uint64_t libc_ = 0;
   std::uint64_t scratch_ = 0;
   std::uint64_t errno_address_ = 0;

@@ -121,6 +121,19 @@ case $scenario in
     sed -n '/  function$/{n;p}' "$dir/report.txt" | grep -q "($site" ||
       fail "the top site is not in $site: $(cat "$dir/report.txt")"
     ;;
+  terminated)
+    # Ended by SIGTERM after the attach: the status a plain run gets (143), and the final profile.
+    start "$target" read
+    attach
+    send go
+    for _ in $(seq 1 200); do grep -q '^sum ' "$dir/out" && break; sleep 0.05; done
+    kill -TERM "$pid"
+    exec 8>&-
+    for _ in $(seq 1 600); do [[ -f $dir/status ]] && break; sleep 0.05; done
+    [[ $(cat "$dir/status") == 143 ]] || fail "status $(cat "$dir/status"), expected 143"
+    check_profile
+    "$heaprec" report "$dir/prof/p.$pid.pb.gz" | grep -q 'reason=terminated' || fail "not a terminated profile"
+    ;;
   stopped)
     start "$target" read
     kill -STOP "$pid"
