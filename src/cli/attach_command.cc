@@ -34,7 +34,8 @@
 namespace heaprec::cli {
 namespace {
 
-constexpr int kConfirmWaitMs = 5000;  // the dump thread answers at once; a loaded machine is slower
+constexpr int kConfirmWaitMs =
+    10000;  // the dump thread answers at once; a loaded machine is slower
 constexpr int kExitInterrupted = 130;
 
 enum class Verb { kAttach, kDetach, kDump };
@@ -277,7 +278,7 @@ Outcome ControlDormant(const RemoteProcess& process, const schema::ControlBlock&
     Pause(10);
   }
   return Refuse("sent SIG" + std::string(sigabbrev_np(block.dump_signal)) + " to process " + id +
-                ", which did not confirm within 5 s (does the program block the signal?)");
+                ", which did not confirm within 10 s (does the program block the signal?)");
 }
 
 // The tests' way to deliver a Ctrl-C at an exact step (tests/attach): HEAPREC_ATTACH_INTERRUPT
@@ -422,7 +423,7 @@ Outcome Run(const ControlArgs& args, Verb verb, const DeferredInterrupts& interr
                          " as soon as it is continued (kill -CONT " + id + ")"};
   }
   if (!WaitForLibrary(process, done, &block)) {
-    return Refuse("process " + id + " did not confirm within 5 s");
+    return Refuse("process " + id + " did not confirm within 10 s");
   }
   double held_ms = static_cast<double>(injection.stopped_ns()) / 1e6;
   char held[32];

@@ -219,14 +219,14 @@ void StartOnCaller(int directory) {
   PublishSampling(IsActive());
 }
 
-void CarryOut(std::int32_t command) {
+// Returns the command's result for the control block.
+int CarryOut(std::int32_t command) {
   int directory = g_pending_directory.exchange(-1);
   switch (command) {
     case schema::kCommandStart:  // started on the attach's thread (StartOnCaller)
       RunControlCommand();       // the thread's name says the state
       SampleHeap(true);
-      Finish(IsActive() ? 0 : ENOMEM);
-      return;
+      return IsActive() ? 0 : ENOMEM;
     case schema::kCommandDetach: {
       // Sampling off first, then the profile (every free so far was seen), then every memory
       // entry point back to the program's, then the samples forgotten: their frees are not seen
@@ -237,8 +237,7 @@ void CarryOut(std::int32_t command) {
       RouteHooks(HookSet::kProcessOnly);
       ForgetEverySample();
       PublishSampling(false);
-      Finish(result);
-      return;
+      return result;
     }
     case schema::kCommandDump: {
       char path[PATH_MAX];
@@ -247,10 +246,10 @@ void CarryOut(std::int32_t command) {
         result = Dump(DumpReason::kRequest, path);
       }
       if (directory >= 0) close(directory);
-      Finish(result);
-      return;
+      return result;
     }
   }
+  return EINVAL;
 }
 
 bool ReadLoadedByAttach() {
@@ -291,8 +290,10 @@ std::uint64_t RunInjectedWork() {
   }
   std::int32_t command = g_pending.load(std::memory_order_acquire);
   if (command != 0) {
-    CarryOut(command);
+    int result = CarryOut(command);
+    // Free for the next command before the CLI learns this one is done.
     g_pending.store(0, std::memory_order_release);
+    Finish(result);
   }
   if (heaprec_control_block.mode != schema::kModeInjected) return UINT64_MAX;
   RouteHooksInNewObjects();
