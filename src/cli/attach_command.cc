@@ -135,18 +135,6 @@ std::string Preflight(const RemoteProcess& process) {
   return "";
 }
 
-std::string FindLibrary() {
-  if (const char* explicit_path = getenv("HEAPREC_LIBRARY")) return explicit_path;
-  char self[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-  if (n <= 0) return "";
-  self[n] = '\0';
-  for (const std::string& candidate : PreloadLibraryCandidates(self)) {
-    if (PreloadLibraryProblem(candidate, self).empty()) return candidate;
-  }
-  return "";
-}
-
 std::string Absolute(const std::string& path) {
   if (!path.empty() && path[0] == '/') return path;
   char cwd[PATH_MAX];
@@ -361,9 +349,8 @@ Outcome Run(const ControlArgs& args, Verb verb, const DeferredInterrupts& interr
 
   std::string library;
   if (verb == Verb::kAttach && !present) {
-    library = FindLibrary();
-    if (library.empty())
-      return Refuse("cannot find libheaprec.so; set HEAPREC_LIBRARY to its path");
+    library = FindPreloadLibrary(&error);
+    if (library.empty()) return Refuse(error);
   }
   int result = -1;
   std::uint64_t done = present ? block.commands_done : 0;

@@ -2,6 +2,7 @@
 
 #include <elf.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -58,6 +59,34 @@ std::string PreloadLibraryProblem(const std::string& path, const std::string& ex
   // Both in the file's byte order, which is now known to be this machine's.
   if (library.machine != self.machine) return "built for another machine";
   if (library.type != ET_DYN) return "not a shared object";
+  return {};
+}
+
+const char* ExplicitPreloadLibrary() {
+  const char* path = std::getenv("HEAPREC_LIBRARY");
+  return path != nullptr && *path != '\0' ? path : nullptr;
+}
+
+std::string FindPreloadLibrary(std::string* error) {
+  std::error_code ec;
+  std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  if (const char* explicit_path = ExplicitPreloadLibrary()) {
+    std::string problem = PreloadLibraryProblem(explicit_path, self);
+    if (problem.empty()) return explicit_path;
+    *error = std::string("HEAPREC_LIBRARY=") + explicit_path + ": " + problem;
+    return {};
+  }
+  std::string tried;
+  for (const std::string& candidate : PreloadLibraryCandidates(self)) {
+    std::string problem = PreloadLibraryProblem(candidate, self);
+    if (problem.empty()) return candidate;
+    if (problem != "no such file") {
+      *error = candidate + ": " + problem + "; set HEAPREC_LIBRARY";
+      return {};
+    }
+    tried += (tried.empty() ? "" : ", ") + candidate;
+  }
+  *error = "cannot find libheaprec.so (tried " + tried + "); set HEAPREC_LIBRARY to its path";
   return {};
 }
 

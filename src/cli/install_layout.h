@@ -24,6 +24,14 @@ std::vector<std::string> PreloadLibraryCandidates(const std::string& executable)
 // architecture (those of `executable`), of type ET_DYN.
 std::string PreloadLibraryProblem(const std::string& path, const std::string& executable);
 
+// $HEAPREC_LIBRARY, or nullptr when it is unset or empty.
+const char* ExplicitPreloadLibrary();
+
+// libheaprec.so for this heaprec executable: HEAPREC_LIBRARY when set, else the first candidate
+// that exists. "" with *error set to one line saying what is wrong with it, or which paths were
+// tried.
+std::string FindPreloadLibrary(std::string* error);
+
 // The installed Ruby front end, for RUBYLIB: "<vendordir>:<vendorarchdir>" under heaprec's prefix
 // (ruby/CMakeLists.txt), the first holding heaprec/autorun.rb, the second the extension. "" when
 // heaprec was built without it (HEAPREC_BUILD_RUBY=OFF) or it is not installed there.

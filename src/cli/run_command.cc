@@ -44,38 +44,6 @@ std::string SelfExecutable() {
   return std::filesystem::read_symlink("/proc/self/exe", ec).string();
 }
 
-// $HEAPREC_LIBRARY, or nullptr when it is unset or empty.
-const char* ExplicitPreloadLibrary() {
-  const char* path = std::getenv("HEAPREC_LIBRARY");
-  return path != nullptr && *path != '\0' ? path : nullptr;
-}
-
-// libheaprec.so: HEAPREC_LIBRARY when set, else the first candidate that exists
-// (install_layout.h). "" after one line saying what is wrong with it, or which paths were tried.
-std::string FindPreloadLibrary() {
-  std::string self = SelfExecutable();
-  if (const char* explicit_path = ExplicitPreloadLibrary()) {
-    std::string problem = PreloadLibraryProblem(explicit_path, self);
-    if (problem.empty()) return explicit_path;
-    std::cerr << "heaprec run: HEAPREC_LIBRARY=" << explicit_path << ": " << problem << "\n";
-    return {};
-  }
-  std::vector<std::string> candidates = PreloadLibraryCandidates(self);
-  std::string tried;
-  for (const std::string& candidate : candidates) {
-    std::string problem = PreloadLibraryProblem(candidate, self);
-    if (problem.empty()) return candidate;
-    if (problem != "no such file") {
-      std::cerr << "heaprec run: " << candidate << ": " << problem << "; set HEAPREC_LIBRARY\n";
-      return {};
-    }
-    tried += (tried.empty() ? "" : ", ") + candidate;
-  }
-  std::cerr << "heaprec run: cannot find libheaprec.so (tried " << tried
-            << "); set HEAPREC_LIBRARY to its path\n";
-  return {};
-}
-
 // Checks the flags with the rows of the settings table (preload/control/settings.h), the parsers
 // the library itself applies, so a bad value fails here with a usage error instead of a disabled
 // profiler.
@@ -174,8 +142,10 @@ int Run(const RunOptions& o, const PushArgs& push_args) {
     return kExitUsage;
   }
   if (pushing && !MakeRunPushConfig(o, push_args, &push_config)) return kExitUsage;
-  std::string library = o.ruby ? FindRubyLibrary() : FindPreloadLibrary();
+  std::string library_error;
+  std::string library = o.ruby ? FindRubyLibrary() : FindPreloadLibrary(&library_error);
   if (library.empty()) {
+    if (!o.ruby) std::cerr << "heaprec run: " << library_error << "\n";
     // A HEAPREC_LIBRARY that cannot be preloaded is the caller's mistake; a missing or broken
     // installed library is not.
     return !o.ruby && ExplicitPreloadLibrary() != nullptr ? kExitUsage : kExitFailure;
