@@ -289,4 +289,10 @@ int RouteHooksInNewObjects() {
   return RouteHooks(g_set);
 }
 
+void ResetRoutingInChild() {
+  // The thread that held the flag was not copied by fork(): its routing stopped part-way, so the
+  // child's dump thread routes every object again (a pass over slots already right changes none).
+  if (g_routing.exchange(false, std::memory_order_relaxed)) g_seen_adds = 0;
+}
+
 }  // namespace heaprec::preload

@@ -11,8 +11,9 @@
 // thread calling through the slot at that moment takes either function, both correct.
 //
 // heaprec's own objects, the loader and the vDSO are never patched. Objects loaded later are
-// found by PatchNewObjects (dl_iterate_phdr's load counter), which the dump thread calls often.
-// One writer at a time (a flag; the attach's thread, then the dump thread).
+// found by RouteHooksInNewObjects (dl_iterate_phdr's load counter), which the dump thread calls
+// often. One writer at a time (a flag; the attach's thread, then the dump thread; reset in a fork
+// child).
 #pragma once
 
 namespace heaprec::preload {
@@ -37,5 +38,8 @@ int RouteHooks(HookSet set);
 // Routes again when objects were loaded since the last call (cheap otherwise: one
 // dl_iterate_phdr, whose callback stops at once). Returns the number of slots changed.
 int RouteHooksInNewObjects();
+
+// In a fork child: a routing the parent had under way at the fork is done again from the start.
+void ResetRoutingInChild();
 
 }  // namespace heaprec::preload

@@ -11,6 +11,7 @@
 #include "core/arena.h"
 #include "preload/alloc/sampling.h"
 #include "preload/attach/dormant.h"
+#include "preload/attach/got_patch.h"
 #include "preload/dump/dump.h"
 #include "preload/dump/dump_thread.h"
 #include "preload/http/server.h"
@@ -68,6 +69,7 @@ void ForkChild() {
   OpenUnwindGateInChild();
   ForgetDumpThreadInChild();
   ForgetControlCommandInChild();
+  ResetRoutingInChild();
   CloseHttpServerInChild();  // the parent serves; the child must not hold its sockets open
   if (g_fork_from_inside) {
     TurnSamplingOff();
