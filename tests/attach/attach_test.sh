@@ -220,11 +220,19 @@ case $scenario in
   cycles)
     # 50 attaches and detaches while 8 threads allocate and check their blocks.
     start "$target" threads
+    descriptors_before=$(ls /proc/$pid/fd)
     for i in $(seq 1 50); do
       "$heaprec" attach --sample-interval 64K -o "$dir/prof/p.%p.pb.gz" "$pid" > /dev/null 2> "$dir/attach.err" ||
         fail "attach $i failed"
       "$heaprec" detach "$pid" > /dev/null 2> "$dir/attach.err" || fail "detach $i failed"
     done
+    # Each detach gives the program its descriptor table back: the handed-over directory is closed.
+    for _ in $(seq 1 100); do
+      [[ $(ls /proc/$pid/fd) == "$descriptors_before" ]] && break
+      sleep 0.05
+    done
+    [[ $(ls /proc/$pid/fd) == "$descriptors_before" ]] ||
+      fail "descriptors after 50 detaches: $(ls -l /proc/$pid/fd) (before: $descriptors_before)"
     attach
     send go
     finish

@@ -49,6 +49,7 @@ char g_settings_block[sizeof(AttachRequest::settings)];  // stays valid: UseSett
 void* g_handle = nullptr;
 bool g_started = false;  // the first start's set-up was done (only the calling thread's, once)
 int g_directory = -1;    // where profiles go: the directory `heaprec attach` handed over
+char g_profile_name[sizeof(Settings::output_template)];  // the template's file name, from the first
 
 std::atomic<std::uint64_t> g_held_at_attach{0};
 std::atomic<std::uint64_t> g_rss_at_attach{0};
@@ -88,14 +89,25 @@ bool InDirectory(int directory, const char* name, char* out, std::size_t capacit
   return path.Finish();
 }
 
-// The output template with its directory replaced by the handed-over one.
+// The output template: the handed-over directory and the first attach's file name.
 bool UseDirectory(int directory) {
-  const char* slash = strrchr(g_settings.output_template, '/');
-  const char* name = slash != nullptr ? slash + 1 : g_settings.output_template;
   char output[sizeof(g_settings.output_template)];
-  if (!InDirectory(directory, name, output, sizeof(output))) return false;
+  if (!InDirectory(directory, g_profile_name, output, sizeof(output))) return false;
+  LockDumps();
   memcpy(g_settings.output_template, output, strlen(output) + 1);
+  UnlockDumps();
   return true;
+}
+
+// After a detach nothing is written until the next attach hands a directory over, and the
+// program's descriptor table is its own again (a profile written through a descriptor number the
+// program has reused would land in the program's directory).
+void ForgetDirectory() {
+  LockDumps();
+  g_settings.output_template[0] = '\0';  // ExpandProfileName: nowhere to write
+  UnlockDumps();
+  if (g_directory >= 0) close(g_directory);
+  g_directory = -1;
 }
 
 // dlopen's handle of this library, found by the name the loader knows it by (no file is opened
@@ -118,6 +130,9 @@ bool FirstStart(const AttachRequest& request, int directory) {
   settings.dormant = true;  // attach and detach are the dormant process's (dormant.h)
   settings.quiet = true;    // the program's stderr is the program's
   g_settings = settings;
+  const char* slash = strrchr(g_settings.output_template, '/');
+  const char* name = slash != nullptr ? slash + 1 : g_settings.output_template;
+  memcpy(g_profile_name, name, strlen(name) + 1);
   if (!UseDirectory(directory)) return false;
   g_handle = reinterpret_cast<void*>(request.library_handle);
   if (g_handle == nullptr) g_handle = OwnHandle();  // loaded by an attach that was interrupted
@@ -236,6 +251,7 @@ int CarryOut(std::int32_t command) {
       int result = Dump(DumpReason::kDetach, nullptr);
       RouteHooks(HookSet::kProcessOnly);
       ForgetEverySample();
+      ForgetDirectory();
       PublishSampling(false);
       return result;
     }

@@ -38,6 +38,8 @@ int WriteSnapshot(HeapSnapshot& snapshot, DumpReason reason, int signal_number, 
 }  // namespace
 
 bool ExpandProfileName(unsigned sequence, char* target, std::size_t capacity) {
+  // Empty in an attached process after its detach (attach/injected.cc): no profile is written.
+  if (g_settings.output_template[0] == '\0') return false;
   return ExpandOutputTemplate(g_settings.output_template, getpid(), g_program_name,
                               static_cast<long long>(NowNs(CLOCK_REALTIME) / 1000000000ull),
                               sequence, target, capacity);
