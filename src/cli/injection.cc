@@ -9,9 +9,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <initializer_list>
 #include <iterator>
 #include <set>
 
@@ -19,9 +21,41 @@ namespace heaprec::cli {
 namespace {
 
 constexpr std::uint64_t kScratchBytes = 65536;
-// Scratch layout: the signal masks, strings, the socketpair's numbers, the request.
-constexpr std::uint64_t kMaskOffset = 0, kOldMaskOffset = 128, kNameOffset = 256, kPathOffset = 512,
-                        kPairOffset = 1024, kRequestOffset = 4096;
+// Scratch layout: the return routine's page (made read-and-execute), its slots, the signal masks,
+// strings, the socketpair's numbers, the request.
+constexpr std::uint64_t kCodeBytes = 4096, kResultSlot = 4096, kErrnoAddressSlot = 4104,
+                        kSavedErrnoSlot = 4112, kMaskOffset = 4224, kOldMaskOffset = 4352,
+                        kNameOffset = 4480, kPathOffset = 4608, kPairOffset = 5120,
+                        kRequestOffset = 8192;
+
+// glibc's __restore_rt, the sa_restorer of every handler it installs: mov $15,%rax; syscall.
+constexpr unsigned char kSignalReturn[] = {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05};
+
+// The routine calls return to once the scratch exists: keeps the result (rax) in its slot, puts the
+// thread's errno back once its address is known, then the frame's rt_sigreturn
+// (ptrace_thread.h), at whose entry the tracer takes over.
+std::vector<unsigned char> ReturnRoutine(std::uint64_t scratch) {
+  std::vector<unsigned char> code;
+  auto add = [&code](std::initializer_list<unsigned char> bytes) {
+    code.insert(code.end(), bytes);
+  };
+  auto address = [&code](std::uint64_t value) {
+    for (int i = 0; i < 8; ++i) code.push_back(static_cast<unsigned char>(value >> (8 * i)));
+  };
+  add({0x48, 0xa3});  // movabs %rax, result
+  address(scratch + kResultSlot);
+  add({0x48, 0xa1});  // movabs errno_address, %rax
+  address(scratch + kErrnoAddressSlot);
+  add({0x48, 0x85, 0xc0});  // test %rax, %rax
+  add({0x74, 0x0e});        // je over the next 14 bytes
+  add({0x48, 0x89, 0xc2});  // mov %rax, %rdx
+  add({0xa1});              // movabs saved_errno, %eax
+  address(scratch + kSavedErrnoSlot);
+  add({0x89, 0x02});                    // mov %eax, (%rdx)
+  add({0xb8, 0x0f, 0x00, 0x00, 0x00});  // mov $15 (rt_sigreturn), %eax
+  add({0x0f, 0x05});                    // syscall
+  return code;
+}
 
 // System calls a thread blocks in without holding a lock of glibc's or the loader's: futex is not
 // one (it may be a malloc arena's lock), nor anything heaprec's own threads sit in.
@@ -74,6 +108,18 @@ bool SendDescriptor(int socket, int fd) {
 }
 
 }  // namespace
+
+std::uint64_t Injection::FindSignalReturn() const {
+  for (const Mapping& m : maps_) {
+    if (!Contains(m.path, "/libc.so") || m.permissions.find('x') == std::string::npos) continue;
+    std::vector<unsigned char> text(m.end - m.start);
+    if (!process_.Read(m.start, text.data(), text.size())) continue;
+    auto at =
+        std::search(text.begin(), text.end(), std::begin(kSignalReturn), std::end(kSignalReturn));
+    if (at != text.end()) return m.start + static_cast<std::uint64_t>(at - text.begin());
+  }
+  return 0;
+}
 
 std::uint64_t HeaprecLibraryBase(const std::vector<Mapping>& maps) {
   for (const Mapping& m : maps) {
@@ -153,11 +199,21 @@ bool Injection::Call(const char* function, const std::vector<std::uint64_t>& arg
     return false;
   }
   std::string why;
-  if (!thread_.Call(address, args, result, &why)) {
+  if (!CallAt(address, args, result, &why)) {
     *error = std::string(function) + " in the process: " + why;
     return false;
   }
   return true;
+}
+
+bool Injection::CallAt(std::uint64_t address, const std::vector<std::uint64_t>& args,
+                       std::uint64_t* result, std::string* error) {
+  // Before the scratch exists (and for its munmap), libc's signal return, with the result of the
+  // wrapper's system call; after, the routine that keeps any function's result.
+  if (return_routine_ == 0) {
+    return thread_.Call(address, args, thread_.signal_return(), 0, result, error);
+  }
+  return thread_.Call(address, args, return_routine_, scratch_ + kResultSlot, result, error);
 }
 
 bool Injection::Begin(std::string* error) {
@@ -167,9 +223,16 @@ bool Injection::Begin(std::string* error) {
     *error = "its C library is not glibc's (no libc.so.6 is loaded)";
     return false;
   }
+  // Found before any thread is held: the way back every call takes (ptrace_thread.h).
+  std::uint64_t signal_return = FindSignalReturn();
+  if (signal_return == 0) {
+    *error = "its C library has no signal-return routine heaprec knows";
+    return false;
+  }
   begin_ns_ = NowNs();
   if (!SeizeSafeThread(error)) return false;
   begun_ = true;
+  if (!thread_.PrepareReturn(signal_return, error)) return false;
   std::uint64_t scratch = 0;
   if (!Call("mmap",
             {0, kScratchBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
@@ -177,11 +240,22 @@ bool Injection::Begin(std::string* error) {
             &scratch, error)) {
     return false;
   }
-  if (scratch == reinterpret_cast<std::uint64_t>(MAP_FAILED)) {
+  if (scratch == reinterpret_cast<std::uint64_t>(MAP_FAILED) || scratch == 0) {
     *error = "the process could not map memory";
     return false;
   }
   scratch_ = scratch;
+  std::vector<unsigned char> routine = ReturnRoutine(scratch_);
+  std::uint64_t status = 0;
+  if (!process_.Write(scratch_, routine.data(), routine.size()) ||
+      !Call("mprotect", {scratch_, kCodeBytes, PROT_READ | PROT_EXEC}, &status, error)) {
+    return false;
+  }
+  if (status != 0) {
+    *error = "the process could not make its scratch memory executable";
+    return false;
+  }
+  return_routine_ = scratch_;
   // Every signal blocked but those a fault raises: a fault with its signal blocked would reset
   // the program's handler to the default (the kernel's force_sig_info).
   sigset_t mask;
@@ -197,6 +271,13 @@ bool Injection::Begin(std::string* error) {
   if (!Call("__errno_location", {}, &errno_address_, error) ||
       !process_.Read(errno_address_, &saved_errno_, sizeof(saved_errno_))) {
     errno_address_ = 0;
+  }
+  // From here the return routine puts errno back after every call, also for a thread whose tracer
+  // died.
+  std::uint64_t saved_errno = static_cast<std::uint32_t>(saved_errno_);
+  if (errno_address_ != 0) {
+    process_.Write(scratch_ + kSavedErrnoSlot, &saved_errno, sizeof(saved_errno));
+    process_.Write(scratch_ + kErrnoAddressSlot, &errno_address_, sizeof(errno_address_));
   }
   return true;
 }
@@ -280,7 +361,7 @@ int Injection::Command(schema::AttachRequest request, std::string* error) {
   std::uint64_t result = 0;
   std::string why;
   if (!process_.Write(scratch_ + kRequestOffset, &request, sizeof(request)) ||
-      !thread_.Call(function, {scratch_ + kRequestOffset}, &result, &why)) {
+      !CallAt(function, {scratch_ + kRequestOffset}, &result, &why)) {
     *error = "heaprec's command in the process: " + why;
     return -1;
   }
@@ -300,6 +381,7 @@ void Injection::End() {
   if (mask_saved_) {
     Call("sigprocmask", {SIG_SETMASK, scratch_ + kOldMaskOffset, 0}, &ignored, &ignored_error);
   }
+  return_routine_ = 0;  // it lives in the scratch: munmap returns through libc's signal return
   if (scratch_ != 0) Call("munmap", {scratch_, kScratchBytes}, &ignored, &ignored_error);
   thread_.RestoreAndDetach();
   stopped_ns_ = NowNs() - begin_ns_;

@@ -3,8 +3,10 @@
 // descriptor is handed over, and heaprec_attach_command is called (schema/attach.h).
 //
 //   Begin      picks a thread at a safe point (blocked in a system call that holds no lock of
-//              glibc's, or running outside glibc, the loader and heaprec), seizes only it, maps
-//              scratch memory there, blocks its asynchronous signals, saves its errno
+//              glibc's, or running outside glibc, the loader and heaprec), seizes only it, writes
+//              the frame it can always restore itself from (ptrace_thread.h), maps scratch
+//              memory there with the routine calls return through, blocks its asynchronous
+//              signals, saves its errno
 //   Load       memfd_create in the target, the library's bytes written through /proc/PID/fd,
 //              dlopen("/proc/self/./fd/N") there: nothing of the attaching machine's file system
 //              needs to exist in the target's
@@ -15,7 +17,9 @@
 //   End        closes what it made, puts errno, the signal mask and every register back, detaches
 //
 // End runs on every path (the destructor too): whatever failed, and however the user interrupted,
-// the target is left as it was found, with the library at most loaded and idle.
+// the target is left as it was found, with the library at most loaded and idle. If `heaprec
+// attach` itself is killed, the thread restores itself from the frame; what the session had made
+// stays (the scratch mapping, a descriptor or two, close-on-exec).
 #pragma once
 
 #include <sys/types.h>
@@ -54,6 +58,10 @@ class Injection {
  private:
   bool Call(const char* function, const std::vector<std::uint64_t>& args, std::uint64_t* result,
             std::string* error);
+  bool CallAt(std::uint64_t address, const std::vector<std::uint64_t>& args, std::uint64_t* result,
+              std::string* error);
+  // glibc's __restore_rt in the process's libc text, or 0.
+  std::uint64_t FindSignalReturn() const;
   bool IsSafePoint(const user_regs_struct& regs) const;
   bool SeizeSafeThread(std::string* error);
 
@@ -65,6 +73,7 @@ class Injection {
   bool found_stopped_ = false;
   std::uint64_t libc_ = 0;
   std::uint64_t scratch_ = 0;
+  std::uint64_t return_routine_ = 0;  // in the scratch, once written and made executable
   std::uint64_t errno_address_ = 0;
   int saved_errno_ = 0;
   bool mask_saved_ = false;

@@ -203,6 +203,41 @@ case $scenario in
     expect_plain read
     check_profile
     ;;
+  killed)
+    # `heaprec attach` killed with SIGKILL at each step of its work (the Nth stop or resume of the
+    # thread it holds): the thread restores itself from the frame written below its stack
+    # (ptrace_thread.h). Held in read(), in nanosleep and in the middle of its own computation, the
+    # target goes on exactly as it would have, with its signal mask and its alternate signal stack;
+    # then a normal attach works.
+    for mode in read sleep spin; do
+      rm -f "$dir/go" "$dir/in" "$dir/status"
+      GO_FILE=$dir/go start "$target" "$mode"
+      mask_before=$(grep SigBlk "/proc/$pid/status")
+      completed=0
+      for n in 1 2 3 4 5 6 7 8 9 10 12 14 16 20 24 28 32 40 48 64 80 96 128 160 192 256 320 384 512 768 1024; do
+        status=0
+        HEAPREC_ATTACH_KILL_AT=$n "$heaprec" attach -o "$dir/prof/p.%p.pb.gz" "$pid" > /dev/null 2>&1 || status=$?
+        [[ -d /proc/$pid && $(state_of "$pid") != Z ]] || fail "$mode: the target died (killed at step $n)"
+        for _ in $(seq 1 100); do
+          [[ $(sed -n 's/^TracerPid:\s*//p' "/proc/$pid/status") == 0 ]] && break
+          sleep 0.01
+        done
+        [[ $(grep SigBlk "/proc/$pid/status") == "$mask_before" ]] ||
+          fail "$mode: signal mask after a kill at step $n: $(grep SigBlk "/proc/$pid/status")"
+        "$heaprec" detach "$pid" > /dev/null 2>&1 || true
+        if [[ $status != 137 ]]; then completed=1; break; fi
+      done
+      [[ $completed == 1 ]] || fail "$mode: the attach was still under way after 1024 steps"
+      attach
+      [[ $mode != read ]] && touch "$dir/go"
+      send go
+      finish
+      expect_plain "$mode"
+      check_profile
+      grep -q 'spin bad 0 altstack kept 1' "$dir/out" || [[ $mode != spin ]] || fail "spin: registers were changed"
+      rm -f "$dir/prof"/*
+    done
+    ;;
   seccomp)
     start "$target" seccomp
     expect_refusal 'strict seccomp'
