@@ -90,6 +90,7 @@ HookSet g_set = HookSet::kAll;
 unsigned long long g_seen_adds = 0;  // dl_iterate_phdr's load counter at the last routing
 bool g_prepared = false;
 std::atomic<bool> g_routing{false};
+std::atomic<HookSet> g_wanted{HookSet::kAll};  // the set the latest caller asked for
 
 // FNV-1a: most relocations name something else, and a hash compare rejects them cheaply.
 std::uint32_t Hash(const char* name) {
@@ -270,23 +271,38 @@ bool PrepareHooks(void* own_handle) {
   return g_prepared;
 }
 
+namespace {
+
+// Routes every object to the set last asked for. The attach routes on the thread `heaprec attach`
+// holds, the dump thread later: never both at once (one would make a RELRO page read-only under the
+// other's store). A caller that finds the other at it leaves the work to it: the one at work
+// routes again until the set last asked for is in place. So a fork child never waits for a flag
+// its parent held, and an attach that comes while the dump thread routes new objects is not lost.
+int RouteWanted() {
+  if (g_routing.exchange(true, std::memory_order_acquire)) return 0;
+  int changed = 0;
+  for (;;) {
+    HookSet target = g_wanted.load();
+    g_set = target;
+    g_seen_adds = LoadCount();
+    dl_iterate_phdr(RouteObject, &changed);
+    g_routing.store(false, std::memory_order_release);
+    if (g_wanted.load() == target || g_routing.exchange(true, std::memory_order_acquire)) break;
+  }
+  return changed;
+}
+
+}  // namespace
+
 int RouteHooks(HookSet set) {
   if (!g_prepared) return 0;
-  // The attach routes on the thread `heaprec attach` holds, the dump thread later: never both at
-  // once (one would make a RELRO page read-only under the other's store). A caller that finds the
-  // other at it leaves the work to it, so a fork child never waits for a flag its parent held.
-  if (g_routing.exchange(true, std::memory_order_acquire)) return 0;
-  g_set = set;
-  g_seen_adds = LoadCount();
-  int changed = 0;
-  dl_iterate_phdr(RouteObject, &changed);
-  g_routing.store(false, std::memory_order_release);
-  return changed;
+  g_wanted.store(set);
+  return RouteWanted();
 }
 
 int RouteHooksInNewObjects() {
   if (!g_prepared || LoadCount() == g_seen_adds) return 0;
-  return RouteHooks(g_set);
+  return RouteWanted();  // never a set of its own: an attach or detach may be asking for another
 }
 
 void ResetRoutingInChild() {
