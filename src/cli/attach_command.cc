@@ -24,6 +24,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/glibc_heap.h"
 #include "cli/injection.h"
 #include "cli/install_layout.h"
 #include "cli/remote_process.h"
@@ -327,6 +328,14 @@ Outcome Run(const ControlArgs& args, Verb verb, const DeferredInterrupts& interr
     }
     directory = OpenOutputDirectory(process, DirectoryOf(output), &note, &error);
     destination = DirectoryOf(output);
+    if (!present) {
+      // What the heap held before, read from outside while the process runs on; the profiles say
+      // it (the memory the operator came for is mostly there).
+      GlibcHeap heap = ReadGlibcHeap(process, process.Mappings());
+      static_assert(sizeof(request.held_by_size) == sizeof(heap.by_size));
+      std::memcpy(request.held_by_size, heap.by_size, sizeof(heap.by_size));
+      request.held_walked = heap.in_use;
+    }
   } else if (verb == Verb::kDump) {
     request.command = schema::kCommandDump;
     std::string file = Absolute(args.output.empty() ? "heaprec." + id + "." +

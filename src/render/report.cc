@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <string>
@@ -39,6 +40,43 @@ std::string CommentValue(const std::vector<std::string>& comments, const std::st
   return "";
 }
 
+// "2-4 KiB" for size class K (schema kHeldBySizeField): blocks of (2^(K-1), 2^K] bytes.
+std::string SizeClassName(int k) {
+  if (k <= 0) return "1 B";
+  auto name = [](std::uint64_t bytes) {
+    static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int unit = 0;
+    while (bytes >= 1024 && unit < 4) bytes /= 1024, ++unit;
+    return std::to_string(bytes) + " " + kUnits[unit];
+  };
+  std::string low = name(std::uint64_t{1} << (k - 1)), high = name(std::uint64_t{1} << k);
+  std::size_t space = low.find(' ');
+  if (low.substr(space) == high.substr(high.find(' '))) low = low.substr(0, space);  // "2-4 KiB"
+  return low + "-" + high;
+}
+
+// "Before the attach, by block size: 780 MiB in 2-4 KiB blocks (96%, 199680 blocks), ..."
+void PrintHeldBySize(const std::string& classes, double walked, std::ostream& out) {
+  if (classes.empty() || walked <= 0) return;
+  out << "Before the attach, by block size (glibc's heap as read then, "
+      << FormatValue(static_cast<int64_t>(walked), "bytes") << " in use):";
+  const char* separator = " ";
+  for (std::size_t at = 0; at < classes.size();) {
+    std::size_t end = std::min(classes.find(',', at), classes.size());
+    std::string entry = classes.substr(at, end - at);
+    at = end + 1;
+    unsigned k = 0;
+    unsigned long long bytes = 0, blocks = 0;
+    if (std::sscanf(entry.c_str(), "%u:%llu:%llu", &k, &bytes, &blocks) != 3) continue;
+    out << separator << FormatValue(static_cast<int64_t>(bytes), "bytes") << " in "
+        << SizeClassName(static_cast<int>(k)) << " blocks ("
+        << static_cast<int>(std::lround(100.0 * static_cast<double>(bytes) / walked)) << "%, "
+        << blocks << (blocks == 1 ? " block)" : " blocks)");
+    separator = ", ";
+  }
+  out << "\n";
+}
+
 // A profile of a process `heaprec attach` loaded heaprec into: what it does not cover, on the first
 // screen (docs/design/attach.md).
 void PrintAttachNote(const std::vector<std::string>& comments, std::ostream& out) {
@@ -58,6 +96,8 @@ void PrintAttachNote(const std::vector<std::string>& comments, std::ostream& out
       << FormatValue(bytes(schema::kHeapInUseField), "bytes") << " now, "
       << FormatValue(bytes(schema::kUnattributedField), "bytes")
       << " is not accounted for by samples since\n";
+  PrintHeldBySize(CommentValue(comments, schema::kHeldBySizeField), bytes(schema::kHeldWalkedField),
+                  out);
 }
 
 void PrintText(const Report& r, const ReportOptions& o, size_t shown, std::ostream& out) {

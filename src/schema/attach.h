@@ -58,7 +58,16 @@ enum AttachResult : std::int32_t {
   kResultBusy = 5,             // a command not carried out yet
 };
 
-inline constexpr std::uint32_t kRequestMagic = 0x68706174;  // "hpat"
+inline constexpr std::uint32_t kRequestMagic = 0x68706175;  // "hpau" (the layout's second version)
+
+// glibc's heap at the attach by block size, as the CLI read it from outside (cli/glibc_heap.h):
+// class k holds the in-use chunks whose smallest possible request was in (2^(k-1), 2^k] bytes
+// (class 0: 1 byte), counted with their chunk's whole size, as mallinfo2 counts them.
+inline constexpr int kHeapSizeClasses = 48;
+struct HeapSizeClass {
+  std::uint64_t blocks;
+  std::uint64_t bytes;
+};
 
 // Written by the CLI into memory it maps in the target for the call.
 struct AttachRequest {
@@ -69,6 +78,9 @@ struct AttachRequest {
   std::uint64_t library_handle;  // dlopen's handle of the library (kCommandStart)
   char file_name[256];           // kCommandDump: the profile's name in the directory
   char settings[8192];           // "HEAPREC_NAME=value\0...\0\0", as `heaprec run` exports them
+  // kCommandStart: the heap before the attach; held_walked is their total, 0 when not read.
+  HeapSizeClass held_by_size[kHeapSizeClasses];
+  std::uint64_t held_walked;
 };
 
 }  // namespace heaprec::schema

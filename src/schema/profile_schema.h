@@ -87,6 +87,12 @@ inline constexpr char kHeldAtAttachField[] = "held_at_attach";
 inline constexpr char kRssAtAttachField[] = "rss_at_attach";
 inline constexpr char kHeapInUseField[] = "heap_in_use";
 inline constexpr char kUnattributedField[] = "unattributed";
+// What glibc's heap held at the attach by block size, as `heaprec attach` read it from outside
+// (cli/glibc_heap.h): held_walked, the in-use bytes the walk found (chunk sizes, as mallinfo2
+// counts them); held_by_size, its largest size classes by bytes, "CLASS:BYTES:BLOCKS,..." (at
+// most six), class K holding blocks of (2^(K-1), 2^K] bytes requested. Absent when not read.
+inline constexpr char kHeldWalkedField[] = "held_walked";
+inline constexpr char kHeldBySizeField[] = "held_by_size";
 // The Ruby front end's: its N, objects sampled, skipped (pending queue full, or profiler memory
 // exhausted), tracked now, and stacks stored.
 inline constexpr char kSampleEveryField[] = "sample_every";

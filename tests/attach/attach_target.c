@@ -1,7 +1,8 @@
 // The program tests/attach/attach_test.sh attaches to: started plainly (no heaprec), it allocates
-// blocks before the attach, says "ready PID", waits as its mode says, then on the test's "go"
-// allocates 2000 blocks of 64 KiB at after_attach_site, frees the early blocks, checks every block
-// it wrote and prints what it counted; on "end" (or EOF) it exits with status 7.
+// blocks before the attach (1000 of 4 KiB, 3 of 1 MiB, which glibc mmaps), says "ready PID", waits
+// as its mode says, then on the test's "go" allocates 2000 blocks of 64 KiB at after_attach_site,
+// frees the early blocks, checks every block it wrote and prints what it counted; on "end" (or EOF)
+// it exits with status 7.
 //
 //   read       waits in read() on stdin (fgets)
 //   sleep      waits in nanosleep until the file GO_FILE exists, then reads stdin
@@ -26,7 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { kThreads = 8, kBefore = 1000, kAfter = 2000 };
+enum { kThreads = 8, kBefore = 1000, kLargeBefore = 3, kAfter = 2000 };
 static atomic_int g_stop;
 static atomic_long g_made, g_freed, g_bad;
 
@@ -114,6 +115,11 @@ int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "read";
   void* before[kBefore];
   for (int i = 0; i < kBefore; i++) before[i] = malloc(4096);
+  void* large_before[kLargeBefore];
+  for (int i = 0; i < kLargeBefore; i++) {
+    large_before[i] = malloc(1 << 20);
+    ((volatile char*)large_before[i])[0] = 1;  // used: the compiler keeps the allocation
+  }
   pthread_t threads[kThreads];
   int threaded = strcmp(mode, "threads") == 0;
   if (threaded) {
@@ -154,6 +160,7 @@ int main(int argc, char** argv) {
     memset(after[i], i & 0x7f, 64 * 1024);
   }
   for (int i = 0; i < kBefore; i++) free(before[i]);
+  for (int i = 0; i < kLargeBefore; i++) free(large_before[i]);
   for (int i = 0; i < kAfter; i++) sum += ((unsigned char*)after[i])[65535];
   printf("sum %ld\n", sum);
   fflush(stdout);

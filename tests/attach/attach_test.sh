@@ -86,6 +86,26 @@ expect_refusal() {
 }
 state_of() { sed 's/.*) \(.\).*/\1/' "/proc/$1/stat"; }
 
+# The report's first screen says what the heap held before the attach by block size, read from
+# outside: at least the target's 1000 blocks of 4 KiB and its 3 mmapped ones of 1 MiB, and (a
+# quiet single-threaded target) the walk's total within 2% of what mallinfo2 said then.
+check_held_by_size() {
+  local report
+  report=$("$heaprec" report "$dir/prof/p.$pid.pb.gz" 2>&1)
+  local line
+  line=$(grep '^Before the attach, by block size' <<<"$report") || fail "no block sizes: $report"
+  local small large
+  small=$(sed -n 's/.* in 2-4 KiB blocks ([0-9]*%, \([0-9]*\) blocks).*/\1/p' <<<"$line")
+  large=$(sed -n 's/.* in 512 KiB-1 MiB blocks ([0-9]*%, \([0-9]*\) blocks).*/\1/p' <<<"$line")
+  [[ -n $small && $small -ge 1000 && $small -le 1010 ]] || fail "2-4 KiB blocks: '$small' in $line"
+  [[ $large == 3 ]] || fail "512 KiB-1 MiB blocks: '$large' in $line"
+  local held walked
+  held=$(grep -o 'held_at_attach=[0-9]*' <<<"$report" | cut -d= -f2)
+  walked=$(grep -o 'held_walked=[0-9]*' <<<"$report" | cut -d= -f2)
+  awk -v h="$held" -v w="$walked" 'BEGIN { exit !(w >= 0.98 * h && w <= 1.02 * h) }' ||
+    fail "the walk found $walked bytes, mallinfo2 $held"
+}
+
 case $scenario in
   read | sleep | threads | forkexec)
     GO_FILE=$dir/go start "$target" "$scenario"
@@ -95,6 +115,7 @@ case $scenario in
     finish
     expect_plain "$scenario"
     check_profile
+    [[ $scenario == threads ]] || check_held_by_size
     ;;
   python3 | ruby)
     # The interpreters: the bytes of the 2000 buffers allocated after the attach, under the

@@ -49,6 +49,17 @@ ProfileFacts LongestFacts() {
   facts.attaches = facts.attached_at_s = kMax;
   facts.injected = true;
   facts.held_at_attach = facts.rss_at_attach = facts.heap_in_use = facts.unattributed = kMax;
+  facts.held_walked = kMax;
+  // Six size classes with 20-digit counts: the widest the library writes (injected.cc).
+  static const std::string kWidestClasses = [] {
+    std::string classes;
+    for (int i = 0; i < 6; ++i) {
+      classes += (i == 0 ? "" : ",") + std::to_string(40 + i) + ":" + std::to_string(kMax) + ":" +
+                 std::to_string(kMax);
+    }
+    return classes;
+  }();
+  facts.held_by_size = kWidestClasses.c_str();
   facts.peak_writes = facts.peak_write_us = kMax;
   facts.peak_captures = facts.peak_capture_us = facts.heap_record_bytes = kMax;
   return facts;
@@ -59,7 +70,7 @@ TEST(ProfileCommentsTest, TheLongestCommentsThereCanBeFitWithEveryField) {
   EXPECT_TRUE(comments.complete());
   ASSERT_EQ(comments.count(), 4u);
   std::string text = Joined(comments);
-  EXPECT_EQ(FieldNames(text).size(), 27u) << text;
+  EXPECT_EQ(FieldNames(text).size(), 29u) << text;
   for (const char* field : {schema::kPidField,
                             schema::kReasonField,
                             schema::kSignalField,
@@ -72,6 +83,8 @@ TEST(ProfileCommentsTest, TheLongestCommentsThereCanBeFitWithEveryField) {
                             schema::kTruncatedStacksField,
                             schema::kMissedFreesField,
                             schema::kProfilerBytesField,
+                            schema::kHeldWalkedField,
+                            schema::kHeldBySizeField,
                             schema::kUnwindChecksField,
                             schema::kUnwindMismatchesField,
                             schema::kUnwindHandoversField,

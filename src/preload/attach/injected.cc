@@ -56,6 +56,11 @@ std::atomic<std::uint64_t> g_rss_at_attach{0};
 std::atomic<std::uint64_t> g_in_use{0};
 std::atomic<std::uint64_t> g_unattributed{0};
 std::uint64_t g_next_heap_sample_ns = 0;
+// The heap before the attach by block size, as the attaching command read it: the largest size
+// classes as "CLASS:BYTES:BLOCKS,..." (schema/profile_schema.h, kHeldBySizeField), and their total.
+char g_held_by_size[320];  // six classes at 20-digit counts fit
+std::uint64_t g_held_walked = 0;
+constexpr int kHeldClassesShown = 6;
 
 // The one descriptor sent on `socket` (SCM_RIGHTS), moved to heaprec's range; -1 when none came.
 int ReceiveDescriptor(int socket) {
@@ -146,6 +151,32 @@ bool FirstStart(const AttachRequest& request, int directory) {
 }
 
 bool IsGlibc() { return g_real.malloc == __libc_malloc; }
+
+// Keeps the largest classes of the request's walk of the heap (only glibc's heap was walked).
+void RememberHeldBySize(const AttachRequest& request) {
+  if (!IsGlibc() || request.held_walked == 0) return;
+  bool shown[schema::kHeapSizeClasses] = {};
+  Appender text(g_held_by_size, sizeof(g_held_by_size));
+  for (int n = 0; n < kHeldClassesShown; ++n) {
+    int largest = -1;
+    for (int k = 0; k < schema::kHeapSizeClasses; ++k) {
+      if (!shown[k] && request.held_by_size[k].bytes != 0 &&
+          (largest < 0 || request.held_by_size[k].bytes > request.held_by_size[largest].bytes)) {
+        largest = k;
+      }
+    }
+    if (largest < 0) break;
+    shown[largest] = true;
+    if (n > 0) text.Add(",");
+    text.AddUnsigned(static_cast<unsigned>(largest), 1);
+    text.Add(":");
+    text.AddUnsigned(request.held_by_size[largest].bytes, 1);
+    text.Add(":");
+    text.AddUnsigned(request.held_by_size[largest].blocks, 1);
+  }
+  if (!text.Finish()) g_held_by_size[0] = '\0';
+  g_held_walked = request.held_walked;
+}
 
 std::uint64_t ResidentBytes() {
   int fd = OpenOwn("/proc/self/statm", O_RDONLY, 0);
@@ -329,6 +360,8 @@ AttachFacts CurrentAttachFacts() {
   facts.in_use = g_in_use.load();
   facts.unattributed = g_unattributed.load();
   facts.rss_at_attach = g_rss_at_attach.load();
+  facts.held_by_size = g_held_by_size;
+  facts.held_walked = g_held_walked;
   return facts;
 }
 
@@ -363,6 +396,7 @@ HEAPREC_EXPORT std::int32_t heaprec_attach_command(const heaprec::schema::Attach
       return schema::kResultBadRequest;
     }
     preload::g_started = true;
+    preload::RememberHeldBySize(*request);
     preload::g_directory = directory;
     directory = -1;
     preload::PublishLoadMode(schema::kModeInjected, preload::g_settings.dump_signal);

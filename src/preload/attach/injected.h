@@ -41,6 +41,8 @@ struct AttachFacts {
   std::uint64_t in_use = 0;
   std::uint64_t unattributed = 0;
   std::uint64_t rss_at_attach = 0;
+  const char* held_by_size = "";  // schema kHeldBySizeField's value, "" when the heap was not read
+  std::uint64_t held_walked = 0;
 };
 AttachFacts CurrentAttachFacts();
 

@@ -39,6 +39,10 @@ ProfileComments::ProfileComments(const ProfileFacts& facts) {
       Add(schema::kRssAtAttachField, facts.rss_at_attach);
       Add(schema::kHeapInUseField, facts.heap_in_use);
       Add(schema::kUnattributedField, facts.unattributed);
+      if (facts.held_by_size[0] != '\0') {
+        Add(schema::kHeldWalkedField, facts.held_walked);
+        Add(schema::kHeldBySizeField, facts.held_by_size);
+      }
     }
   }
   if (IsFinal(facts.reason)) {

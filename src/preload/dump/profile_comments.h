@@ -41,6 +41,8 @@ struct ProfileFacts {
   std::uint64_t rss_at_attach = 0;
   std::uint64_t heap_in_use = 0;
   std::uint64_t unattributed = 0;
+  const char* held_by_size = "";  // "" when the attaching command did not read the heap
+  std::uint64_t held_walked = 0;
   std::uint64_t peak_writes = 0;  // written into final profiles only
   std::uint64_t peak_write_us = 0;
   std::uint64_t peak_captures = 0;
@@ -61,7 +63,7 @@ class ProfileComments {
   bool complete() const { return complete_; }
 
  private:
-  static constexpr std::size_t kCapacity = 4, kLength = 512;
+  static constexpr std::size_t kCapacity = 4, kLength = 768;
 
   // Starts the next comment with `text`.
   void Begin(const char* text);

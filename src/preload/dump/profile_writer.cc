@@ -91,6 +91,8 @@ ProfileFacts GatherFacts(const HeapSnapshot& snapshot, DumpReason reason, int si
   facts.rss_at_attach = attach.rss_at_attach;
   facts.heap_in_use = attach.in_use;
   facts.unattributed = attach.unattributed;
+  facts.held_by_size = attach.held_by_size;
+  facts.held_walked = attach.held_walked;
   PeakWriteCosts costs = PeakWritesSoFar();
   facts.peak_writes = costs.writes;
   facts.peak_write_us = costs.write_ns / 1000;
