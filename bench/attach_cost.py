@@ -6,7 +6,9 @@
 1. Latency: 20 attach + detach cycles on an idle target (blocked in read()) and on a busy one
    (8 threads allocating): the wall time of `heaprec attach` (median, max), and how long the
    one held thread was stopped (the command reports it).
-2. Overhead: 3,000,000 malloc/free pairs (attach_target churn) never attached, attached, and
+2. The walk of the heap before the attach: `heaprec attach` on a process holding 800 MiB in
+   204,800 blocks of 4 KiB (attach_target bigheap), 5 times (a new process each): wall time.
+3. Overhead: 3,000,000 malloc/free pairs (attach_target churn) never attached, attached, and
    attached then detached, interleaved in a rotating order, 11 rounds: the process's CPU time for
    the churn (the churning thread's own), and each round's ratio to never attached.
 """
@@ -49,6 +51,17 @@ def latency(mode, out):
     return walls, held
 
 
+def big_heap_attach(out):
+    p = start("bigheap")
+    t0 = time.monotonic()
+    heaprec_cmd("attach", "-o", os.path.join(out, "b.%p.pb.gz"), str(p.pid))
+    wall = (time.monotonic() - t0) * 1000
+    p.stdin.write("go\nend\n")
+    p.stdin.close()
+    p.wait()
+    return wall
+
+
 def churn(condition, out):
     p = start("churn")
     if condition in ("attached", "detached"):
@@ -74,6 +87,8 @@ with tempfile.TemporaryDirectory() as out:
     for mode, name in (("read", "idle"), ("threads", "busy (8 allocating threads)")):
         walls, held = latency(mode, out)
         print(f"attach latency, {name}: wall ms {describe(walls)}; thread held ms {describe(held)}")
+    walls = [big_heap_attach(out) for _ in range(5)]
+    print(f"attach with 800 MiB in 4 KiB blocks before it (walked): wall ms {describe(walls)}")
     conditions = ["never", "attached", "detached"]
     results = {c: [] for c in conditions}
     for round_number in range(ROUNDS):

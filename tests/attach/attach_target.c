@@ -11,7 +11,9 @@
 //   threads    8 threads allocate, check and free blocks all along (busy), main waits in read()
 //   forkexec   after "go", forks and execs /bin/echo, waits for it
 //   seccomp    one thread enters strict seccomp and blocks in read() on a pipe
-//   churn      for bench/attach_bench.sh: after "go", 3,000,000 malloc/free pairs (16 B-64 KiB,
+//   bigheap    for bench/attach_cost.py: as read, with 204,800 more blocks of 4 KiB (800 MiB)
+//              allocated before the attach and kept
+//   churn      for bench/attach_cost.py: after "go", 3,000,000 malloc/free pairs (16 B-64 KiB,
 //              random order, 4096 live), then prints the CPU time the thread took ("cpu_us N")
 #define _GNU_SOURCE
 #include <linux/seccomp.h>
@@ -129,6 +131,12 @@ int main(int argc, char** argv) {
   if (strcmp(mode, "seccomp") == 0) {
     pthread_t t;
     if (pipe(g_pipe) != 0 || pthread_create(&t, NULL, Strict, NULL) != 0) return 2;
+  }
+  if (strcmp(mode, "bigheap") == 0) {
+    for (int i = 0; i < 204800; i++) {
+      char* block = malloc(4096);
+      if (block != NULL) block[0] = 1;  // kept, never freed: the heap an operator attaches for
+    }
   }
   printf("ready %d\n", getpid());
   fflush(stdout);
