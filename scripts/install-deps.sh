@@ -26,6 +26,7 @@ packages=(
   libjemalloc2 libtcmalloc-minimal4 sqlite3 git perl
   heaptrack           # tests/cli: a real heaptrack recording, which heaprec must recognize
   procps util-linux   # tests/e2e: pgrep, and unshare for the container test's pid namespace
+  gdb                 # tests/attach: a debugger attached after heaprec reads its library
   lintian             # tests/package: checks the Debian package CPack makes
 )
 # Node.js and npm install the flame-graph page's packages at build time (web/package-lock.json).

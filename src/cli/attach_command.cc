@@ -360,6 +360,10 @@ Outcome Run(const ControlArgs& args, Verb verb, const DeferredInterrupts& interr
   if (verb == Verb::kAttach && !present) {
     library = FindPreloadLibrary(&error);
     if (library.empty()) return Refuse(error);
+    std::string path = Absolute(library);
+    if (path.size() < sizeof(request.library_path)) {
+      std::memcpy(request.library_path, path.c_str(), path.size() + 1);
+    }
   }
   int result = -1;
   std::uint64_t done = present ? block.commands_done : 0;

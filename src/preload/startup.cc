@@ -199,7 +199,10 @@ __attribute__((constructor(101))) void StartProfiler() {
   ResolveRealAllocator();                 // usually done already, by the first allocation
   if (getauxval(AT_SECURE) != 0) return;  // setuid/setgid: stay out of the way entirely
   // Loaded by `heaprec attach`, which sets the library up itself (attach/injected.h).
-  if (LoadedByAttach()) return;
+  if (LoadedByAttach()) {
+    NameLoadedObject(nullptr);
+    return;
+  }
   HookGuard guard;
   RememberStderr();
   RememberProgramName();

@@ -81,6 +81,7 @@ struct AttachRequest {
   // kCommandStart: the heap before the attach; held_walked is their total, 0 when not read.
   HeapSizeClass held_by_size[kHeapSizeClasses];
   std::uint64_t held_walked;
+  char library_path[512];  // kCommandStart: where the CLI read the library from (its namespace)
 };
 
 }  // namespace heaprec::schema

@@ -224,6 +224,21 @@ case $scenario in
     expect_plain read
     check_profile
     ;;
+  gdb)
+    # A debugger attached after heaprec reads every loaded object, heaprec's included, by the name
+    # the loader keeps (it opens it in its own process): the library is named by its path, not
+    # "/proc/self/./fd/N", which in gdb is gdb's own descriptor (it blocked there, reading a pipe).
+    start "$target" read
+    attach
+    timeout -s KILL 60 gdb -p "$pid" -batch -ex "info sharedlibrary" < /dev/null > "$dir/gdb.out" 2>&1 ||
+      fail "gdb -p did not finish: $(tail -5 "$dir/gdb.out")"
+    grep -q "Yes .*/libheaprec.so$" "$dir/gdb.out" ||
+      fail "gdb did not read heaprec's library: $(cat "$dir/gdb.out")"
+    send go
+    finish
+    expect_plain read
+    check_profile
+    ;;
   killed)
     # `heaprec attach` killed with SIGKILL at each step of its work (the Nth stop or resume of the
     # thread it holds): the thread restores itself from the frame written below its stack

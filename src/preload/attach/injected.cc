@@ -314,6 +314,24 @@ bool ReadLoadedByAttach() {
 
 }  // namespace
 
+void NameLoadedObject(const char* path) {
+  static constexpr char kNoFile[] = "/memfd:heaprec-attach (deleted)";  // as /proc/PID/maps shows
+  const char* name = path != nullptr && path[0] == '/' ? path : kNoFile;
+  Dl_info info;
+  link_map* self = nullptr;
+  if (dladdr1(&__ehdr_start, &info, reinterpret_cast<void**>(&self), RTLD_DL_LINKMAP) == 0 ||
+      self == nullptr) {
+    return;
+  }
+  std::size_t length = strlen(name);
+  // glibc's malloc: the loader frees l_name with free() if the object is ever unloaded.
+  char* copy = static_cast<char*>(__libc_malloc(length + 1));
+  if (copy == nullptr) return;
+  memcpy(copy, name, length + 1);
+  // The old name is left as it is: a dl_iterate_phdr or dladdr in another thread may be reading it.
+  __atomic_store_n(&self->l_name, copy, __ATOMIC_RELEASE);
+}
+
 bool LoadedByAttach() {
   // Asked first by the constructor, while the memfd the library was loaded from is still open.
   static int loaded_by_attach = -1;
@@ -397,6 +415,7 @@ HEAPREC_EXPORT std::int32_t heaprec_attach_command(const heaprec::schema::Attach
     }
     preload::g_started = true;
     preload::RememberHeldBySize(*request);
+    preload::NameLoadedObject(request->library_path);
     preload::g_directory = directory;
     directory = -1;
     preload::PublishLoadMode(schema::kModeInjected, preload::g_settings.dump_signal);

@@ -23,6 +23,13 @@ namespace heaprec::preload {
 // The constructor: whether this copy of the library was loaded by `heaprec attach`.
 bool LoadedByAttach();
 
+// Renames this library in the loader's list (link_map l_name), which debuggers and profilers open
+// from their own process: "/proc/self/./fd/N", the name it was loaded by, is there their own
+// descriptor N (`gdb -p` blocked reading its own pipe). Called at load with nullptr (a name no file
+// has, the one /proc/PID/maps shows) and at the first attach with the absolute path `heaprec
+// attach` loaded it from, so that tools in the same mount namespace find its symbols.
+void NameLoadedObject(const char* path);
+
 // Start-up (startup.cc): the control block says how the library came in.
 void PublishLoadMode(schema::LoadMode mode, int dump_signal);
 void PublishSampling(bool sampling);
