@@ -33,8 +33,9 @@ namespace heaprec {
 
 // The per-thread part of the sampler. Plain data so a front end can keep it in initial-exec TLS.
 struct SamplerState {
-  // Bytes left until the next sample point. Signed: the fast path subtracts and tests `<= 0`.
-  std::int64_t bytes_until_sample;
+  // Bytes left until the next sample point. Unsigned: the fast path subtracts and tests for a
+  // borrow or zero, which is one `sub` and one `jbe` (Account).
+  std::uint64_t bytes_until_sample;
   // xorshift64* state; never zero once seeded.
   std::uint64_t rng;
 };
@@ -44,13 +45,6 @@ class Sampler {
   static constexpr std::uint64_t kDefaultInterval = 512 * 1024;
   // The longest distance NextDistance draws: far beyond any real allocation stream.
   static constexpr std::int64_t kMaxDistance = 4'000'000'000'000'000'000;
-  // The most one allocation takes off the countdown. Larger requests (which fail anyway) count as
-  // this much, so that size + 1 cannot wrap around to 0 or a negative cost, and a countdown of at
-  // most kMaxDistance minus one cost stays far from the int64 range's end.
-  static constexpr std::uint64_t kMaxCost = std::uint64_t{1} << 62;
-  static_assert(kMaxCost > static_cast<std::uint64_t>(kMaxDistance),
-                "an absurd request must expire any countdown");
-
   // Seeds `state` (from `seed`, which may be anything, e.g. the thread id mixed with the time) and
   // draws the first distance. May be called from any context: no locks, no allocation, signal-safe.
   static void Seed(SamplerState& state, std::uint64_t seed, std::uint64_t interval);
@@ -72,14 +66,18 @@ class Sampler {
   // the preload library's allocation hooks inline (a subtraction and a branch, no call) and the
   // tests drive. Signal-safe, no locks, no allocation.
   static bool Account(SamplerState& state, std::uint64_t size) {
-    std::uint64_t cost = size < kMaxCost ? size + 1 : kMaxCost;
-    state.bytes_until_sample -= static_cast<std::int64_t>(cost);
-    return state.bytes_until_sample <= 0;
+    // size + 1 wraps to 0 for SIZE_MAX only: malloc(SIZE_MAX) allocates nothing (it fails with
+    // ENOMEM), and costs nothing. Any other cost above the countdown expires it; the countdown
+    // then wraps, and the caller draws it afresh.
+    std::uint64_t cost = size + 1;
+    bool sampled = state.bytes_until_sample <= cost;
+    state.bytes_until_sample -= cost;
+    return sampled;
   }
 
   // Starts the countdown to the next sample point afresh (after a sample, or to drop one).
   static void DrawNextPoint(SamplerState& state, std::uint64_t interval) {
-    state.bytes_until_sample = NextDistance(state, interval);
+    state.bytes_until_sample = static_cast<std::uint64_t>(NextDistance(state, interval));
   }
 
   // A uniform double in (0, 1], from the top 53 bits of the generator.

@@ -56,7 +56,7 @@ TEST(SamplerTest, ExactModeSamplesEverythingWithWeightOne) {
   for (std::uint64_t size : {0, 1, 100, 1 << 20}) {
     EXPECT_TRUE(Sampler::Account(state, size));
     Sampler::DrawNextPoint(state, 1);
-    EXPECT_EQ(state.bytes_until_sample, 0);
+    EXPECT_EQ(state.bytes_until_sample, 0u);
     EXPECT_EQ(Sampler::Weight(size, 1), 1.0);
   }
 }
@@ -66,27 +66,27 @@ TEST(SamplerTest, CountdownTakesSizePlusOne) {
   Sampler::Seed(state, 5, 4096);
   state.bytes_until_sample = 100;
   EXPECT_FALSE(Sampler::Account(state, 0));
-  EXPECT_EQ(state.bytes_until_sample, 99);
+  EXPECT_EQ(state.bytes_until_sample, 99u);
   EXPECT_FALSE(Sampler::Account(state, 97));
-  EXPECT_EQ(state.bytes_until_sample, 1);
+  EXPECT_EQ(state.bytes_until_sample, 1u);
   EXPECT_TRUE(Sampler::Account(state, 0));  // the point falls on the last position
-  EXPECT_EQ(state.bytes_until_sample, 0);
+  EXPECT_EQ(state.bytes_until_sample, 0u);
 }
 
-// A request too large to succeed (malloc(SIZE_MAX), calloc's product) still counts, and as at most
-// kMaxCost: unclamped, size + 1 wraps to 0 (never sampled) or to a negative cost that would push
-// the countdown back up, and a countdown near kMaxDistance minus a huge cost would overflow.
-TEST(SamplerTest, HugeRequestsExpireTheCountdownWithoutWrappingIt) {
+// A request larger than the countdown expires it, however large (the countdown then wraps, and
+// the caller draws it afresh); malloc(SIZE_MAX), whose size + 1 wraps to 0, allocates nothing
+// (it fails) and costs nothing.
+TEST(SamplerTest, HugeRequestsExpireTheCountdown) {
   SamplerState state;
   Sampler::Seed(state, 11, 1 << 20);
-  for (std::uint64_t size : {std::uint64_t{SIZE_MAX}, std::uint64_t{SIZE_MAX} - 1,
-                             Sampler::kMaxCost, Sampler::kMaxCost - 1}) {
-    state.bytes_until_sample = Sampler::kMaxDistance;
+  for (std::uint64_t size : {std::uint64_t{SIZE_MAX} - 1, std::uint64_t{1} << 63,
+                             static_cast<std::uint64_t>(Sampler::kMaxDistance)}) {
+    state.bytes_until_sample = static_cast<std::uint64_t>(Sampler::kMaxDistance);
     EXPECT_TRUE(Sampler::Account(state, size)) << size;
-    EXPECT_GE(state.bytes_until_sample,
-              Sampler::kMaxDistance - static_cast<std::int64_t>(Sampler::kMaxCost))
-        << size;
   }
+  state.bytes_until_sample = 100;
+  EXPECT_FALSE(Sampler::Account(state, SIZE_MAX));
+  EXPECT_EQ(state.bytes_until_sample, 100u);
 }
 
 TEST(SamplerTest, DistancesStayWithinTheCountdownsRange) {

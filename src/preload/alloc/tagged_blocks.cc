@@ -7,7 +7,7 @@ namespace heaprec::preload {
 namespace {
 
 void WriteTag(char* block, std::uint64_t offset) {
-  std::uint64_t tag = kTagSeed ^ reinterpret_cast<std::uintptr_t>(block);
+  std::uint64_t tag = kTag;
   std::memcpy(block - 16, &offset, sizeof(offset));
   std::memcpy(block - 8, &tag, sizeof(tag));
 }
