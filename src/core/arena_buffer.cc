@@ -2,9 +2,7 @@
 
 namespace heaprec {
 
-bool ArenaBuffer::Reserve(std::size_t additional) {
-  if (failed_) return false;
-  if (size_ + additional <= capacity_) return true;
+bool ArenaBuffer::Grow(std::size_t additional) {
   std::size_t capacity = capacity_ == 0 ? 4096 : capacity_;
   while (capacity < size_ + additional) capacity *= 2;
   char* fresh = static_cast<char*>(memory_.Allocate(capacity));

@@ -48,9 +48,14 @@ class ArenaBuffer {
     // space.
     return failed_ || pos >= capacity_ ? scratch_ : data_ + pos;
   }
-  bool Reserve(std::size_t additional);
+  // Room for `additional` more bytes (inline: protozero reserves before every field it writes).
+  bool Reserve(std::size_t additional) {
+    return !failed_ && (size_ + additional <= capacity_ || Grow(additional));
+  }
 
  private:
+  bool Grow(std::size_t additional);
+
   MemoryResource& memory_;
   char* data_ = nullptr;
   std::size_t size_ = 0;

@@ -146,10 +146,16 @@ class HeapProfileEncoder {
   bool Encode() {
     strings_.Intern("");  // pprof requires string_table[0] == ""
     if (!InternFixedStrings()) return false;
+    // Every sample's label keys and units, looked up once (all among the fixed strings).
+    bytes_label_ = S(schema::kBytesLabel);
+    bytes_unit_ = S(schema::kBytesUnit);
+    age_label_ = S(schema::kAgeLabel);
+    nanoseconds_unit_ = S(schema::kNanosecondsUnit);
     WriteHeader();
     WriteMappings();
     WriteSamples();
     WriteStringTable();
+    Send();
     return ok_;
   }
 
@@ -186,8 +192,15 @@ class HeapProfileEncoder {
     return index;
   }
 
-  // Sends the buffered top-level field to the sink.
+  // Ends a top-level field: the buffered fields go to the sink once they are kSendBytes (one
+  // deflate call per 64 KiB rather than one per sample, whose fixed cost was most of the
+  // compression's), and at the end (Send).
   void Flush() {
+    if (buffer_.failed()) ok_ = false;
+    if (buffer_.size() >= kSendBytes) Send();
+  }
+
+  void Send() {
     if (buffer_.failed()) ok_ = false;
     if (ok_ && buffer_.size() != 0 && !sink_.Write(buffer_.data(), buffer_.size())) ok_ = false;
     buffer_.clear();
@@ -387,15 +400,15 @@ class HeapProfileEncoder {
       sample.add_packed_int64(pprof::kSampleValue, rounded + first, rounded + 4);
       {
         Writer label(sample, pprof::kSampleLabel);
-        label.add_int64(pprof::kLabelKey, S(schema::kBytesLabel));
+        label.add_int64(pprof::kLabelKey, bytes_label_);
         label.add_int64(pprof::kLabelNum, static_cast<std::int64_t>(size));
-        label.add_int64(pprof::kLabelNumUnit, S(schema::kBytesUnit));
+        label.add_int64(pprof::kLabelNumUnit, bytes_unit_);
       }
       if (oldest_alloc_ns != 0) {
         Writer label(sample, pprof::kSampleLabel);
-        label.add_int64(pprof::kLabelKey, S(schema::kAgeLabel));
+        label.add_int64(pprof::kLabelKey, age_label_);
         label.add_int64(pprof::kLabelNum, AgeNanos(oldest_alloc_ns));
-        label.add_int64(pprof::kLabelNumUnit, S(schema::kNanosecondsUnit));
+        label.add_int64(pprof::kLabelNumUnit, nanoseconds_unit_);
       }
       if (metadata_.labeler != nullptr) WriteFrontEndLabels(sample, tag);
     }
@@ -481,6 +494,7 @@ class HeapProfileEncoder {
   }
 
   static constexpr std::uint32_t kMaxDepth = 1024;
+  static constexpr std::size_t kSendBytes = 64 * 1024;
 
   const HeapSnapshot& snapshot_;
   const ProfileMetadata& metadata_;
@@ -490,6 +504,7 @@ class HeapProfileEncoder {
   LocationIndex functions_;  // FrameDescriber function id -> profile function id
   ArenaBuffer buffer_;
   bool ok_ = true;
+  std::int64_t bytes_label_ = 0, bytes_unit_ = 0, age_label_ = 0, nanoseconds_unit_ = 0;
 };
 
 }  // namespace
