@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""`heaprec run -- make -s -j2` of the 100-file C library (bench/workloads/make_clib.py, ~300
+processes) with two heaprec builds, interleaved, against the plain make (docs/benchmarks.md,
+"Many processes: the end of the run"):
+
+  python3 bench/end_of_run.py HEAPREC_A HEAPREC_B [ROUNDS]
+
+Each round (default 3) runs, in a rotating order: plain, A and B at the default interval, A and B
+in exact mode (--sample-interval 1), each in a fresh copy of the sources. Prints wall-time medians
+(min-max) and each configuration's paired ratio to the round's plain make.
+"""
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+here = os.path.dirname(os.path.abspath(__file__))
+heaprecs = {"A": sys.argv[1], "B": sys.argv[2]}
+rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 3
+configs = [("plain", None, [])]
+for name, binary in heaprecs.items():
+    configs.append((f"{name} default", binary, []))
+    configs.append((f"{name} exact", binary, ["--sample-interval", "1"]))
+
+
+def one(binary, flags, root):
+    src = os.path.join(root, "src")
+    os.makedirs(src)
+    subprocess.run(["python3", os.path.join(here, "workloads", "make_clib.py"), src, "100"],
+                   check=True)
+    out = os.path.join(root, "profiles")
+    os.makedirs(out)
+    cmd = ["make", "-s", "-j2"]
+    if binary:
+        cmd = [binary, "run", *flags, "-o", f"{out}/p.%e.%p.pb.gz", "--", *cmd]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LD_PRELOAD", "HEAPREC_"))}
+    start = time.monotonic()
+    subprocess.run(cmd, cwd=src, env=env, check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    return time.monotonic() - start
+
+
+walls = {c[0]: [] for c in configs}
+ratios = {c[0]: [] for c in configs}
+with tempfile.TemporaryDirectory() as tmp:
+    for r in range(rounds):
+        order = configs[r % len(configs):] + configs[:r % len(configs)]
+        got = {}
+        for name, binary, flags in order:
+            root = os.path.join(tmp, f"{r}-{name.replace(' ', '-')}")
+            got[name] = one(binary, flags, root)
+            shutil.rmtree(root, ignore_errors=True)
+        for name in got:
+            walls[name].append(got[name])
+            ratios[name].append(got[name] / got["plain"])
+        print(f"round {r + 1}: " + "  ".join(f"{n} {got[n]:.2f} s" for n, _, _ in configs),
+              flush=True)
+for name, _, _ in configs:
+    w, q = walls[name], ratios[name]
+    print(f"{name:10} wall median {statistics.median(w):.2f} s ({min(w):.2f}-{max(w):.2f}); "
+          f"to plain {statistics.median(q):.2f}x ({min(q):.2f}-{max(q):.2f})")
