@@ -41,10 +41,10 @@ TEST_F(ExactTest, CAllocatorSites) {
   // heap_record_bytes only when the record was started (the dump thread starts it): a program this
   // short may end first, and then the field is absent (profile_comments.cc), as it is in 1 run of
   // about 5 here.
-  EXPECT_TRUE(std::regex_match(profile.comments[2],
-                               std::regex("peak_writes=[0-9]+ peak_write_us=[0-9]+ "
-                                          "peak_captures=[0-9]+ peak_capture_us=[0-9]+"
-                                          "( heap_record_bytes=[0-9]+)?")))
+  EXPECT_TRUE(
+      std::regex_match(profile.comments[2], std::regex("peak_writes=[0-9]+ peak_write_us=[0-9]+ "
+                                                       "peak_captures=[0-9]+ peak_capture_us=[0-9]+"
+                                                       "( heap_record_bytes=[0-9]+)?")))
       << profile.comments[2];
   EXPECT_EQ(CommentValue(profile, "sample_interval"), 1);
   ExpectSites(profile, CSites(kCount, kChurn));

@@ -65,7 +65,8 @@ struct RealAllocator {
 };
 
 // Read on every allocation: plain function pointers, written once by the resolver.
-extern RealAllocator g_real;
+// Hidden: the hooks reach it PC-relative (`jmp *g_real(%rip)`) rather than through the GOT.
+extern RealAllocator g_real __attribute__((visibility("hidden")));
 
 // glibc's rule for posix_memalign: a power-of-two multiple of sizeof(void*), else EINVAL.
 bool IsPosixMemalignAlignment(std::size_t alignment);
