@@ -11,7 +11,8 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
+
+#include "cli/remote_process.h"
 
 namespace heaprec::cli {
 namespace {
@@ -64,25 +65,6 @@ void KillPoint() {
     return at != nullptr ? std::atol(at) : 0L;
   }();
   if (countdown > 0 && --countdown == 0) raise(SIGKILL);
-}
-
-// The blocked-signal mask of thread `tid`, from its status (exact: the thread is stopped).
-bool BlockedSignals(pid_t tid, std::uint64_t* mask) {
-  std::ifstream status("/proc/" + std::to_string(tid) + "/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("SigBlk:", 0) == 0) {
-      *mask = std::strtoull(line.c_str() + 7, nullptr, 16);
-      return true;
-    }
-  }
-  return false;
-}
-
-bool WriteMemory(pid_t tid, std::uint64_t address, const void* data, std::size_t size) {
-  iovec local = {const_cast<void*>(data), size};
-  iovec remote = {reinterpret_cast<void*>(address), size};
-  return process_vm_writev(tid, &local, 1, &remote, 1, 0) == static_cast<ssize_t>(size);
 }
 
 }  // namespace
@@ -195,10 +177,14 @@ bool PtraceThread::PrepareReturn(std::uint64_t signal_return, std::string* error
     frame.rip = r.rip - 2;  // the syscall instruction
     frame.rax = r.orig_rax;
   }
-  if (!BlockedSignals(tid_, &frame.sigmask)) {
+  // The blocked-signal mask, exact: the thread is stopped.
+  RemoteProcess thread(tid_);
+  std::string blocked = thread.StatusField("SigBlk");
+  if (blocked.empty()) {
     *error = "cannot read the thread's signal mask";
     return false;
   }
+  frame.sigmask = std::strtoull(blocked.c_str(), nullptr, 16);
 
   // The XSAVE area as ptrace gave it (standard format), with the signal frame's software bytes
   // where ptrace puts the enabled features (XCR0).
@@ -212,8 +198,8 @@ bool PtraceThread::PrepareReturn(std::uint64_t signal_return, std::string* error
   std::memcpy(area.data() + kSoftwareBytesOffset, software, sizeof(software));
   area.insert(area.end(), reinterpret_cast<const unsigned char*>(&kXstateMagic2),
               reinterpret_cast<const unsigned char*>(&kXstateMagic2) + sizeof(kXstateMagic2));
-  if (!WriteMemory(tid_, xsave, area.data(), area.size()) ||
-      !WriteMemory(tid_, frame_, &frame, sizeof(frame))) {
+  if (!thread.Write(xsave, area.data(), area.size()) ||
+      !thread.Write(frame_, &frame, sizeof(frame))) {
     *error = "cannot write the thread's stack: " + std::string(std::strerror(errno));
     return false;
   }
@@ -229,7 +215,8 @@ bool PtraceThread::Call(std::uint64_t address, const std::vector<std::uint64_t>&
     *error = "the thread is not held";
     return false;
   }
-  if (!WriteMemory(tid_, frame_, &return_address, sizeof(return_address))) {
+  RemoteProcess thread(tid_);
+  if (!thread.Write(frame_, &return_address, sizeof(return_address))) {
     *error = "cannot write the thread's stack: " + std::string(std::strerror(errno));
     return false;
   }
@@ -279,13 +266,9 @@ bool PtraceThread::Call(std::uint64_t address, const std::vector<std::uint64_t>&
           info.stack_pointer == frame_ + 8) {
         at_return_ = true;
         *result = static_cast<std::uint64_t>(last_value);
-        if (result_address != 0) {
-          iovec local = {result, sizeof(*result)};
-          iovec remote = {reinterpret_cast<void*>(result_address), sizeof(*result)};
-          if (process_vm_readv(tid_, &local, 1, &remote, 1, 0) != sizeof(*result)) {
-            *error = "cannot read the call's result";
-            return false;
-          }
+        if (result_address != 0 && !thread.Read(result_address, result, sizeof(*result))) {
+          *error = "cannot read the call's result";
+          return false;
         }
         return true;
       }

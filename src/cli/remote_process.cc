@@ -95,13 +95,18 @@ char RemoteProcess::ProcessState() const {
   return stat[paren + 2];
 }
 
-uid_t RemoteProcess::Uid() const {
+std::string RemoteProcess::StatusField(const std::string& name) const {
   std::ifstream status(ProcPath("status"));
-  std::string line;
+  std::string line, prefix = name + ":";
   while (std::getline(status, line)) {
-    if (line.rfind("Uid:", 0) == 0) return static_cast<uid_t>(std::atol(line.c_str() + 4));
+    if (line.rfind(prefix, 0) == 0) return line.substr(prefix.size());
   }
-  return static_cast<uid_t>(-1);
+  return "";
+}
+
+uid_t RemoteProcess::Uid() const {
+  std::string uid = StatusField("Uid");
+  return uid.empty() ? static_cast<uid_t>(-1) : static_cast<uid_t>(std::atol(uid.c_str()));
 }
 
 bool RemoteProcess::Read(std::uint64_t address, void* out, std::size_t size) const {

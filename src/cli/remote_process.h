@@ -36,6 +36,8 @@ class RemoteProcess {
   std::vector<ThreadState> Threads() const;
   char ProcessState() const;  // from /proc/PID/stat; '\0' when the process is gone
   uid_t Uid() const;          // the real uid, or -1
+  // The value after "NAME:" in /proc/PID/status (a thread's, when the pid is a thread id), or "".
+  std::string StatusField(const std::string& name) const;
 
   bool Read(std::uint64_t address, void* out, std::size_t size) const;
   bool Write(std::uint64_t address, const void* data, std::size_t size) const;
