@@ -37,7 +37,8 @@ namespace {
 // inside it (then the slow path draws the next point). Sampler::Account's arithmetic (the core's
 // tests drive that one), written as the least it can be: one load of t_state's TLS offset, a `sub`
 // of size + 1 from the countdown in place, a `jbe` on its borrow or zero. GCC compiles Account
-// itself to four more instructions (it compares apart from the subtraction).
+// itself to four more instructions (it compares apart from the subtraction). The asm names t_state
+// by its mangled symbol (heaprec::preload::t_state): renaming the variable is a link error here.
 inline bool SampleCountdown(std::size_t size) {
   static_assert(
       offsetof(ThreadState, sampler) == 0 && offsetof(SamplerState, bytes_until_sample) == 0,
