@@ -99,7 +99,10 @@ void ReadPeak(const RecordBytes& bytes, const record::Header& header, HeapRecord
   const auto* slots = bytes.At<record::Slot>(copy.area, copy.count);
   if (slots == nullptr) return;
   for (std::uint64_t i = 0; i < copy.count; ++i) {
-    if (IsObject(slots[i])) out.peak.push_back(Object(bytes, header, slots[i]));
+    if (!IsObject(slots[i])) continue;
+    RecordedObject site = Object(bytes, header, slots[i]);
+    site.samples = slots[i].key;  // a site: its key counts its objects (record::PeakCopy)
+    out.peak.push_back(std::move(site));
   }
   out.peak_bytes = copy.live_bytes;
   out.peak_time_ns = copy.time_ns;
@@ -242,8 +245,10 @@ profile::Profile BuildProfile(const HeapRecord& record, const std::vector<Record
   first += std::string(" ") + schema::kSampleIntervalField + "=" +
            std::to_string(record.sample_interval);
   p.comments.push_back(first);
-  p.comments.push_back(std::string(schema::kLiveSamplesField) + "=" +
-                       std::to_string(objects.size()) + " recovered_from=" + record.file +
+  std::uint64_t live_samples = 0;
+  for (const RecordedObject& o : objects) live_samples += o.samples;
+  p.comments.push_back(std::string(schema::kLiveSamplesField) + "=" + std::to_string(live_samples) +
+                       " recovered_from=" + record.file +
                        (record.incomplete ? " incomplete=1" : ""));
   return p;
 }

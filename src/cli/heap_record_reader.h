@@ -16,7 +16,8 @@ struct RecordedObject {
   std::vector<std::uint64_t> frames;  // leaf first
   std::uint64_t size = 0;
   double weight = 0;
-  std::uint64_t alloc_time_ns = 0;
+  std::uint64_t alloc_time_ns = 0;  // a site's: its oldest object's
+  std::uint64_t samples = 1;        // sampled objects: a peak copy's entries are sites
 };
 
 struct RecordedMapping {

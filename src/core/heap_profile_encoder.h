@@ -30,7 +30,7 @@
 #include <cstdint>
 
 #include "core/byte_sink.h"
-#include "core/heap_recorder.h"
+#include "core/heap_snapshot.h"
 #include "core/memory_resource.h"
 #include "schema/profile_schema.h"
 

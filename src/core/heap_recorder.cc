@@ -1,8 +1,6 @@
 #include "core/heap_recorder.h"
 
-#include <algorithm>
 #include <cmath>
-#include <cstring>
 
 namespace heaprec {
 
@@ -127,81 +125,6 @@ void HeapRecorder::UnlockAfterForkInParent() {
 void HeapRecorder::ResetAfterForkInChild() {
   live_.ResetAllAfterForkInChild();
   stack_lock_.ResetAfterFork();
-}
-
-// The first allocation is what Take asks for (the live count and a quarter more), not rounded up
-// to a power of two: a snapshot of 500,000 objects took 48 MiB instead of 29. Later growth (objects
-// inserted while the shards are copied) doubles.
-bool HeapSnapshot::GrowObjects(std::size_t min_capacity) {
-  if (min_capacity <= object_capacity_) return true;
-  std::size_t capacity = std::max(min_capacity, object_capacity_ * 2);
-  MemoryResource& memory = recorder_->memory_;
-  auto* fresh = memory.AllocateArray<Object>(capacity);
-  if (fresh == nullptr) return false;
-  if (object_count_ != 0) std::memcpy(fresh, objects_, object_count_ * sizeof(Object));
-  memory.DeallocateArray(objects_, object_capacity_);
-  objects_ = fresh;
-  object_capacity_ = capacity;
-  return true;
-}
-
-bool HeapSnapshot::Take(HeapRecorder& recorder) {
-  Release();
-  recorder_ = &recorder;
-  stats_ = recorder.Stats();
-  {
-    MutexLock lock(recorder.stack_lock_);
-    recorder.stacks_.Pin();
-    history_capacity_ = recorder.history_.size();
-    if (history_capacity_ != 0) {
-      history_ = recorder.memory_.AllocateArray<AllocationTotals>(history_capacity_);
-      if (history_ == nullptr) history_capacity_ = 0;
-      history_count_ = recorder.history_.CopyTo(history_, history_capacity_);
-    }
-  }
-  bool ok = (history_ != nullptr || history_capacity_ == 0) &&
-            GrowObjects(stats_.live_objects + stats_.live_objects / 4 + 16);
-  // Objects inserted after the size was read may not fit; growing inside the visitor would allocate
-  // under a shard lock, which the lock order allows (the arena's lock is always taken last).
-  recorder.live_.ForEach([&](std::uint64_t key, const LiveObject& o) {
-    if (!ok) return;
-    if (object_count_ == object_capacity_ && !GrowObjects(object_count_ + 1)) {
-      ok = false;
-      return;
-    }
-    objects_[object_count_++] = {key, o.stack, o.generation, o.size, o.weight, o.alloc_time_ns, 0};
-  });
-  if (!ok) {
-    Release();
-    return false;
-  }
-  return true;
-}
-
-void HeapSnapshot::Release() {
-  if (recorder_ == nullptr) return;
-  MemoryResource& memory = recorder_->memory_;
-  memory.DeallocateArray(objects_, object_capacity_);
-  memory.DeallocateArray(history_, history_capacity_);
-  {
-    MutexLock lock(recorder_->stack_lock_);
-    recorder_->stacks_.Unpin();
-  }
-  recorder_ = nullptr;
-  objects_ = nullptr;
-  history_ = nullptr;
-  object_count_ = object_capacity_ = history_count_ = history_capacity_ = 0;
-}
-
-void HeapSnapshot::SortByStackAndSize() {
-  std::sort(objects_, objects_ + object_count_, [](const Object& a, const Object& b) {
-    if (a.stack != b.stack) return a.stack < b.stack;
-    return a.size != b.size ? a.size < b.size : a.tag < b.tag;
-  });
-  std::sort(history_, history_ + history_count_,
-            [](const AllocationTotals& a, const AllocationTotals& b) {
-              return a.stack != b.stack ? a.stack < b.stack : a.size < b.size;
-            });
 }
 
 }  // namespace heaprec

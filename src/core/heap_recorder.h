@@ -4,7 +4,7 @@
 //   Record(key, frames, size, weight) ─▶ stack_lock_: StackTable.Intern + AllocationHistory.Add
 //                                     └▶ LiveTable.Insert (one shard lock)
 //   Forget(key)                       ─▶ LiveTable.Remove (one shard lock) ─▶ stack_lock_: Unref
-//   HeapSnapshot                      ─▶ pins the StackTable, copies the live set shard by shard
+//   HeapSnapshot (heap_snapshot.h)    ─▶ pins the StackTable, copies the live set shard by shard
 //
 // Runtime-agnostic: a key is an opaque non-zero id (a block address, a runtime object id; 0 and
 // UINT64_MAX are reserved) and a frame is an opaque 64-bit value (a program counter, a frame id).
@@ -109,72 +109,6 @@ class HeapRecorder {
   void SubtractLive(const LiveObject& o) {
     live_bytes_.fetch_sub(Contribution(o), std::memory_order_relaxed);
   }
-};
-
-// A consistent-enough copy of the live set for serialization: every object live when its shard was
-// copied, with the stacks pinned so their frames stay readable after the objects die. Taking one
-// holds each lock only while copying; the snapshot itself holds no lock, so recording goes on while
-// it is serialized. Not thread-safe itself (one serializer uses it).
-class HeapSnapshot {
- public:
-  HeapSnapshot() = default;
-  ~HeapSnapshot() { Release(); }
-  HeapSnapshot(const HeapSnapshot&) = delete;
-  HeapSnapshot& operator=(const HeapSnapshot&) = delete;
-
-  struct Object {
-    std::uint64_t key;  // the recorded key, for a front end that checks liveness itself
-    StackId stack;
-    std::uint32_t generation;
-    std::uint64_t size;
-    double weight;
-    std::uint64_t alloc_time_ns;
-    // Free for the front end: objects with different tags become different samples, and the
-    // writer's SampleLabeler turns a tag into labels (the Ruby front end encodes class and age).
-    std::uint64_t tag;
-  };
-
-  // Returns false (and holds nothing) when the profiler's memory is exhausted.
-  bool Take(HeapRecorder& recorder);
-  void Release();
-
-  const Object* objects() const { return objects_; }
-  std::size_t object_count() const { return object_count_; }
-  // A front end may update sizes and tags in place and drop objects it found dead by moving the
-  // survivors to the front and truncating: the copy is the serializer's alone.
-  Object* mutable_objects() { return objects_; }
-  void Truncate(std::size_t count) {
-    if (count < object_count_) object_count_ = count;
-  }
-  const AllocationTotals* history() const { return history_; }
-  std::size_t history_count() const { return history_count_; }
-  // The stack's innermost min(depth, capacity) frames, leaf first, copied to `buffer` (stacks are
-  // stored as a trie: see StackTable).
-  StackFrames Frames(StackId id, std::uint64_t* buffer, std::uint32_t capacity) const {
-    return {buffer, recorder_->stacks_.CopyFrames(id, buffer, capacity)};
-  }
-  // Calls visit(frame) for each frame of the stack, leaf first, until it returns false.
-  template <typename Visitor>
-  bool ForEachFrame(StackId id, Visitor&& visit) const {
-    return recorder_->stacks_.ForEachFrame(id, visit);
-  }
-  const RecorderStats& stats() const { return stats_; }
-
-  // Sorts objects by (stack, size, tag) and history by (stack, size) so a writer can aggregate them
-  // in one merge pass.
-  void SortByStackAndSize();
-
- private:
-  bool GrowObjects(std::size_t min_capacity);
-
-  HeapRecorder* recorder_ = nullptr;
-  Object* objects_ = nullptr;
-  std::size_t object_count_ = 0;
-  std::size_t object_capacity_ = 0;
-  AllocationTotals* history_ = nullptr;
-  std::size_t history_count_ = 0;
-  std::size_t history_capacity_ = 0;
-  RecorderStats stats_ = {};
 };
 
 }  // namespace heaprec

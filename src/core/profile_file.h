@@ -25,7 +25,7 @@
 #include <cstddef>
 
 #include "core/heap_profile_encoder.h"
-#include "core/heap_recorder.h"
+#include "core/heap_snapshot.h"
 #include "core/memory_resource.h"
 
 namespace heaprec {

@@ -13,7 +13,8 @@
 //                     live-table shard; each published by one word, TableWord(offset, capacity)
 //   node chunks       StackTable's trie, kNodeChunkNodes nodes per chunk, by node id
 //   mapping log       the loaded objects (path, build id, executable range) frames fell in
-//   peak copies       two areas of Slot; `peak_index` names the newest complete copy
+//   peak copies       two areas of Slot, one per site (see PeakCopy); `peak_index` names the newest
+//                     complete copy
 //
 // Crash consistency: the writer is killed between two stores, never inside one. A slot is filled
 // before its key is stored, and emptied by storing a tombstone over its key; a table, a chunk,
@@ -27,7 +28,7 @@
 namespace heaprec::record {
 
 inline constexpr char kMagic[8] = {'H', 'E', 'A', 'P', 'R', 'E', 'C', 'R'};
-inline constexpr std::uint32_t kVersion = 1;
+inline constexpr std::uint32_t kVersion = 2;  // 2: a peak copy's slots are sites
 // "dir/heaprec.123.record" beside "dir/heaprec.123.pb.gz": never a name a profile reader globs.
 inline constexpr char kFileExtension[] = ".record";
 
@@ -87,6 +88,9 @@ constexpr std::uint64_t TableCapacity(std::uint64_t word) {
   return word == 0 ? 0 : std::uint64_t{1} << (word & 63);
 }
 
+// A peak copy holds one Slot per (stack, size, generation) that had live objects: its key is how
+// many sampled objects, its weight their sum and its alloc_time_ns the oldest one's (HeapSnapshot's
+// kBySite).
 struct PeakCopy {
   std::uint64_t area;  // file offset of `count` Slots
   std::uint64_t count;

@@ -10,6 +10,8 @@
 #include <thread>
 #include <vector>
 
+#include "core/heap_snapshot.h"
+
 namespace heaprec {
 namespace {
 
@@ -53,7 +55,7 @@ TEST_F(HeapRecorderTest, RecordsAndForgets) {
   EXPECT_EQ(stats.stacks, 2u);
 
   HeapSnapshot snapshot;
-  ASSERT_TRUE(snapshot.Take(*recorder_));
+  ASSERT_TRUE(snapshot.Take(*recorder_, SnapshotGrouping::kEachObject));
   auto sites = LiveBySite(snapshot);
   EXPECT_EQ(sites[0xa1].live_objects, 9);
   EXPECT_EQ(sites[0xa1].live_bytes, 900);
@@ -107,7 +109,7 @@ TEST_F(HeapRecorderTest, MissedFreeReplacesTheOldObject) {
   EXPECT_EQ(stats.replaced, 1u);
   EXPECT_EQ(stats.live_objects, 1u);
   HeapSnapshot snapshot;
-  ASSERT_TRUE(snapshot.Take(*recorder_));
+  ASSERT_TRUE(snapshot.Take(*recorder_, SnapshotGrouping::kEachObject));
   ASSERT_EQ(snapshot.object_count(), 1u);
   EXPECT_EQ(snapshot.objects()[0].size, 20u);
 }
@@ -128,7 +130,7 @@ TEST_F(HeapRecorderTest, RecordingDuringSerializationIsNotLostOrCorrupting) {
   std::uint64_t old_stack[] = {0x01, 0x02}, new_stack[] = {0x03, 0x04};
   for (std::uint64_t i = 1; i <= 100; ++i) recorder_->Record(i * 16, old_stack, 2, 8, 1, 0);
   HeapSnapshot during;
-  ASSERT_TRUE(during.Take(*recorder_));
+  ASSERT_TRUE(during.Take(*recorder_, SnapshotGrouping::kEachObject));
   // While "serializing" `during`: free every old object, record new ones from another thread.
   std::thread other([&] {
     for (std::uint64_t i = 1; i <= 100; ++i) recorder_->Forget(i * 16);
@@ -141,7 +143,7 @@ TEST_F(HeapRecorderTest, RecordingDuringSerializationIsNotLostOrCorrupting) {
   EXPECT_EQ(seen[0x01].live_objects, 100);
   during.Release();
   HeapSnapshot after;
-  ASSERT_TRUE(after.Take(*recorder_));
+  ASSERT_TRUE(after.Take(*recorder_, SnapshotGrouping::kEachObject));
   auto now = LiveBySite(after);
   EXPECT_EQ(now.size(), 1u);
   EXPECT_EQ(now[0x03].live_objects, 50);
@@ -180,7 +182,7 @@ TEST_F(HeapRecorderTest, ConcurrentRecordingForgettingAndSnapshots) {
   std::thread serializer([&] {
     while (!stop.load()) {
       HeapSnapshot snapshot;
-      ASSERT_TRUE(snapshot.Take(*recorder_));
+      ASSERT_TRUE(snapshot.Take(*recorder_, SnapshotGrouping::kEachObject));
       for (std::size_t i = 0; i < snapshot.object_count(); ++i) {
         const HeapSnapshot::Object& o = snapshot.objects()[i];
         std::uint64_t buffer[256];

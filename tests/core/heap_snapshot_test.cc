@@ -1,17 +1,22 @@
-// HeapSnapshot as a front end uses it: every object carries the key it was recorded under and a
-// tag (0 until the front end sets one), the copy can be edited and truncated in place (Truncate
-// never grows it), and SortByStackAndSize orders objects by (stack, size, tag) so the writer can
-// make one sample per group.
+// HeapSnapshot as a front end uses it: copied object by object, every object carries the key it was
+// recorded under and a tag (0 until the front end sets one), the copy can be edited and truncated
+// in place (Truncate never grows it), and SortByStackAndSize orders objects by (stack, size, tag)
+// so the writer can make one sample per group. Copied by site, every (stack, size, generation) is
+// one entry with the count, summed weight and oldest time of its objects, in memory that follows
+// the sites, not the objects.
+#include "core/heap_snapshot.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <random>
 #include <set>
 #include <tuple>
 #include <vector>
 
-#include "core/heap_recorder.h"
+#include "failing_memory.h"
 
 namespace heaprec {
 namespace {
@@ -44,7 +49,7 @@ TEST_F(HeapSnapshotTest, ObjectsCarryTheirRecordedKeysAndTagZero) {
   }
 
   HeapSnapshot snapshot;
-  ASSERT_TRUE(snapshot.Take(recorder_));
+  ASSERT_TRUE(snapshot.Take(recorder_, SnapshotGrouping::kEachObject));
   ASSERT_EQ(snapshot.object_count(), size_of.size());
   std::set<std::uint64_t> seen;
   for (std::size_t i = 0; i < snapshot.object_count(); ++i) {
@@ -67,7 +72,7 @@ TEST_F(HeapSnapshotTest, TruncateOnlyShrinks) {
   std::uint64_t stack[] = {1};
   for (std::uint64_t key = 16; key <= 16 * 5; key += 16) recorder_.Record(key, stack, 1, 8, 1, 0);
   HeapSnapshot snapshot;
-  ASSERT_TRUE(snapshot.Take(recorder_));
+  ASSERT_TRUE(snapshot.Take(recorder_, SnapshotGrouping::kEachObject));
   ASSERT_EQ(snapshot.object_count(), 5u);
   EXPECT_EQ(snapshot.mutable_objects(), snapshot.objects());
 
@@ -84,7 +89,7 @@ TEST_F(HeapSnapshotTest, TruncateOnlyShrinks) {
   snapshot.Release();
 
   // A fresh Take after truncating sees the whole live set again.
-  ASSERT_TRUE(snapshot.Take(recorder_));
+  ASSERT_TRUE(snapshot.Take(recorder_, SnapshotGrouping::kEachObject));
   EXPECT_EQ(snapshot.object_count(), 5u);
 }
 
@@ -94,7 +99,7 @@ TEST_F(HeapSnapshotTest, FrontEndCompactsAndRetagsInPlace) {
   std::uint64_t stack[] = {7, 8};
   for (std::uint64_t key = 1; key <= 10; ++key) recorder_.Record(key, stack, 2, 8, 1, 0);
   HeapSnapshot snapshot;
-  ASSERT_TRUE(snapshot.Take(recorder_));
+  ASSERT_TRUE(snapshot.Take(recorder_, SnapshotGrouping::kEachObject));
   ASSERT_EQ(snapshot.object_count(), 10u);
   HeapSnapshot::Object* objects = snapshot.mutable_objects();
   std::size_t kept = 0;
@@ -128,7 +133,7 @@ TEST_F(HeapSnapshotTest, SortOrderIsStackThenSizeThenTag) {
     }
   }
   HeapSnapshot snapshot;
-  ASSERT_TRUE(snapshot.Take(recorder_));
+  ASSERT_TRUE(snapshot.Take(recorder_, SnapshotGrouping::kEachObject));
   ASSERT_EQ(snapshot.object_count(), 24u);
   std::map<std::uint64_t, std::uint64_t> tag_of;  // key -> tag, to check objects move whole
   HeapSnapshot::Object* objects = snapshot.mutable_objects();
@@ -154,6 +159,118 @@ TEST_F(HeapSnapshotTest, SortOrderIsStackThenSizeThenTag) {
   // The first object has the smaller size, 32, although 64's tags are smaller: size before tag.
   EXPECT_EQ(snapshot.objects()[0].size, 32u);
   EXPECT_EQ(snapshot.objects()[0].tag, 10u);
+}
+
+// What a by-site entry must hold, computed from an object-by-object copy.
+struct Site {
+  std::uint64_t count = 0;
+  double weight = 0;
+  std::uint64_t oldest = 0;  // the smallest non-zero time
+};
+using SiteKey = std::tuple<StackId, std::uint64_t, std::uint32_t>;  // stack, size, generation
+
+std::map<SiteKey, Site> SitesOf(const HeapSnapshot& snapshot) {
+  std::map<SiteKey, Site> sites;
+  for (std::size_t i = 0; i < snapshot.object_count(); ++i) {
+    const HeapSnapshot::Object& o = snapshot.objects()[i];
+    Site& site = sites[{o.stack, o.size, o.generation}];
+    site.count += o.count;
+    site.weight += o.weight;
+    if (o.alloc_time_ns != 0 && (site.oldest == 0 || o.alloc_time_ns < site.oldest))
+      site.oldest = o.alloc_time_ns;
+  }
+  return sites;
+}
+
+TEST_F(HeapSnapshotTest, BySiteHoldsWhatEachObjectSumsTo) {
+  // 60,000 objects over 3 stacks x 1,500 sizes x 2 generations (more sites than the first index
+  // holds, so it grows while shards are copied), weights of 1-4, some times 0 (a front end without
+  // a clock), then a third forgotten: each site's count, weight and oldest time must be what the
+  // object-by-object copy of the same live set sums to.
+  std::mt19937_64 random(26);
+  std::uint64_t stacks[3][2] = {{1, 2}, {3, 4}, {5, 6}};
+  for (std::uint64_t key = 16; key <= 16 * 60000; key += 16) {
+    std::uint64_t* stack = stacks[random() % 3];
+    std::uint64_t size = 1 + random() % 1500;
+    double weight = 1.0 + static_cast<double>(random() % 4);
+    std::uint64_t time = random() % 5 == 0 ? 0 : 1000 + random() % 100000;
+    recorder_.Record(key, stack, 2, size, weight, time, static_cast<std::uint32_t>(random() % 2));
+  }
+  for (std::uint64_t key = 16; key <= 16 * 60000; key += 48) ASSERT_TRUE(recorder_.Forget(key));
+
+  HeapSnapshot each, by_site;
+  ASSERT_TRUE(each.Take(recorder_, SnapshotGrouping::kEachObject));
+  ASSERT_TRUE(by_site.Take(recorder_, SnapshotGrouping::kBySite));
+  std::map<SiteKey, Site> expected = SitesOf(each);
+  ASSERT_GT(expected.size(), 4000u);
+  ASSERT_EQ(by_site.object_count(), expected.size());  // one entry per site, no site twice
+  EXPECT_EQ(by_site.sampled_objects(), each.object_count());
+  EXPECT_EQ(by_site.sampled_objects(), 40000u);
+  for (std::size_t i = 0; i < by_site.object_count(); ++i) {
+    const HeapSnapshot::Object& o = by_site.objects()[i];
+    SCOPED_TRACE(testing::Message() << "stack " << o.stack << " size " << o.size);
+    auto it = expected.find({o.stack, o.size, o.generation});
+    ASSERT_NE(it, expected.end());
+    EXPECT_EQ(o.key, 0u);
+    EXPECT_EQ(o.tag, 0u);
+    EXPECT_EQ(o.count, it->second.count);
+    EXPECT_EQ(o.weight, it->second.weight);  // small integers: exact in any order
+    EXPECT_EQ(o.alloc_time_ns, it->second.oldest);
+  }
+}
+
+TEST_F(HeapSnapshotTest, BySiteMemoryFollowsTheSitesNotTheObjects) {
+  // 200,000 live objects from 10 sites: an object-by-object copy holds 56 bytes per object (about
+  // 11 MB), a by-site one its first 1,024 entries (57 KB) and the history.
+  std::uint64_t stack[] = {9};
+  for (std::uint64_t key = 16; key <= 16 * 200000; key += 16) {
+    recorder_.Record(key, stack, 1, 16 + (key / 16) % 10, 1.0, key);
+  }
+  HeapSnapshot each, by_site;
+  ASSERT_TRUE(each.Take(recorder_, SnapshotGrouping::kEachObject));
+  ASSERT_TRUE(by_site.Take(recorder_, SnapshotGrouping::kBySite));
+  EXPECT_GE(each.bytes(), 200000 * sizeof(HeapSnapshot::Object));
+  EXPECT_LE(by_site.bytes(), 1024 * sizeof(HeapSnapshot::Object) + 10 * sizeof(AllocationTotals));
+  EXPECT_EQ(by_site.object_count(), 10u);
+  EXPECT_EQ(by_site.sampled_objects(), 200000u);
+  // The index used while copying is gone with the copy: what is left is the entries and history.
+  std::size_t in_use = memory_.BytesInUse();
+  by_site.Release();
+  EXPECT_EQ(in_use - memory_.BytesInUse(),
+            1024 * sizeof(HeapSnapshot::Object) + 10 * sizeof(AllocationTotals));
+}
+
+TEST(HeapSnapshotOutOfMemory, ATakeThatRunsOutHoldsNothing) {
+  // 3,000 sites: a by-site copy grows its entries and its index twice while the shards are copied.
+  // Memory that runs out at each allocation in turn must leave nothing held and nothing pinned.
+  FailingMemoryResource memory;
+  HeapRecorder recorder(memory, RecorderOptions{});
+  std::uint64_t stack[] = {1};
+  for (std::uint64_t key = 16; key <= 16 * 3000; key += 16)
+    recorder.Record(key, stack, 1, key, 1, 0);
+  for (SnapshotGrouping grouping : {SnapshotGrouping::kBySite, SnapshotGrouping::kEachObject}) {
+    int failures = 0;
+    for (long succeed = 0; succeed < 12; ++succeed) {
+      std::size_t before = memory.BytesInUse();
+      HeapSnapshot snapshot;
+      memory.succeed_next = succeed;
+      bool taken = snapshot.Take(recorder, grouping);
+      memory.succeed_next = -1;
+      if (taken) {
+        EXPECT_EQ(snapshot.sampled_objects(), 3000u);
+        continue;
+      }
+      ++failures;
+      EXPECT_EQ(snapshot.object_count(), 0u);
+      EXPECT_EQ(memory.BytesInUse(), before) << "after " << succeed << " allocations";
+    }
+    // The history's copy, then the entries (and for kBySite the index and two growths of each).
+    EXPECT_GE(failures, grouping == SnapshotGrouping::kBySite ? 5 : 2);
+    // A copy after the failures sees the whole live set.
+    HeapSnapshot snapshot;
+    ASSERT_TRUE(snapshot.Take(recorder, grouping));
+    EXPECT_EQ(snapshot.sampled_objects(), 3000u);
+  }
 }
 
 }  // namespace

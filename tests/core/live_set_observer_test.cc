@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/heap_recorder.h"
+#include "core/heap_snapshot.h"
 
 namespace heaprec {
 namespace {
@@ -56,7 +56,7 @@ class CopyingObserver final : public LiveSetObserver {
 std::map<std::uint64_t, std::pair<std::uint64_t, std::vector<std::uint64_t>>> LiveOf(
     HeapRecorder& recorder) {
   HeapSnapshot snapshot;
-  EXPECT_TRUE(snapshot.Take(recorder));
+  EXPECT_TRUE(snapshot.Take(recorder, SnapshotGrouping::kEachObject));
   std::map<std::uint64_t, std::pair<std::uint64_t, std::vector<std::uint64_t>>> live;
   for (std::size_t i = 0; i < snapshot.object_count(); ++i) {
     const HeapSnapshot::Object& o = snapshot.objects()[i];

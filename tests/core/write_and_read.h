@@ -10,7 +10,7 @@
 #include <string>
 
 #include "core/heap_profile_encoder.h"
-#include "core/heap_recorder.h"
+#include "core/heap_snapshot.h"
 #include "profile/pprof_reader.h"
 #include "string_sink.h"
 
@@ -23,7 +23,10 @@ using TagsByKey = std::map<std::uint64_t, std::uint64_t>;
 // it, ready to encode. Fails the test (fatally: wrap in ASSERT_NO_FATAL_FAILURE) if it cannot.
 inline void TakeSorted(HeapRecorder& recorder, HeapSnapshot* snapshot,
                        const TagsByKey& tag_of = {}) {
-  ASSERT_TRUE(snapshot->Take(recorder));
+  // Tags are set by key, so a test that sets some copies each object, as the Ruby front end does;
+  // without, the copy is by site, as the preload library takes it.
+  ASSERT_TRUE(snapshot->Take(
+      recorder, tag_of.empty() ? SnapshotGrouping::kBySite : SnapshotGrouping::kEachObject));
   HeapSnapshot::Object* objects = snapshot->mutable_objects();
   for (std::size_t i = 0; i < snapshot->object_count(); ++i) {
     auto it = tag_of.find(objects[i].key);

@@ -217,7 +217,7 @@ VALUE DumpBody(VALUE argument) {
   job.hook_was_suppressed = SuppressHookOnThisThread(true);  // restored by the ensure handler
   job.profiler->DrainPending();
   job.taken_ns = RealtimeNanoseconds();
-  if (!job.snapshot.Take(job.profiler->recorder())) {
+  if (!job.snapshot.Take(job.profiler->recorder(), SnapshotGrouping::kEachObject)) {
     rb_raise(rb_eNoMemError, "heaprec: out of memory copying the live set");
   }
   LivenessPass(job);

@@ -80,9 +80,10 @@ int DumpAs(DumpReason reason, const char* path, int signal_number) {
   char written[PATH_MAX] = {};
   options.written_path = written;
   options.written_capacity = sizeof(written);
-  int error = snapshot.Take(*recorder) ? WriteAndReport(snapshot, reason, signal_number, target,
-                                                        NowNs(CLOCK_REALTIME), options)
-                                       : ENOMEM;
+  int error =
+      snapshot.Take(*recorder, SnapshotGrouping::kBySite)
+          ? WriteAndReport(snapshot, reason, signal_number, target, NowNs(CLOCK_REALTIME), options)
+          : ENOMEM;
   if (IsFinal(reason)) {
     WritePeakNextTo(written[0] != '\0' ? written : target);
     // The final profile tells what the record would: its file goes. A final profile that could not
@@ -112,7 +113,7 @@ int StreamProfile(ByteSink& body) {
   bool taken;
   {
     MutexLock lock(g_dump_mutex);
-    taken = snapshot.Take(*recorder);
+    taken = snapshot.Take(*recorder, SnapshotGrouping::kBySite);
   }
   if (!taken) return ENOMEM;
   return WithMetadata(

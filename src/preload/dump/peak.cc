@@ -64,12 +64,11 @@ bool PeakPath(const char* final_path, char* out, std::size_t capacity) {
 
 // The final dump of a process dying for want of memory (a failed malloc's abort, RLIMIT_AS) must
 // not need new mappings: the arena keeps a reserve for it, sized from what writing the peak copy
-// took (`written_bytes`) plus a fresh snapshot of the same size, twice over for growth since.
+// took (`written_bytes`) plus a fresh snapshot of the same size, twice over for growth since. The
+// snapshots are by site, so this is the profile's size, not the heap's.
 void ReserveForTheFinalDump(const HeapSnapshot& written, std::size_t written_bytes) {
   constexpr std::size_t kSlack = 1 << 20;
-  std::size_t snapshot_bytes = written.object_count() * sizeof(HeapSnapshot::Object) +
-                               written.history_count() * sizeof(AllocationTotals);
-  g_arena->EnsureReserve(2 * (written_bytes + snapshot_bytes) + kSlack);
+  g_arena->EnsureReserve(2 * (written_bytes + written.bytes()) + kSlack);
 }
 
 // Takes the newest capture for writing, if it is newer than what the file holds: the two copies
@@ -154,7 +153,7 @@ void MaybeCapturePeak(HeapRecorder& recorder) {
     std::uint64_t started = NowNs(CLOCK_MONOTONIC);
     if (g_captured.snapshot == nullptr)
       g_captured.snapshot = new (g_snapshot_storage[0]) HeapSnapshot();
-    if (g_captured.snapshot->Take(recorder)) {
+    if (g_captured.snapshot->Take(recorder, SnapshotGrouping::kBySite)) {
       g_captured.bytes = live;
       g_captured.time_ns = NowNs(CLOCK_REALTIME);
       RecordPeakCopy(*g_captured.snapshot, live, g_captured.time_ns);

@@ -70,7 +70,7 @@ ProfileFacts GatherFacts(const HeapSnapshot& snapshot, DumpReason reason, int si
   facts.sample_interval = g_interval.load();
   facts.unwinder = UnwinderName();
   facts.samples = stats.samples;
-  facts.live_samples = snapshot.object_count();
+  facts.live_samples = snapshot.sampled_objects();
   facts.dropped = stats.dropped;
   facts.unwind_failures = g_unwind_failures.load();
   facts.truncated_stacks = g_truncated_stacks.load();

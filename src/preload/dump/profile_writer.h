@@ -12,7 +12,7 @@
 #include <cstdint>
 
 #include "core/heap_profile_encoder.h"
-#include "core/heap_recorder.h"
+#include "core/heap_snapshot.h"
 #include "core/profile_file.h"
 #include "preload/dump/dump_reason.h"
 #include "preload/dump/profile_comments.h"

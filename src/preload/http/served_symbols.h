@@ -16,7 +16,7 @@
 #include <cstdint>
 
 #include "core/heap_profile_encoder.h"
-#include "core/heap_recorder.h"
+#include "core/heap_snapshot.h"
 #include "core/memory_resource.h"
 #include "preload/http/elf_symbols.h"
 

@@ -10,7 +10,7 @@
 #include <cstdint>
 
 #include "core/heap_profile_encoder.h"
-#include "core/heap_recorder.h"
+#include "core/heap_snapshot.h"
 #include "core/memory_resource.h"
 
 namespace heaprec::preload {

@@ -375,8 +375,8 @@ void HeapRecordWriter::CopyPeak(const HeapSnapshot& snapshot, std::int64_t live_
   }
   const HeapSnapshot::Object* objects = snapshot.objects();
   for (std::size_t i = 0; i < count; ++i) {
-    area.slots[i] = {objects[i].key,  objects[i].stack,  objects[i].generation,
-                     objects[i].size, objects[i].weight, objects[i].alloc_time_ns};
+    area.slots[i] = {objects[i].count, objects[i].stack,  objects[i].generation,
+                     objects[i].size,  objects[i].weight, objects[i].alloc_time_ns};
   }
   record::PeakCopy& copy = header_->peaks[index];
   copy.area = area.offset;

@@ -17,7 +17,7 @@
 
 #include <cstdint>
 
-#include "core/heap_recorder.h"
+#include "core/heap_snapshot.h"
 
 namespace heaprec::preload {
 
