@@ -42,9 +42,9 @@ bool HeapSnapshot::Take(HeapRecorder& recorder, SnapshotGrouping grouping) {
   Release();
   recorder_ = &recorder;
   stats_ = recorder.Stats();
-  bool ok = CopyHistory(recorder) && (grouping == SnapshotGrouping::kBySite
-                                          ? CopyBySite(recorder)
-                                          : CopyEachObject(recorder));
+  bool ok =
+      CopyHistory(recorder) &&
+      (grouping == SnapshotGrouping::kBySite ? CopyBySite(recorder) : CopyEachObject(recorder));
   if (!ok) Release();
   return ok;
 }
@@ -74,8 +74,8 @@ bool HeapSnapshot::CopyEachObject(HeapRecorder& recorder) {
       ok = false;
       return;
     }
-    objects_[object_count_++] = {key, o.stack, o.generation, o.size, o.weight, o.alloc_time_ns, 0,
-                                 1};
+    objects_[object_count_++] = {key, o.stack, o.generation, o.size, o.weight, o.alloc_time_ns,
+                                 0,   1};
   });
   return ok;
 }
@@ -120,7 +120,8 @@ HeapSnapshot::Object* HeapSnapshot::SiteEntry(const LiveObject& o) {
 // Doubles the index (or makes the first) and re-enters every entry from the entries themselves.
 bool HeapSnapshot::GrowSiteIndex() {
   MemoryResource& memory = recorder_->memory_;
-  std::size_t capacity = site_index_capacity_ == 0 ? 2 * kFirstSiteEntries : 2 * site_index_capacity_;
+  std::size_t capacity =
+      site_index_capacity_ == 0 ? 2 * kFirstSiteEntries : 2 * site_index_capacity_;
   auto* fresh = memory.AllocateArray<std::uint32_t>(capacity);
   if (fresh == nullptr) return false;
   std::memset(fresh, 0, capacity * sizeof(std::uint32_t));

@@ -95,6 +95,52 @@ TEST(CfiUnwinderTest, SameFramesAsLibgccOnEachFrameKind) {
   for (int depth : {1, 3}) ExpectSameAsLibgcc(&walker, Style::kHugeFrame, depth);
 }
 
+struct StartedWalks {
+  Walker* walker;
+  std::vector<void*> from_caller, whole;
+  int result = 0;
+};
+
+// A walk from this function's caller (as the preload's slow paths start theirs) must give what the
+// whole walk gives from the return into that caller on: the same frames, none skipped or added.
+__attribute__((noinline)) void WalkFromTheCaller(void* context) {
+  auto* walks = static_cast<StartedWalks*>(context);
+  const WalkStart caller = HEAPREC_CALLER_OF_THIS_FUNCTION();
+  void* frames[kMaxFrames];
+  walks->result =
+      CfiBacktrace(frames, kMaxFrames, &walks->walker->cache, &walks->walker->window, &caller);
+  if (walks->result > 0) walks->from_caller.assign(frames, frames + walks->result);
+  int whole = CfiBacktrace(frames, kMaxFrames, &walks->walker->cache, &walks->walker->window);
+  // frames[0] is the return into this function, frames[1] the return into its caller.
+  if (whole > 1) walks->whole.assign(frames + 1, frames + whole);
+  asm volatile("");  // not a tail call
+}
+
+TEST(CfiUnwinderTest, AWalkFromTheCallerIsTheWholeWalkWithoutTheFramesBelow) {
+  Walker walker;
+  // kAlloca's frames describe their CFA from rbp: the start's frame pointer must be the caller's.
+  for (Style style : {Style::kPlain, Style::kAlloca, Style::kLargeFrame, Style::kMixed}) {
+    for (int depth : {1, 5, 20}) {
+      SCOPED_TRACE(testing::Message() << "style " << static_cast<int>(style) << " depth " << depth);
+      if (style == Style::kLargeFrame && depth > 5) continue;
+      StartedWalks walks{&walker, {}, {}};
+      cfi_frames::Descend(style, depth, WalkFromTheCaller, &walks);
+      ASSERT_GT(walks.result, depth);
+      EXPECT_EQ(walks.from_caller, walks.whole);
+    }
+  }
+  // A start that is not above the walker's own frame (not a caller of it) is ignored: the walk is
+  // the whole one.
+  void* ignored[kMaxFrames];
+  void* whole[kMaxFrames];
+  const WalkStart below = {1, 0, 0};
+  int n = CfiBacktrace(ignored, kMaxFrames, &walker.cache, &walker.window, &below);
+  int m = CfiBacktrace(whole, kMaxFrames, &walker.cache, &walker.window);
+  ASSERT_GT(n, 1);
+  ASSERT_EQ(n, m);
+  EXPECT_EQ(std::vector<void*>(ignored + 1, ignored + n), std::vector<void*>(whole + 1, whole + m));
+}
+
 TEST(CfiUnwinderTest, SameFramesAsLibgccOnOtherThreads) {
   Walker walkers[4];
   std::vector<std::thread> threads;

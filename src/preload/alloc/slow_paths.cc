@@ -25,12 +25,13 @@
 namespace heaprec::preload {
 namespace {
 
-void Record(HeapRecorder& recorder, void* block, std::size_t size, std::uint64_t interval) {
+void Record(HeapRecorder& recorder, void* block, std::size_t size, std::uint64_t interval,
+            const WalkStart& start) {
   const std::uint32_t max_depth = g_settings.max_depth;
   auto* frames = static_cast<std::uint64_t*>(
       alloca((max_depth + kCaptureExtraFrames) * sizeof(std::uint64_t)));
   bool truncated = false;
-  std::uint32_t depth = CaptureStack(frames, max_depth, &truncated);
+  std::uint32_t depth = CaptureStack(frames, max_depth, &truncated, &start);
   if (depth == 0) g_unwind_failures.fetch_add(1, std::memory_order_relaxed);
   if (truncated) g_truncated_stacks.fetch_add(1, std::memory_order_relaxed);
   recorder.Record(reinterpret_cast<std::uint64_t>(block), frames, depth, size,
@@ -38,13 +39,14 @@ void Record(HeapRecorder& recorder, void* block, std::size_t size, std::uint64_t
   MaybeCapturePeak(recorder);
 }
 
-// Records a sampled block the program is about to receive. errno is the program's: kept.
-void RecordBlock(void* block, std::size_t size, std::uint64_t interval) {
+// Records a sampled block the program is about to receive, its stack walked from `start` (the
+// hook's caller). errno is the program's: kept.
+void RecordBlock(void* block, std::size_t size, std::uint64_t interval, const WalkStart& start) {
   HeapRecorder* recorder = g_recorder.load(std::memory_order_acquire);
   if (block == nullptr || recorder == nullptr) return;
   int saved_errno = errno;
   HookGuard guard;
-  Record(*recorder, block, size, interval);
+  Record(*recorder, block, size, interval, start);
   errno = saved_errno;
 }
 
@@ -96,7 +98,7 @@ struct DetachedRecord {
 
 // realloc when the allocator is not glibc: no block is tagged, the filter says which may be
 // sampled, and the allocator's own realloc does the work.
-void* ReallocUntagged(void* old_block, std::size_t size, bool expired) {
+void* ReallocUntagged(void* old_block, std::size_t size, bool expired, const WalkStart& start) {
   DetachedRecord detached;
   HeapRecorder* recorder = g_recorder.load(std::memory_order_acquire);
   if (recorder != nullptr && old_block != nullptr &&
@@ -107,7 +109,7 @@ void* ReallocUntagged(void* old_block, std::size_t size, bool expired) {
   void* fresh = g_real.realloc(old_block, size);
   // A null from realloc(p, 0) means p was freed; any other null, that the old block is untouched.
   detached.Settle(old_block, fresh == nullptr && size != 0);
-  if (interval != 0) RecordBlock(fresh, size, interval);
+  if (interval != 0) RecordBlock(fresh, size, interval, start);
   return fresh;
 }
 
@@ -126,20 +128,26 @@ void* MoveBlock(void* old_block, bool old_tagged, std::size_t size, bool tag_fre
 
 }  // namespace
 
-void* AllocateSlow(AllocKind kind, std::size_t size, std::size_t alignment) {
+// The three entries from the hooks, never inlined: each walk starts at its own caller, the hook's
+// caller when the hook tail-calls (malloc, calloc, the aligned forms) or the hook's frame, dropped
+// as heaprec's own, when it does not (operator new).
+__attribute__((noinline)) void* AllocateSlow(AllocKind kind, std::size_t size,
+                                             std::size_t alignment) {
   std::uint64_t interval = DrawSample(size);
   if (interval == 0) return AllocateUntagged(kind, size, alignment);
   bool record = false;
   void* block = AllocateForSample(kind, size, alignment, &record);
-  if (record) RecordBlock(block, size, interval);
+  if (record) RecordBlock(block, size, interval, HEAPREC_CALLER_OF_THIS_FUNCTION());
   return block;
 }
 
-int PosixMemalignSlow(void** out, std::size_t alignment, std::size_t size) {
+__attribute__((noinline)) int PosixMemalignSlow(void** out, std::size_t alignment,
+                                                std::size_t size) {
+  const WalkStart caller = HEAPREC_CALLER_OF_THIS_FUNCTION();
   std::uint64_t interval = DrawSample(size);
   if (interval == 0 || !g_real.tagged_blocks) {
     int error = g_real.posix_memalign(out, alignment, size);
-    if (interval != 0 && error == 0) RecordBlock(*out, size, interval);
+    if (interval != 0 && error == 0) RecordBlock(*out, size, interval, caller);
     return error;
   }
   if (!IsPosixMemalignAlignment(alignment)) return EINVAL;  // before anything is allocated
@@ -147,12 +155,13 @@ int PosixMemalignSlow(void** out, std::size_t alignment, std::size_t size) {
   void* block = AllocateTagged(AllocKind::kMemalign, size, alignment, &record);
   if (block == nullptr) return ENOMEM;
   *out = block;
-  if (record) RecordBlock(block, size, interval);
+  if (record) RecordBlock(block, size, interval, caller);
   return 0;
 }
 
-void* ReallocSlow(void* old_block, std::size_t size, bool expired) {
-  if (!g_real.tagged_blocks) return ReallocUntagged(old_block, size, expired);
+__attribute__((noinline)) void* ReallocSlow(void* old_block, std::size_t size, bool expired) {
+  const WalkStart caller = HEAPREC_CALLER_OF_THIS_FUNCTION();
+  if (!g_real.tagged_blocks) return ReallocUntagged(old_block, size, expired, caller);
   bool old_tagged = old_block != nullptr && IsTagged(old_block);
   std::uint64_t interval = expired ? DrawSample(size) : 0;
   if (!old_tagged && interval == 0) return g_real.realloc(old_block, size);
@@ -170,7 +179,7 @@ void* ReallocSlow(void* old_block, std::size_t size, bool expired) {
     fresh_tagged = fresh != nullptr && fresh_tagged && IsTagged(fresh);
   }
   detached.Settle(old_block, fresh == nullptr);
-  if (fresh_tagged) RecordBlock(fresh, size, interval);
+  if (fresh_tagged) RecordBlock(fresh, size, interval, caller);
   return fresh;
 }
 

@@ -104,7 +104,7 @@ FrameRule RuleFor(FrameRuleCache* cache, std::uintptr_t pc) {
 }  // namespace
 
 __attribute__((noinline)) int CfiBacktrace(void** out, int max, FrameRuleCache* cache,
-                                           StackWindow* window) {
+                                           StackWindow* window, const WalkStart* start) {
   std::uintptr_t pc, sp, fp;
   // The registers at one instruction of this function, whose own rule then starts the walk.
   asm volatile(
@@ -112,16 +112,24 @@ __attribute__((noinline)) int CfiBacktrace(void** out, int max, FrameRuleCache* 
       "mov %%rsp, %1\n\t"
       "mov %%rbp, %2"
       : "=r"(pc), "=r"(sp), "=r"(fp));
-  if (sp < window->low || sp >= window->high) {
-    window->low = sp & ~(kPage - 1);  // this very page is mapped: the thread runs on it
+  const std::uintptr_t own_sp = sp;
+  int n = 0;
+  // The first pc is an instruction of this function; later ones are return addresses, whose
+  // frames are described at the call instruction just before.
+  std::uintptr_t lookup = pc;
+  if (start != nullptr && max > 0 && start->sp > own_sp) {
+    // From a frame further up: as if this function and those below `start` had been walked.
+    sp = start->sp;
+    fp = start->fp;
+    out[n++] = reinterpret_cast<void*>(start->pc);
+    lookup = start->pc - 1;
+  }
+  if (own_sp < window->low || own_sp >= window->high) {
+    window->low = own_sp & ~(kPage - 1);  // this very page is mapped: the thread runs on it
     window->high = window->low + kPage;
   }
   int stray_budget = kMaxStrayReads;
   bool fp_known = true;
-  // The first pc is an instruction of this function; later ones are return addresses, whose
-  // frames are described at the call instruction just before.
-  std::uintptr_t lookup = pc;
-  int n = 0;
   while (n < max) {
     FrameRule rule = RuleFor(cache, lookup);
     if (rule.kind() == FrameRule::Kind::kEnd) break;

@@ -66,9 +66,24 @@ struct StackWindow {
   std::uintptr_t low, high;
 };
 
-// Walks the calling thread's stack into `out` (return addresses, innermost first, starting with
-// this function's caller's). Returns the number of frames, or -1 when a frame needs libgcc (the
-// caller then walks the whole stack with it).
-int CfiBacktrace(void** out, int max, FrameRuleCache* cache, StackWindow* window);
+// The registers of a frame of the calling thread just after its callee returned: `pc` the return
+// address, `sp` the callee's CFA (the stack pointer after the return), `fp` the frame pointer the
+// callee restores. A walk started there skips every frame below it (see CallerOfThisFunction).
+struct WalkStart {
+  std::uintptr_t pc, sp, fp;
+};
+
+// The WalkStart of the caller of the function this is expanded in, which must keep a frame pointer
+// (the preload library is built with -fno-omit-frame-pointer: its saved rbp is the caller's).
+#define HEAPREC_CALLER_OF_THIS_FUNCTION()                                                       \
+  (::heaprec::preload::WalkStart{reinterpret_cast<std::uintptr_t>(__builtin_return_address(0)), \
+                                 reinterpret_cast<std::uintptr_t>(__builtin_dwarf_cfa()),       \
+                                 *static_cast<const std::uintptr_t*>(__builtin_frame_address(0))})
+
+// Walks the calling thread's stack into `out` (return addresses, innermost first): from `start`
+// (its pc first) when given, else starting with this function's caller's. Returns the number of
+// frames, or -1 when a frame needs libgcc (the caller then walks the whole stack with it).
+int CfiBacktrace(void** out, int max, FrameRuleCache* cache, StackWindow* window,
+                 const WalkStart* start = nullptr);
 
 }  // namespace heaprec::preload

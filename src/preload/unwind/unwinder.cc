@@ -182,12 +182,13 @@ int FirstForeignFrame(void* const* raw, int n) {
   return first;
 }
 
-// Compares the CFI walker's stack with `reference` (libgcc's, `n` frames of `capacity`). Both
-// start inside heaprec at different call sites, so only the frames outside it are compared; a
-// walk that reached the capacity is compared as far as the shorter one goes.
-void CheckCfiWalk(void* const* reference, int n, int capacity) {
+// Compares the CFI walker's stack, from `start` as CaptureStack walks it, with `reference`
+// (libgcc's, `n` frames of `capacity`). Both start inside heaprec at different call sites, so only
+// the frames outside it are compared; a walk that reached the capacity is compared as far as the
+// shorter one goes.
+void CheckCfiWalk(void* const* reference, int n, int capacity, const WalkStart* start) {
   void* ours[kMaxStackDepth + kCaptureExtraFrames];
-  int m = CfiBacktrace(ours, capacity, &g_rule_cache, &t_state.stack_window);
+  int m = CfiBacktrace(ours, capacity, &g_rule_cache, &t_state.stack_window, start);
   g_checked.fetch_add(1, std::memory_order_relaxed);
   if (m < 0) {
     g_handed_over.fetch_add(1, std::memory_order_relaxed);
@@ -202,15 +203,16 @@ void CheckCfiWalk(void* const* reference, int n, int capacity) {
 
 }  // namespace
 
-std::uint32_t CaptureStack(std::uint64_t* frames, std::uint32_t max_depth, bool* truncated) {
+std::uint32_t CaptureStack(std::uint64_t* frames, std::uint32_t max_depth, bool* truncated,
+                           const WalkStart* start) {
   // Capture into `frames` itself, which the caller sized max_depth + kCaptureExtraFrames.
   void** raw = reinterpret_cast<void**>(frames);
   int capacity = static_cast<int>(max_depth + kCaptureExtraFrames);
-  int n = g_use_cfi ? CfiBacktrace(raw, capacity, &g_rule_cache, &t_state.stack_window) : -1;
+  int n = g_use_cfi ? CfiBacktrace(raw, capacity, &g_rule_cache, &t_state.stack_window, start) : -1;
   if (n < 0) {
     n = g_unwind_backtrace != nullptr ? DwarfBacktrace(raw, capacity)
                                       : FramePointerBacktrace(raw, capacity);
-    if (g_check_cfi && g_unwind_backtrace != nullptr) CheckCfiWalk(raw, n, capacity);
+    if (g_check_cfi && g_unwind_backtrace != nullptr) CheckCfiWalk(raw, n, capacity, start);
   }
   int first = FirstForeignFrame(raw, n);
   std::uint32_t kept = static_cast<std::uint32_t>(n - first);

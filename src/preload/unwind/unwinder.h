@@ -25,6 +25,7 @@
 
 #include "core/memory_resource.h"
 #include "preload/control/settings.h"
+#include "preload/unwind/cfi_unwinder.h"
 
 namespace heaprec::preload {
 
@@ -50,8 +51,11 @@ void ForgetUnwindRules();
 // Fills `frames` (leaf first) with return addresses minus one (the address inside the call
 // instruction, which symbolizes to the calling line), starting at the first frame outside heaprec.
 // Returns the number of frames; sets *truncated when the stack was deeper than `max_depth`.
-// `frames` must have room for max_depth + kCaptureExtraFrames entries.
-std::uint32_t CaptureStack(std::uint64_t* frames, std::uint32_t max_depth, bool* truncated);
+// `frames` must have room for max_depth + kCaptureExtraFrames entries. The CFI walker starts at
+// `start` (the slow path's caller, see HEAPREC_CALLER_OF_THIS_FUNCTION) when given, so heaprec's
+// own frames are not walked at all; the other unwinders walk them and drop them.
+std::uint32_t CaptureStack(std::uint64_t* frames, std::uint32_t max_depth, bool* truncated,
+                           const WalkStart* start = nullptr);
 
 // "dwarf", "libgcc", "check" or "fp": what CaptureStack uses now, for the profile's comments.
 const char* UnwinderName();
