@@ -1,5 +1,7 @@
 #include "core/heap_recorder.h"
 
+#include "core/live_set_observer.h"
+
 namespace heaprec {
 
 HeapRecorder::HeapRecorder(MemoryResource& memory, const RecorderOptions& options)
@@ -14,23 +16,27 @@ std::int64_t HeapRecorder::Contribution(const LiveObject& o) {
   return static_cast<std::int64_t>(bytes < kLargest ? bytes : kLargest);
 }
 
+StackId HeapRecorder::InternForRecord(const std::uint64_t* frames, std::uint32_t depth,
+                                      std::uint64_t size, double weight) {
+  MutexLock lock(stack_lock_);
+  StackId stack = stacks_.Intern(frames, depth);
+  if (stack == kInvalidStackId) {
+    dropped_.fetch_add(1, std::memory_order_relaxed);
+    return kInvalidStackId;
+  }
+  if (options_.keep_allocation_history) {
+    bool dropped = false;
+    if (history_.Add(stack, size, weight, &dropped)) stacks_.Ref(stack);
+    if (dropped) dropped_.fetch_add(1, std::memory_order_relaxed);
+  }
+  return stack;
+}
+
 void HeapRecorder::Record(std::uint64_t key, const std::uint64_t* frames, std::uint32_t depth,
                           std::uint64_t size, double weight, std::uint64_t alloc_time_ns,
                           std::uint32_t generation) {
-  StackId stack;
-  {
-    MutexLock lock(stack_lock_);
-    stack = stacks_.Intern(frames, depth);
-    if (stack == kInvalidStackId) {
-      dropped_.fetch_add(1, std::memory_order_relaxed);
-      return;
-    }
-    if (options_.keep_allocation_history) {
-      bool dropped = false;
-      if (history_.Add(stack, size, weight, &dropped)) stacks_.Ref(stack);
-      if (dropped) dropped_.fetch_add(1, std::memory_order_relaxed);
-    }
-  }
+  StackId stack = InternForRecord(frames, depth, size, weight);
+  if (stack == kInvalidStackId) return;
   LiveObject object = {stack, generation, size, weight, alloc_time_ns};
   LiveObject replaced;
   switch (live_.Insert(key, object, &replaced)) {
@@ -91,6 +97,55 @@ void HeapRecorder::ReleaseDetached(const LiveObject& detached) {
   forgotten_.fetch_add(1, std::memory_order_relaxed);
   MutexLock lock(stack_lock_);
   stacks_.Unref(detached.stack);
+}
+
+std::uint32_t HeapRecorder::RecordWithHandle(std::uint64_t key, const std::uint64_t* frames,
+                                             std::uint32_t depth, std::uint64_t size, double weight,
+                                             std::uint64_t alloc_time_ns) {
+  StackId stack = InternForRecord(frames, depth, size, weight);
+  if (stack == kInvalidStackId) return 0;
+  LiveObject object = {stack, 0, size, weight, alloc_time_ns};
+  std::uint32_t handle = 0;
+  if (!live_.InsertWithHandle(key, object, &handle)) {
+    dropped_.fetch_add(1, std::memory_order_relaxed);
+    MutexLock lock(stack_lock_);
+    stacks_.Unref(stack);
+    return 0;
+  }
+  samples_.fetch_add(1, std::memory_order_relaxed);
+  AddLive(object);
+  return handle;
+}
+
+bool HeapRecorder::ForgetByHandle(std::uint32_t handle, std::uint64_t key) {
+  LiveObject removed;
+  if (!DetachByHandle(handle, key, &removed)) return false;
+  ReleaseDetached(removed);
+  return true;
+}
+
+bool HeapRecorder::DetachByHandle(std::uint32_t handle, std::uint64_t key, LiveObject* detached) {
+  if (!live_.RemoveByHandle(handle, key, detached)) return false;
+  SubtractLive(*detached);
+  return true;
+}
+
+std::uint32_t HeapRecorder::ReattachWithHandle(std::uint64_t key, const LiveObject& detached) {
+  std::uint32_t handle = 0;
+  if (!live_.InsertWithHandle(key, detached, &handle)) {
+    dropped_.fetch_add(1, std::memory_order_relaxed);
+    ReleaseDetached(detached);
+    return 0;
+  }
+  AddLive(detached);
+  return handle;
+}
+
+void HeapRecorder::ForgetAll() {
+  live_.RemoveAll([this](const LiveObject& gone) {
+    SubtractLive(gone);
+    ReleaseDetached(gone);
+  });
 }
 
 RecorderStats HeapRecorder::Stats() const {

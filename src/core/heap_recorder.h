@@ -68,6 +68,22 @@ class HeapRecorder {
   void Reattach(std::uint64_t key, const LiveObject& detached);
   void ReleaseDetached(const LiveObject& detached);
 
+  // The same for a front end that keeps a word with each object (the preload library, in a sampled
+  // block's header): the object is found by the handle RecordWithHandle returns, never looked up
+  // by key (LiveTable::InsertWithHandle), and the front end vouches that it never records a key
+  // twice while live. RecordWithHandle returns 0 when the sample was dropped; a handle that no
+  // longer holds `key` (after ForgetAll) finds nothing. May lock; no malloc.
+  std::uint32_t RecordWithHandle(std::uint64_t key, const std::uint64_t* frames,
+                                 std::uint32_t depth, std::uint64_t size, double weight,
+                                 std::uint64_t alloc_time_ns);
+  bool ForgetByHandle(std::uint32_t handle, std::uint64_t key);
+  bool DetachByHandle(std::uint32_t handle, std::uint64_t key, LiveObject* detached);
+  // Reattach for a detached handle's object: its new handle, 0 when it was dropped.
+  std::uint32_t ReattachWithHandle(std::uint64_t key, const LiveObject& detached);
+
+  // Forgets every live object (a detach: nothing stays tracked). May lock; no malloc.
+  void ForgetAll();
+
   RecorderStats Stats() const;
   MemoryResource& memory() const { return memory_; }
 
@@ -100,6 +116,11 @@ class HeapRecorder {
   std::atomic<std::uint64_t> replaced_{0};
   std::atomic<std::uint64_t> dropped_{0};
   std::atomic<std::int64_t> live_bytes_{0};
+
+  // Interns the stack and counts the allocation in the history: the stack with one reference for
+  // the object, or kInvalidStackId (counted as dropped) when out of memory.
+  StackId InternForRecord(const std::uint64_t* frames, std::uint32_t depth, std::uint64_t size,
+                          double weight);
 
   // What one live object adds to LiveBytesEstimate(); the same value is subtracted when it leaves.
   static std::int64_t Contribution(const LiveObject& o);

@@ -10,26 +10,31 @@ namespace heaprec {
 LiveTable::~LiveTable() {
   for (Shard& shard : shards_) {
     memory_.DeallocateArray(shard.index, shard.capacity);
-    for (std::uint32_t c = 0; c < shard.chunk_count; ++c) {
-      memory_.DeallocateArray(shard.chunks[c], ChunkCapacity(c));
-    }
-    memory_.DeallocateArray(shard.chunks, shard.directory_capacity);
+    DeallocateStore(shard.indexed);
+    DeallocateStore(shard.handled);
   }
+}
+
+void LiveTable::DeallocateStore(RecordStore& store) {
+  for (std::uint32_t c = 0; c < store.chunk_count; ++c) {
+    memory_.DeallocateArray(store.chunks[c], ChunkCapacity(c));
+  }
+  memory_.DeallocateArray(store.chunks, store.directory_capacity);
 }
 
 std::uint64_t LiveTable::HashKey(std::uint64_t key) { return MixBits(key); }
 
-LiveTable::Record& LiveTable::At(const Shard& shard, std::uint32_t position) {
+LiveTable::Record& LiveTable::At(const RecordStore& store, std::uint32_t position) {
   // The small chunks hold 102 + 204 records; every later chunk kLargeChunkRecords.
   constexpr std::uint32_t kSmallTotal = ChunkCapacity(0) + ChunkCapacity(1);
   static_assert(kSmallChunks == 2, "kSmallTotal adds up the small chunks");
   if (position >= kSmallTotal) {
     std::uint32_t rest = position - kSmallTotal;
-    return shard.chunks[kSmallChunks + rest / kLargeChunkRecords][rest % kLargeChunkRecords];
+    return store.chunks[kSmallChunks + rest / kLargeChunkRecords][rest % kLargeChunkRecords];
   }
   std::uint32_t c = 0;
   while (position >= ChunkCapacity(c)) position -= ChunkCapacity(c++);
-  return shard.chunks[c][position];
+  return store.chunks[c][position];
 }
 
 // Rebuilds the index from the records, which are read in order (no random access but the
@@ -39,18 +44,12 @@ bool LiveTable::RehashLocked(Shard& shard, std::size_t new_capacity) {
   if (fresh == nullptr) return false;
   std::memset(fresh, 0, new_capacity * sizeof(std::uint32_t));  // kEmptyEntry == 0
   std::size_t mask = new_capacity - 1;
-  std::uint32_t position = 0;
-  for (std::uint32_t c = 0; c < shard.chunk_count && position < shard.next_position; ++c) {
-    const Record* chunk = shard.chunks[c];
-    for (std::uint32_t i = 0; i < ChunkCapacity(c) && position < shard.next_position;
-         ++i, ++position) {
-      if (chunk[i].key == kFreeKey) continue;
-      std::uint64_t hash = HashKey(chunk[i].key);
-      std::size_t j = hash & mask;
-      while (fresh[j] != kEmptyEntry) j = (j + 1) & mask;
-      fresh[j] = Tag(hash) | (position + 1);
-    }
-  }
+  ForEachRecordLocked(shard.indexed, [&](std::uint32_t position, const Record& record) {
+    std::uint64_t hash = HashKey(record.key);
+    std::size_t j = hash & mask;
+    while (fresh[j] != kEmptyEntry) j = (j + 1) & mask;
+    fresh[j] = Tag(hash) | (position + 1);
+  });
   memory_.DeallocateArray(shard.index, shard.capacity);
   shard.index = fresh;
   shard.capacity = new_capacity;
@@ -66,45 +65,54 @@ std::uint32_t* LiveTable::FindLocked(Shard& shard, std::uint64_t key, std::uint6
     std::uint32_t entry = shard.index[i];
     if (entry == kEmptyEntry) return nullptr;
     std::uint32_t position = entry & kPositionMask;
-    if ((entry & ~kPositionMask) == tag && position != 0 && At(shard, position - 1).key == key) {
+    if ((entry & ~kPositionMask) == tag && position != 0 &&
+        At(shard.indexed, position - 1).key == key) {
       return &shard.index[i];
     }
   }
 }
 
-bool LiveTable::NewPositionLocked(Shard& shard, std::uint32_t* position) {
-  if (shard.free_head != 0) {
-    *position = shard.free_head - 1;
-    shard.free_head = static_cast<std::uint32_t>(At(shard, *position).object.size);
+bool LiveTable::NewPositionLocked(RecordStore& store, std::uint32_t* position) {
+  if (store.free_head != 0) {
+    *position = store.free_head - 1;
+    store.free_head = static_cast<std::uint32_t>(At(store, *position).object.size);
     return true;
   }
-  if (shard.next_position == kMaxShardObjects) return false;
+  if (store.next_position == kMaxShardObjects) return false;
   // A new chunk when the handed-out positions fill every chunk so far.
   std::uint32_t chunked = 0;
-  for (std::uint32_t c = 0; c < shard.chunk_count && c < kSmallChunks; ++c) {
+  for (std::uint32_t c = 0; c < store.chunk_count && c < kSmallChunks; ++c) {
     chunked += ChunkCapacity(c);
   }
-  if (shard.chunk_count > kSmallChunks) {
-    chunked += (shard.chunk_count - kSmallChunks) * kLargeChunkRecords;
+  if (store.chunk_count > kSmallChunks) {
+    chunked += (store.chunk_count - kSmallChunks) * kLargeChunkRecords;
   }
-  if (shard.next_position == chunked) {
-    if (shard.chunk_count == shard.directory_capacity) {
-      std::uint32_t capacity = shard.directory_capacity == 0 ? 8 : shard.directory_capacity * 2;
+  if (store.next_position == chunked) {
+    if (store.chunk_count == store.directory_capacity) {
+      std::uint32_t capacity = store.directory_capacity == 0 ? 8 : store.directory_capacity * 2;
       auto* directory = memory_.AllocateArray<Record*>(capacity);
       if (directory == nullptr) return false;
-      if (shard.chunk_count != 0) {
-        std::memcpy(directory, shard.chunks, shard.chunk_count * sizeof(Record*));
+      if (store.chunk_count != 0) {
+        std::memcpy(directory, store.chunks, store.chunk_count * sizeof(Record*));
       }
-      memory_.DeallocateArray(shard.chunks, shard.directory_capacity);
-      shard.chunks = directory;
-      shard.directory_capacity = capacity;
+      memory_.DeallocateArray(store.chunks, store.directory_capacity);
+      store.chunks = directory;
+      store.directory_capacity = capacity;
     }
-    Record* chunk = memory_.AllocateArray<Record>(ChunkCapacity(shard.chunk_count));
+    Record* chunk = memory_.AllocateArray<Record>(ChunkCapacity(store.chunk_count));
     if (chunk == nullptr) return false;
-    shard.chunks[shard.chunk_count++] = chunk;
+    store.chunks[store.chunk_count++] = chunk;
   }
-  *position = shard.next_position++;
+  *position = store.next_position++;
   return true;
+}
+
+void LiveTable::FreeLocked(RecordStore& store, std::uint32_t position) {
+  Record& record = At(store, position);
+  record.key = kFreeKey;
+  record.object.size = store.free_head;
+  store.free_head = position + 1;
+  --store.used;
 }
 
 LiveTable::InsertResult LiveTable::Insert(std::uint64_t key, const LiveObject& object,
@@ -113,7 +121,7 @@ LiveTable::InsertResult LiveTable::Insert(std::uint64_t key, const LiveObject& o
   Shard& shard = ShardFor(hash);
   MutexLock lock(shard.mutex);
   if (std::uint32_t* existing = FindLocked(shard, key, hash)) {
-    Record& record = At(shard, (*existing & kPositionMask) - 1);
+    Record& record = At(shard.indexed, (*existing & kPositionMask) - 1);
     *replaced = record.object;
     record.object = object;
     Notify(shard, [&](LiveSetObserver& o, std::size_t s) { o.ObjectAdded(s, key, object); });
@@ -121,14 +129,14 @@ LiveTable::InsertResult LiveTable::Insert(std::uint64_t key, const LiveObject& o
   }
   // Keep the index's load (entries plus tombstones) under 1/2 so probe sequences stay short; a
   // rehash leaves it at most 3/8 (so growing doubles the index: between 1/4 and 1/2 in use).
-  if ((shard.used + shard.tombstones + 1) * 2 > shard.capacity) {
+  if ((shard.indexed.used + shard.tombstones + 1) * 2 > shard.capacity) {
     std::size_t capacity = 64;
-    while ((shard.used + 1) * 8 > capacity * 3) capacity *= 2;
+    while ((shard.indexed.used + 1) * 8 > capacity * 3) capacity *= 2;
     if (!RehashLocked(shard, capacity)) return InsertResult::kOutOfMemory;
   }
   std::uint32_t position;
-  if (!NewPositionLocked(shard, &position)) return InsertResult::kOutOfMemory;
-  Record& record = At(shard, position);
+  if (!NewPositionLocked(shard.indexed, &position)) return InsertResult::kOutOfMemory;
+  Record& record = At(shard.indexed, position);
   record.key = key;
   record.object = object;
   std::size_t mask = shard.capacity - 1;
@@ -136,7 +144,7 @@ LiveTable::InsertResult LiveTable::Insert(std::uint64_t key, const LiveObject& o
   while (shard.index[i] != kEmptyEntry && shard.index[i] != kTombstone) i = (i + 1) & mask;
   if (shard.index[i] == kTombstone) --shard.tombstones;
   shard.index[i] = Tag(hash) | (position + 1);
-  ++shard.used;
+  ++shard.indexed.used;
   filter_.Insert(key);
   Notify(shard, [&](LiveSetObserver& o, std::size_t s) { o.ObjectAdded(s, key, object); });
   return InsertResult::kInserted;
@@ -149,24 +157,74 @@ bool LiveTable::Remove(std::uint64_t key, LiveObject* removed) {
   std::uint32_t* entry = FindLocked(shard, key, hash);
   if (entry == nullptr) return false;
   std::uint32_t position = (*entry & kPositionMask) - 1;
-  Record& record = At(shard, position);
-  *removed = record.object;
-  record.key = kFreeKey;
-  record.object.size = shard.free_head;
-  shard.free_head = position + 1;
+  *removed = At(shard.indexed, position).object;
+  FreeLocked(shard.indexed, position);
   *entry = kTombstone;
-  --shard.used;
   ++shard.tombstones;
   filter_.Remove(key);
   Notify(shard, [&](LiveSetObserver& o, std::size_t s) { o.ObjectRemoved(s, key); });
   return true;
 }
 
+// A handle is (shard << 24 | position) + 1: positions are below 2^24 (kMaxShardObjects).
+bool LiveTable::InsertWithHandle(std::uint64_t key, const LiveObject& object,
+                                 std::uint32_t* handle) {
+  Shard& shard = ShardFor(HashKey(key));
+  MutexLock lock(shard.mutex);
+  std::uint32_t position;
+  if (!NewPositionLocked(shard.handled, &position)) return false;
+  Record& record = At(shard.handled, position);
+  record.key = key;
+  record.object = object;
+  ++shard.handled.used;
+  const auto s = static_cast<std::uint32_t>(&shard - shards_);
+  *handle = ((s << 24) | position) + 1;
+  Notify(shard, [&](LiveSetObserver& o, std::size_t i) { o.ObjectAdded(i, key, object); });
+  return true;
+}
+
+bool LiveTable::RemoveByHandle(std::uint32_t handle, std::uint64_t key, LiveObject* removed) {
+  if (handle == 0) return false;
+  const std::uint32_t s = (handle - 1) >> 24, position = (handle - 1) & kPositionMask;
+  if (s >= kShards) return false;
+  Shard& shard = shards_[s];
+  MutexLock lock(shard.mutex);
+  if (position >= shard.handled.next_position) return false;
+  Record& record = At(shard.handled, position);
+  if (record.key != key) return false;  // freed (RemoveAll), or since reused for another key
+  *removed = record.object;
+  FreeLocked(shard.handled, position);
+  Notify(shard, [&](LiveSetObserver& o, std::size_t i) { o.ObjectRemoved(i, key); });
+  return true;
+}
+
+std::size_t LiveTable::RemoveSomeLocked(Shard& shard, LiveObject* batch) {
+  std::size_t n = 0;
+  const std::size_t s = static_cast<std::size_t>(&shard - shards_);
+  for (RecordStore* store : {&shard.indexed, &shard.handled}) {
+    ForEachRecordLocked(*store, [&](std::uint32_t position, const Record& record) {
+      if (n == kRemoveBatch) return;
+      const std::uint64_t key = record.key;
+      batch[n++] = record.object;
+      if (store == &shard.indexed) {
+        if (std::uint32_t* entry = FindLocked(shard, key, HashKey(key))) {
+          *entry = kTombstone;
+          ++shard.tombstones;
+        }
+        filter_.Remove(key);
+      }
+      FreeLocked(*store, position);
+      if (LiveSetObserver* o = observer_.load(std::memory_order_acquire)) o->ObjectRemoved(s, key);
+    });
+  }
+  return n;
+}
+
 std::size_t LiveTable::size() const {
   std::size_t total = 0;
   for (const Shard& shard : shards_) {
     MutexLock lock(const_cast<Mutex&>(shard.mutex));
-    total += shard.used;
+    total += shard.indexed.used + shard.handled.used;
   }
   return total;
 }
@@ -177,13 +235,10 @@ void LiveTable::Observe(LiveSetObserver* observer) {
   for (std::size_t s = 0; s < kShards; ++s) {
     Shard& shard = shards_[s];
     MutexLock lock(shard.mutex);
-    std::uint32_t position = 0;
-    for (std::uint32_t c = 0; c < shard.chunk_count && position < shard.next_position; ++c) {
-      const Record* chunk = shard.chunks[c];
-      for (std::uint32_t i = 0; i < ChunkCapacity(c) && position < shard.next_position;
-           ++i, ++position) {
-        if (chunk[i].key != kFreeKey) observer->ObjectAdded(s, chunk[i].key, chunk[i].object);
-      }
+    for (const RecordStore* store : {&shard.indexed, &shard.handled}) {
+      ForEachRecordLocked(*store, [&](std::uint32_t, const Record& r) {
+        observer->ObjectAdded(s, r.key, r.object);
+      });
     }
   }
 }

@@ -5,8 +5,9 @@
 // asked for, its weight (how many objects it stands for, fixed at sample time) and when it was
 // allocated.
 //
-//   filter_ (SampledKeyFilter)   lock-free "maybe tracked?" in front of everything
-//   shards_[kShards]             each: Mutex + a compact index over densely stored records
+//   filter_ (SampledKeyFilter)   lock-free "maybe tracked?" in front of the indexed objects
+//   shards_[kShards]             each: Mutex + a compact index over densely stored records, and
+//                                records found by handle only
 //
 // A shard keeps its records (key + LiveObject, 40 bytes) densely, in chunks that never move, and
 // finds them through an open-addressing index of 4-byte entries (linear probing, tombstones, load
@@ -16,6 +17,12 @@
 // index (its load between 1/4 and 1/2), plus at most one partly filled chunk per shard (16 KiB);
 // see docs/design/memory-layout.md. A shard holds at most kMaxShardObjects objects (about 537
 // million in all); past that, inserts fail as if memory were exhausted.
+//
+// Objects inserted with a handle (InsertWithHandle) are stored the same way but indexed nowhere,
+// not even in the filter: the front end keeps the handle with the object (the preload library in a
+// sampled block's header) and removes it by that handle, so neither insert nor remove looks the
+// key up (in exact mode the index and the filter were a cache miss each on every malloc and free
+// of a large heap). The front end then vouches that a key is never inserted twice while live.
 //
 // Thread safety: every call is thread-safe. MayContain() is lock-free; the rest lock one shard for
 // a few dozen instructions. Nothing here calls malloc; memory comes from the MemoryResource.
@@ -60,6 +67,19 @@ class LiveTable {
   // Removes the key; returns whether it was present, and the object in *removed.
   bool Remove(std::uint64_t key, LiveObject* removed);
 
+  // Inserts `object` under `key` where only *handle (never 0) finds it: no lookup, no index, no
+  // filter entry. The caller must not insert a key again while it is live. False when out of
+  // memory or positions.
+  bool InsertWithHandle(std::uint64_t key, const LiveObject& object, std::uint32_t* handle);
+  // Removes what InsertWithHandle stored at `handle`, if it still holds `key`: false (nothing
+  // done) when it does not, e.g. a handle from before RemoveAll.
+  bool RemoveByHandle(std::uint32_t handle, std::uint64_t key, LiveObject* removed);
+
+  // Removes every object, calling gone(object) for each after its shard's lock is released (in
+  // batches: the callback may take other locks). No malloc.
+  template <typename Gone>
+  void RemoveAll(Gone&& gone);
+
   // Calls visit(key, object) for every live object, one shard at a time under that shard's lock.
   // The visitor must be short and must not call back into this table.
   template <typename Visitor>
@@ -95,6 +115,7 @@ class LiveTable {
     std::uint64_t key;  // kFreeKey: free, and object.size holds the next free position + 1
     LiveObject object;
   };
+  // Records in chunks that never move, a free list threaded through the free ones.
   // Chunk c holds ChunkCapacity(c) records: 4 and 8 KiB for the first two, so a shard with few
   // objects stays small, then 16 KiB each, so the last, partly filled chunk of each shard wastes
   // at most 16 KiB (512 KiB over all shards). All are arena size classes.
@@ -104,18 +125,23 @@ class LiveTable {
     return c < kSmallChunks ? (4096u << c) / sizeof(Record) : kLargeChunkRecords;
   }
 
-  struct Shard {
-    Mutex mutex;
-    std::uint32_t* index = nullptr;
-    std::size_t capacity = 0;  // index entries, a power of two
-    std::size_t used = 0;      // live objects
-    std::size_t tombstones = 0;
+  struct RecordStore {
     Record** chunks = nullptr;  // chunk directory
     std::uint32_t chunk_count = 0;
     std::uint32_t directory_capacity = 0;
     std::uint32_t next_position = 0;  // positions below this have been handed out
     std::uint32_t free_head = 0;      // first free position + 1, 0 when none
-    char padding[64];                 // keep shards' hot fields on separate cache lines
+    std::size_t used = 0;             // live objects
+  };
+
+  struct Shard {
+    Mutex mutex;
+    RecordStore indexed;  // found through `index`
+    std::uint32_t* index = nullptr;
+    std::size_t capacity = 0;  // index entries, a power of two
+    std::size_t tombstones = 0;
+    RecordStore handled;  // found by handle only
+    char padding[64];     // keep shards' hot fields on separate cache lines
   };
 
   static std::uint64_t HashKey(std::uint64_t key);
@@ -124,12 +150,21 @@ class LiveTable {
     return static_cast<std::uint32_t>((hash >> 48) & 0xff) << 24;
   }
   Shard& ShardFor(std::uint64_t hash) { return shards_[hash >> (64 - kShardBits)]; }
-  static Record& At(const Shard& shard, std::uint32_t position);
+  static Record& At(const RecordStore& store, std::uint32_t position);
   bool RehashLocked(Shard& shard, std::size_t new_capacity);
   // The index entry holding `key`, or null.
   std::uint32_t* FindLocked(Shard& shard, std::uint64_t key, std::uint64_t hash);
   // A free record position, or false when out of memory or positions.
-  bool NewPositionLocked(Shard& shard, std::uint32_t* position);
+  bool NewPositionLocked(RecordStore& store, std::uint32_t* position);
+  // Puts the record at `position` on the free list.
+  static void FreeLocked(RecordStore& store, std::uint32_t position);
+  // Calls visit(position, record) for each live record of `store`.
+  template <typename Visitor>
+  static void ForEachRecordLocked(const RecordStore& store, Visitor&& visit);
+  void DeallocateStore(RecordStore& store);
+  // Removes up to kRemoveBatch of the shard's objects into `batch`; returns how many.
+  static constexpr std::size_t kRemoveBatch = 256;
+  std::size_t RemoveSomeLocked(Shard& shard, LiveObject* batch);
   // Calls tell(observer, shard index) if an observer is attached. Under `shard`'s lock.
   template <typename Tell>
   void Notify(const Shard& shard, Tell&& tell) {
@@ -145,18 +180,39 @@ class LiveTable {
 };
 
 template <typename Visitor>
+void LiveTable::ForEachRecordLocked(const RecordStore& store, Visitor&& visit) {
+  std::uint32_t position = 0;
+  for (std::uint32_t c = 0; c < store.chunk_count && position < store.next_position; ++c) {
+    const Record* chunk = store.chunks[c];
+    std::uint32_t n = ChunkCapacity(c);
+    if (n > store.next_position - position) n = store.next_position - position;
+    for (std::uint32_t i = 0; i < n; ++i) {
+      if (chunk[i].key != kFreeKey) visit(position + i, chunk[i]);
+    }
+    position += n;
+  }
+}
+
+template <typename Visitor>
 void LiveTable::ForEach(Visitor&& visit) {
   for (Shard& shard : shards_) {
     MutexLock lock(shard.mutex);
-    std::uint32_t position = 0;
-    for (std::uint32_t c = 0; c < shard.chunk_count && position < shard.next_position; ++c) {
-      const Record* chunk = shard.chunks[c];
-      std::uint32_t n = ChunkCapacity(c);
-      if (n > shard.next_position - position) n = shard.next_position - position;
-      for (std::uint32_t i = 0; i < n; ++i) {
-        if (chunk[i].key != kFreeKey) visit(chunk[i].key, chunk[i].object);
+    for (const RecordStore* store : {&shard.indexed, &shard.handled}) {
+      ForEachRecordLocked(*store, [&](std::uint32_t, const Record& r) { visit(r.key, r.object); });
+    }
+  }
+}
+
+template <typename Gone>
+void LiveTable::RemoveAll(Gone&& gone) {
+  LiveObject batch[kRemoveBatch];
+  for (Shard& shard : shards_) {
+    for (std::size_t n = kRemoveBatch; n == kRemoveBatch;) {
+      {
+        MutexLock lock(shard.mutex);
+        n = RemoveSomeLocked(shard, batch);
       }
-      position += n;
+      for (std::size_t i = 0; i < n; ++i) gone(batch[i]);
     }
   }
 }

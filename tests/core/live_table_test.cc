@@ -2,13 +2,22 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
+#include <vector>
 
 #include "core/sampled_key_filter.h"
 #include "failing_memory.h"
 
 namespace heaprec {
 namespace {
+
+// A fixed sequence of pseudo-random keys (xorshift64).
+std::uint64_t Xorshift(std::uint64_t x) {
+  x ^= x << 13;
+  x ^= x >> 7;
+  return x ^ (x << 17);
+}
 
 TEST(LiveTableTest, InsertFindRemove) {
   SystemMemoryResource memory;
@@ -47,9 +56,7 @@ TEST(LiveTableTest, ManyKeysWithChurnStayConsistent) {
   LiveObject scratch;
   std::uint64_t x = 88172645463325252ull;
   for (int i = 0; i < 200000; ++i) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
+    x = Xorshift(x);
     std::uint64_t key = (x % 50000 + 1) * 16;
     if (live.count(key) != 0) {
       ASSERT_TRUE(table.Remove(key, &scratch));
@@ -145,6 +152,87 @@ TEST(LiveTableTest, OutOfMemoryLeavesTheTableWhole) {
     EXPECT_EQ(o.size, k);
   });
   EXPECT_EQ(visited, inserted);
+}
+
+TEST(LiveTableTest, HandlesFindTheirObjectsWithoutTheIndexOrTheFilter) {
+  // 30,000 objects by handle beside 1,000 by key, churned: every handle removes exactly its own
+  // object, a stale handle (its record freed, or reused for another key) removes nothing, the
+  // filter never hears of handled keys, and ForEach and size() see both kinds.
+  SystemMemoryResource memory;
+  LiveTable table(memory);
+  LiveObject scratch;
+  std::map<std::uint64_t, std::uint32_t> handle_of;  // live handled key -> handle
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> stale;
+  std::uint64_t x = 88172645463325252ull;
+  for (int i = 0; i < 120000; ++i) {
+    x = Xorshift(x);
+    std::uint64_t key = (x % 30000 + 1) * 16;
+    auto it = handle_of.find(key);
+    if (it != handle_of.end()) {
+      LiveObject removed;
+      ASSERT_TRUE(table.RemoveByHandle(it->second, key, &removed));
+      EXPECT_EQ(removed.size, key);
+      if (stale.size() < 1000) stale.emplace_back(key, it->second);
+      handle_of.erase(it);
+    } else {
+      std::uint32_t handle = 0;
+      ASSERT_TRUE(table.InsertWithHandle(key, {2, 0, key, 1, 0}, &handle));
+      ASSERT_NE(handle, 0u);
+      handle_of[key] = handle;
+    }
+  }
+  // No handled key ever reached the filter (a counting filter: before any key did, it says no).
+  for (const auto& [key, handle] : handle_of) ASSERT_FALSE(table.MayContain(key)) << key;
+  for (std::uint64_t k = 1; k <= 1000; ++k) {
+    ASSERT_EQ(table.Insert(k << 40, {1, 0, k << 40, 1, 0}, &scratch),
+              LiveTable::InsertResult::kInserted);
+  }
+  for (const auto& [key, handle] : stale) {
+    if (handle_of.count(key) != 0) continue;  // live again under another handle
+    EXPECT_FALSE(table.RemoveByHandle(handle, key, &scratch)) << "stale handle of " << key;
+  }
+  EXPECT_FALSE(table.RemoveByHandle(0, 16, &scratch));
+  EXPECT_FALSE(table.RemoveByHandle(0xffffffffu, 16, &scratch));
+  EXPECT_EQ(table.size(), 1000 + handle_of.size());
+  std::size_t by_key = 0, by_handle = 0;
+  table.ForEach([&](std::uint64_t key, const LiveObject& o) {
+    EXPECT_EQ(o.size, key);
+    if (o.stack == 1) {
+      ++by_key;
+    } else {
+      ++by_handle;
+      EXPECT_EQ(handle_of.count(key), 1u) << key;
+    }
+  });
+  EXPECT_EQ(by_key, 1000u);
+  EXPECT_EQ(by_handle, handle_of.size());
+  // Handled keys are nowhere in the index: removing one by key finds nothing.
+  ASSERT_FALSE(handle_of.empty());
+  EXPECT_FALSE(table.Remove(handle_of.begin()->first, &scratch));
+}
+
+TEST(LiveTableTest, RemoveAllEmptiesBothKindsAndReportsEachObject) {
+  SystemMemoryResource memory;
+  LiveTable table(memory);
+  LiveObject scratch;
+  std::vector<std::uint32_t> handles;
+  for (std::uint64_t k = 1; k <= 3000; ++k) {
+    table.Insert(k * 16, {1, 0, 1, 1, 0}, &scratch);
+    std::uint32_t handle;
+    ASSERT_TRUE(table.InsertWithHandle((k << 32) + 16, {2, 0, 2, 1, 0}, &handle));
+    handles.push_back(handle);
+  }
+  std::map<StackId, std::size_t> gone;
+  table.RemoveAll([&](const LiveObject& o) { ++gone[o.stack]; });
+  EXPECT_EQ(gone[1], 3000u);
+  EXPECT_EQ(gone[2], 3000u);
+  EXPECT_EQ(table.size(), 0u);
+  EXPECT_FALSE(table.MayContain(16));
+  EXPECT_FALSE(table.Remove(16, &scratch));
+  EXPECT_FALSE(table.RemoveByHandle(handles[0], (1ull << 32) + 16, &scratch));
+  // And the table works as before afterwards.
+  EXPECT_EQ(table.Insert(16, {1, 0, 1, 1, 0}, &scratch), LiveTable::InsertResult::kInserted);
+  EXPECT_EQ(table.size(), 1u);
 }
 
 TEST(SampledKeyFilterTest, SaturatedCountersStayMaybe) {

@@ -34,9 +34,26 @@ void Record(HeapRecorder& recorder, void* block, std::size_t size, std::uint64_t
   std::uint32_t depth = CaptureStack(frames, max_depth, &truncated, &start);
   if (depth == 0) g_unwind_failures.fetch_add(1, std::memory_order_relaxed);
   if (truncated) g_truncated_stacks.fetch_add(1, std::memory_order_relaxed);
-  recorder.Record(reinterpret_cast<std::uint64_t>(block), frames, depth, size,
-                  Sampler::Weight(size, interval), NowNs(CLOCK_REALTIME));
+  const auto key = reinterpret_cast<std::uint64_t>(block);
+  const double weight = Sampler::Weight(size, interval);
+  // A tagged block carries its record's handle; another allocator's blocks are found by address.
+  if (g_real.tagged_blocks) {
+    SetHandle(block,
+              recorder.RecordWithHandle(key, frames, depth, size, weight, NowNs(CLOCK_REALTIME)));
+  } else {
+    recorder.Record(key, frames, depth, size, weight, NowNs(CLOCK_REALTIME));
+  }
   MaybeCapturePeak(recorder);
+}
+
+// Forgets a sampled block the program is giving back: by its handle when it is tagged.
+void Forget(HeapRecorder& recorder, void* block) {
+  const auto key = reinterpret_cast<std::uint64_t>(block);
+  if (g_real.tagged_blocks) {
+    recorder.ForgetByHandle(HandleOf(block), key);
+  } else {
+    recorder.Forget(key);
+  }
 }
 
 // Records a sampled block the program is about to receive, its stack walked from `start` (the
@@ -71,7 +88,9 @@ struct DetachedRecord {
     recorder = g_recorder.load(std::memory_order_acquire);
     if (recorder == nullptr) return;
     HookGuard guard;  // a signal handler that allocates must not wait for the lock held here
-    attached = recorder->Detach(reinterpret_cast<std::uint64_t>(block), &object);
+    const auto key = reinterpret_cast<std::uint64_t>(block);
+    attached = g_real.tagged_blocks ? recorder->DetachByHandle(HandleOf(block), key, &object)
+                                    : recorder->Detach(key, &object);
   }
   // After the reallocation: when it `failed` the old block is still the program's and is tracked
   // again; otherwise its record goes. errno is the reallocation's: kept.
@@ -92,7 +111,12 @@ struct DetachedRecord {
   void Reattach(void* block) {
     if (!attached) return;
     HookGuard guard;
-    recorder->Reattach(reinterpret_cast<std::uint64_t>(block), object);
+    const auto key = reinterpret_cast<std::uint64_t>(block);
+    if (g_real.tagged_blocks) {
+      SetHandle(block, recorder->ReattachWithHandle(key, object));
+    } else {
+      recorder->Reattach(key, object);
+    }
   }
 };
 
@@ -192,7 +216,7 @@ void ReleaseSampled(void* block) {
   HeapRecorder* recorder = g_recorder.load(std::memory_order_acquire);
   if (recorder != nullptr) {
     HookGuard guard;  // a signal handler that allocates must not wait for the locks Forget takes
-    recorder->Forget(reinterpret_cast<std::uint64_t>(block));
+    Forget(*recorder, block);
   }
   ReleaseToAllocator(block);
 }
@@ -206,7 +230,7 @@ void LeaveHeaprec() {
   while (t.deferred_count != 0) {
     void* block = t.deferred_frees[--t.deferred_count];
     HeapRecorder* recorder = g_recorder.load(std::memory_order_acquire);
-    if (recorder != nullptr) recorder->Forget(reinterpret_cast<std::uint64_t>(block));
+    if (recorder != nullptr) Forget(*recorder, block);
     ReleaseToAllocator(block);
   }
   t.in_hook = false;

@@ -6,13 +6,17 @@
 namespace heaprec::preload {
 namespace {
 
+// Offsets fit the word's low 32 bits: AllocateTagged tags no larger alignment.
+constexpr std::uint64_t kOffsetMask = 0xffff'ffffull;
+
+// A fresh tag: no handle yet.
 void WriteTag(char* block, std::uint64_t offset) {
   std::uint64_t tag = kTag;
   std::memcpy(block - 16, &offset, sizeof(offset));
   std::memcpy(block - 8, &tag, sizeof(tag));
 }
 
-std::uint64_t OffsetOf(const void* block) { return TagWord(block, -16); }
+std::uint64_t OffsetOf(const void* block) { return TagWord(block, -16) & kOffsetMask; }
 
 char* BaseOf(const void* block) {
   return const_cast<char*>(static_cast<const char*>(block)) - OffsetOf(block);
@@ -66,8 +70,7 @@ void* AllocateTagged(AllocKind kind, std::size_t size, std::size_t alignment, bo
       break;
   }
   std::size_t total;
-  if (offset == 0 || offset > (std::size_t{1} << 40) ||
-      __builtin_add_overflow(size, offset, &total)) {
+  if (offset == 0 || offset > kOffsetMask || __builtin_add_overflow(size, offset, &total)) {
     *tagged = false;
     return AllocateUntagged(kind, size, alignment);
   }
@@ -84,6 +87,11 @@ void* AllocateTagged(AllocKind kind, std::size_t size, std::size_t alignment, bo
   char* block = static_cast<char*>(base) + offset;
   WriteTag(block, offset);
   return block;
+}
+
+void SetHandle(void* block, std::uint32_t handle) {
+  std::uint64_t word = OffsetOf(block) | (std::uint64_t{handle} << 32);
+  std::memcpy(static_cast<char*>(block) - 16, &word, sizeof(word));
 }
 
 void FreeTagged(void* block) {

@@ -5,10 +5,15 @@
 // address:
 //
 //   glibc's block                                     the program's block
-//   ├────────────── offset - 16 ──────────────┼ offset ┼  tag  ┼──────── size bytes ────────
-//                                             ptr-16   ptr-8   ptr
+//   ├────────────── offset - 16 ──────────────┼ handle:offset ┼  tag  ┼──── size bytes ────
+//                                             ptr-16          ptr-8   ptr
 //
-//   tag = kTag                  offset = 16 (malloc, calloc, realloc) or the alignment (≥ 16)
+//   tag = kTag                  offset = 16 (malloc, calloc, realloc) or the alignment (≥ 16),
+//                               in the low 32 bits; above them the recorder's handle for the
+//                               block (HeapRecorder::RecordWithHandle), 0 until it is recorded
+//
+// The handle is how the slow paths find the block's record without looking its address up (in
+// exact mode that lookup was a cache miss or two on every free of a large heap).
 //
 // For every other block ptr-8 is glibc's chunk size field, which glibc's free() reads next anyway,
 // so the test reads nothing the free would not. It is also exact: a chunk size is below 2^63 and
@@ -52,6 +57,12 @@ inline std::uint64_t TagWord(const void* block, std::ptrdiff_t at) {
 // True when `block` (not null, allocated by the program's allocator) is a tagged sampled block.
 // Only meaningful while g_real.tagged_blocks holds.
 inline bool IsTagged(const void* block) { return TagWord(block, -8) == kTag; }
+
+// The recorder's handle for a tagged block, 0 when none was set.
+inline std::uint32_t HandleOf(const void* block) {
+  return static_cast<std::uint32_t>(TagWord(block, -16) >> 32);
+}
+void SetHandle(void* block, std::uint32_t handle);
 
 // The real allocator's block of the given kind, untagged.
 void* AllocateUntagged(AllocKind kind, std::size_t size, std::size_t alignment);

@@ -14,7 +14,6 @@
 #include <atomic>
 
 #include "core/appender.h"
-#include "core/heap_snapshot.h"
 #include "core/own_descriptors.h"
 #include "preload/alloc/real_allocator.h"
 #include "preload/alloc/sampling.h"
@@ -225,10 +224,7 @@ void SampleHeap(bool at_attach) {
 void ForgetEverySample() {
   HeapRecorder* recorder = g_recorder.load(std::memory_order_acquire);
   if (recorder == nullptr) return;
-  HeapSnapshot snapshot;
-  if (!snapshot.Take(*recorder, SnapshotGrouping::kEachObject)) return;
-  for (std::size_t i = 0; i < snapshot.object_count(); ++i)
-    recorder->Forget(snapshot.objects()[i].key);
+  recorder->ForgetAll();
 }
 
 void Finish(int result) {
