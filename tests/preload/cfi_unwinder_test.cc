@@ -25,11 +25,18 @@ using cfi_frames::Style;
 
 constexpr int kMaxFrames = 512;
 
+// A walker's cache and its thread's window. The cache is its own (with memos when asked) or one
+// shared with other threads' walkers.
 struct Walker {
   FrameRuleCache::Slot slots[1024] = {};
-  FrameRuleCache cache;
+  RuleMemo memos[2] = {};
+  FrameRuleCache own_cache;
+  FrameRuleCache* cache = &own_cache;
   StackWindow window = {0, 0};
-  Walker() { cache.Init(slots, 1024); }
+  explicit Walker(bool with_memos = false) {
+    own_cache.Init(slots, 1024, with_memos ? memos : nullptr, 2);
+  }
+  explicit Walker(FrameRuleCache* shared) : Walker() { cache = shared; }
 };
 
 struct Walks {
@@ -57,7 +64,7 @@ __attribute__((noinline)) void WalkBoth(void* context) {
   auto* walks = static_cast<Walks*>(context);
   void* frames[kMaxFrames];
   walks->cfi_result =
-      CfiBacktrace(frames, kMaxFrames, &walks->walker->cache, &walks->walker->window);
+      CfiBacktrace(frames, kMaxFrames, walks->walker->cache, &walks->walker->window);
   if (walks->cfi_result > 0) walks->cfi.assign(frames + 1, frames + walks->cfi_result);
   LibgccWalk(&walks->libgcc);
   if (walks->libgcc.size() >= 2) {
@@ -108,9 +115,9 @@ __attribute__((noinline)) void WalkFromTheCaller(void* context) {
   const WalkStart caller = HEAPREC_CALLER_OF_THIS_FUNCTION();
   void* frames[kMaxFrames];
   walks->result =
-      CfiBacktrace(frames, kMaxFrames, &walks->walker->cache, &walks->walker->window, &caller);
+      CfiBacktrace(frames, kMaxFrames, walks->walker->cache, &walks->walker->window, &caller);
   if (walks->result > 0) walks->from_caller.assign(frames, frames + walks->result);
-  int whole = CfiBacktrace(frames, kMaxFrames, &walks->walker->cache, &walks->walker->window);
+  int whole = CfiBacktrace(frames, kMaxFrames, walks->walker->cache, &walks->walker->window);
   // frames[0] is the return into this function, frames[1] the return into its caller.
   if (whole > 1) walks->whole.assign(frames + 1, frames + whole);
   asm volatile("");  // not a tail call
@@ -134,8 +141,8 @@ TEST(CfiUnwinderTest, AWalkFromTheCallerIsTheWholeWalkWithoutTheFramesBelow) {
   void* ignored[kMaxFrames];
   void* whole[kMaxFrames];
   const WalkStart below = {1, 0, 0};
-  int n = CfiBacktrace(ignored, kMaxFrames, &walker.cache, &walker.window, &below);
-  int m = CfiBacktrace(whole, kMaxFrames, &walker.cache, &walker.window);
+  int n = CfiBacktrace(ignored, kMaxFrames, walker.cache, &walker.window, &below);
+  int m = CfiBacktrace(whole, kMaxFrames, walker.cache, &walker.window);
   ASSERT_GT(n, 1);
   ASSERT_EQ(n, m);
   EXPECT_EQ(std::vector<void*>(ignored + 1, ignored + n), std::vector<void*>(whole + 1, whole + m));
@@ -151,6 +158,39 @@ TEST(CfiUnwinderTest, SameFramesAsLibgccOnOtherThreads) {
     });
   }
   for (auto& thread : threads) thread.join();
+}
+
+// Walks that take their rules from the threads' memos (RuleMemo) are the same walks: four threads
+// share one cache with two memos, so they contend for them and use each other's entries, at depths
+// and styles that change from walk to walk (an entry meets other pcs at its step), and the rules
+// are invalidated now and then.
+TEST(CfiUnwinderTest, MemoizedRulesGiveTheSameWalks) {
+  Walker owner(true);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&owner, t] {
+      Walker walker(owner.cache);
+      for (int round = 0; round < 30; ++round) {
+        Style style = (round + t) % 3 == 0 ? Style::kAlloca : Style::kPlain;
+        ExpectSameAsLibgcc(&walker, (round + t) % 2 == 0 ? Style::kMixed : style, 3 + round % 7);
+        if (t == 0 && round % 10 == 4) owner.cache->Invalidate();
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  // The memos were used: a claimed memo holds the last walk's pcs.
+  RuleMemo* memo = owner.cache->ClaimMemo(&owner.window);
+  ASSERT_NE(memo, nullptr);
+  int filled = 0;
+  for (std::uintptr_t pc : memo->pc) filled += pc != 0;
+  FrameRuleCache::ReleaseMemo(memo);
+  RuleMemo* other = owner.cache->ClaimMemo(&owner.memos[1]);
+  int filled_other = 0;
+  if (other != nullptr) {
+    for (std::uintptr_t pc : other->pc) filled_other += pc != 0;
+    FrameRuleCache::ReleaseMemo(other);
+  }
+  EXPECT_GT(filled + filled_other, 5);
 }
 
 // Code the distribution compiled: libc's qsort calling a comparator, the loader's
@@ -199,7 +239,7 @@ TEST(CfiUnwinderTest, HandsSignalFramesToLibgcc) {
   struct sigaction action = {}, previous;
   action.sa_handler = [](int) {
     void* frames[kMaxFrames];
-    result = CfiBacktrace(frames, kMaxFrames, &walker.cache, &walker.window);
+    result = CfiBacktrace(frames, kMaxFrames, walker.cache, &walker.window);
   };
   ASSERT_EQ(sigaction(SIGUSR1, &action, &previous), 0);
   raise(SIGUSR1);
@@ -224,10 +264,10 @@ TEST(CfiUnwinderTest, RealignedFramesAreWalkedOrHandedOver) {
 TEST(CfiUnwinderTest, StopsAtTheOutermostFrameWithinMax) {
   Walker walker;
   void* frames[kMaxFrames];
-  int all = CfiBacktrace(frames, kMaxFrames, &walker.cache, &walker.window);
+  int all = CfiBacktrace(frames, kMaxFrames, walker.cache, &walker.window);
   ASSERT_GT(all, 2);
   EXPECT_LT(all, kMaxFrames);  // the walk ended at _start, not at the limit
-  EXPECT_EQ(CfiBacktrace(frames, 2, &walker.cache, &walker.window), 2);
+  EXPECT_EQ(CfiBacktrace(frames, 2, walker.cache, &walker.window), 2);
 }
 
 TEST(CfiUnwinderTest, StartsANewWindowOnAnotherStack) {

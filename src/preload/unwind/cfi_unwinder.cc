@@ -6,9 +6,25 @@
 
 namespace heaprec::preload {
 
-void FrameRuleCache::Init(Slot* slots, std::size_t capacity) {
+void FrameRuleCache::Init(Slot* slots, std::size_t capacity, RuleMemo* memos,
+                          std::size_t memo_count) {
   mask_ = capacity - 1;
   slots_ = slots;
+  memos_ = memos;
+  memo_count_ = memos != nullptr ? memo_count : 0;
+}
+
+RuleMemo* FrameRuleCache::ClaimMemo(const void* thread_key) {
+  if (memo_count_ == 0) return nullptr;
+  auto key = reinterpret_cast<std::uintptr_t>(thread_key);
+  RuleMemo& memo = memos_[((key >> 6) * 0x9e3779b97f4a7c15ull >> 40) % memo_count_];
+  if (memo.busy.exchange(true, std::memory_order_acquire)) return nullptr;
+  std::uint64_t generation = generation_.load(std::memory_order_relaxed);
+  if (memo.generation != generation) {
+    for (std::uintptr_t& pc : memo.pc) pc = 0;
+    memo.generation = generation;
+  }
+  return &memo;
 }
 
 // A sequence check in the style of a seqlock: a writer claims a slot by swapping its key for
@@ -92,14 +108,37 @@ inline bool CanRead(StackWindow* window, std::uintptr_t address, int* stray_budg
   return CanReadOutsideWindow(window, address, stray_budget);
 }
 
-FrameRule RuleFor(FrameRuleCache* cache, std::uintptr_t pc) {
+// The rule for `pc`, from the memo's entry for this step when it is pc's, else from the cache
+// (computed and cached when missing), then kept in the memo if it may be cached.
+FrameRule RuleFor(FrameRuleCache* cache, RuleMemo* memo, int step, std::uintptr_t pc) {
+  const bool memoized = memo != nullptr && step < RuleMemo::kSteps && pc != 0;
+  if (memoized && memo->pc[step] == pc) return FrameRule::FromWord(memo->rule[step]);
   FrameRule rule = cache->Find(pc);
-  if (rule.kind() != FrameRule::Kind::kUnset) return rule;
-  bool in_object;
-  rule = ComputeFrameRule(pc, &in_object);
-  if (in_object) cache->Insert(pc, rule);
+  if (rule.kind() == FrameRule::Kind::kUnset) {
+    bool in_object;
+    rule = ComputeFrameRule(pc, &in_object);
+    if (!in_object) return rule;  // not cacheable, nor memoized
+    cache->Insert(pc, rule);
+  }
+  if (memoized) {
+    memo->pc[step] = pc;
+    memo->rule[step] = rule.word();
+  }
   return rule;
 }
+
+// Holds the calling thread's memo, if it can have it, for one walk.
+class MemoClaim {
+ public:
+  MemoClaim(FrameRuleCache* cache, const void* thread_key) : memo_(cache->ClaimMemo(thread_key)) {}
+  ~MemoClaim() { FrameRuleCache::ReleaseMemo(memo_); }
+  MemoClaim(const MemoClaim&) = delete;
+  MemoClaim& operator=(const MemoClaim&) = delete;
+  RuleMemo* get() const { return memo_; }
+
+ private:
+  RuleMemo* memo_;
+};
 
 }  // namespace
 
@@ -130,8 +169,9 @@ __attribute__((noinline)) int CfiBacktrace(void** out, int max, FrameRuleCache* 
   }
   int stray_budget = kMaxStrayReads;
   bool fp_known = true;
-  while (n < max) {
-    FrameRule rule = RuleFor(cache, lookup);
+  MemoClaim memo(cache, window);
+  for (int step = 0; n < max; ++step) {
+    FrameRule rule = RuleFor(cache, memo.get(), step, lookup);
     if (rule.kind() == FrameRule::Kind::kEnd) break;
     if (rule.kind() != FrameRule::Kind::kStep) return -1;
     if (rule.cfa_from_rbp() && !fp_known) return -1;

@@ -25,6 +25,20 @@
 
 namespace heaprec::preload {
 
+// The rules one walk used, by step: the next walk of the same thread that meets the same return
+// address at the same step (a program allocating again from the same call path, an interpreter's
+// loop) takes the rule from here, a few sequential words, instead of probing the cache's hash
+// table, which a large heap keeps out of the CPU's caches. Each entry is a (pc, rule) pair valid
+// on its own, so any walk may use any memo's entries; a memo is written by one walk at a time
+// (FrameRuleCache::ClaimMemo), and emptied when the cache's rules are invalidated.
+struct RuleMemo {
+  static constexpr int kSteps = 48;
+  std::atomic<bool> busy;
+  std::uint64_t generation;    // the cache's when the entries were written
+  std::uintptr_t pc[kSteps];   // 0: empty
+  std::uint64_t rule[kSteps];  // FrameRule::word()
+};
+
 class FrameRuleCache {
  public:
   struct Slot {
@@ -33,9 +47,18 @@ class FrameRuleCache {
   };
   static constexpr std::size_t kSlotBytes = sizeof(Slot);
 
-  // `slots`: zeroed memory for `capacity` slots (a power of two), owned by the caller.
-  void Init(Slot* slots, std::size_t capacity);
+  // `slots`: zeroed memory for `capacity` slots (a power of two), owned by the caller; `memos`
+  // (optional) zeroed memory for `memo_count` memos.
+  void Init(Slot* slots, std::size_t capacity, RuleMemo* memos = nullptr,
+            std::size_t memo_count = 0);
   bool ready() const { return slots_ != nullptr; }
+
+  // The memo for the thread `thread_key` stands for (its StackWindow), up to date with the rules,
+  // if no other walk holds it; null otherwise. Lock-free; ReleaseMemo gives it back.
+  RuleMemo* ClaimMemo(const void* thread_key);
+  static void ReleaseMemo(RuleMemo* memo) {
+    if (memo != nullptr) memo->busy.store(false, std::memory_order_release);
+  }
 
   // The cached rule for `pc`, or a rule of kind kUnset.
   FrameRule Find(std::uintptr_t pc) const;
@@ -56,6 +79,8 @@ class FrameRuleCache {
 
   Slot* slots_ = nullptr;
   std::size_t mask_ = 0;
+  RuleMemo* memos_ = nullptr;
+  std::size_t memo_count_ = 0;
   std::atomic<std::uint64_t> generation_{1};
 };
 

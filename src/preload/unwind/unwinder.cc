@@ -32,6 +32,8 @@ bool g_use_cfi = false;
 bool g_check_cfi = false;
 std::atomic<std::uint64_t> g_checked{0}, g_mismatched{0}, g_handed_over{0};
 constexpr std::size_t kRuleCacheSlots = 1 << 13;  // 128 KiB: the rules of 8,192 return addresses
+// Threads walking at once that each keep the last walk's rules (RuleMemo): 50 KiB.
+constexpr std::size_t kRuleMemos = 64;
 
 // libgcc's unwinder: the CFI walker's fallback, or the unwinder itself when asked for; null when
 // heaprec walks frame pointers.
@@ -161,9 +163,14 @@ void InitUnwinder(UnwindMethod method, MemoryResource& memory) {
 #if defined(__x86_64__)
   if (method == UnwindMethod::kDwarf || method == UnwindMethod::kCheck) {
     std::size_t bytes = kRuleCacheSlots * FrameRuleCache::kSlotBytes;
+    std::size_t memo_bytes = kRuleMemos * sizeof(RuleMemo);
     if (void* slots = memory.Allocate(bytes)) {
       std::memset(slots, 0, bytes);
-      g_rule_cache.Init(static_cast<FrameRuleCache::Slot*>(slots), kRuleCacheSlots);
+      // Without memos (no memory for them) walks go to the cache for every frame.
+      void* memos = memory.Allocate(memo_bytes);
+      if (memos != nullptr) std::memset(memos, 0, memo_bytes);
+      g_rule_cache.Init(static_cast<FrameRuleCache::Slot*>(slots), kRuleCacheSlots,
+                        static_cast<RuleMemo*>(memos), kRuleMemos);
       g_use_cfi = method == UnwindMethod::kDwarf;
       g_check_cfi = method == UnwindMethod::kCheck;
     }
