@@ -95,6 +95,9 @@ void HeapRecorder::Reattach(std::uint64_t key, const LiveObject& detached) {
 
 void HeapRecorder::ReleaseDetached(const LiveObject& detached) {
   forgotten_.fetch_add(1, std::memory_order_relaxed);
+  // Most frees drop a reference that is not the stack's last: no lock (two threads freeing at
+  // once no longer wait for each other, nor for a thread recording).
+  if (stacks_.UnrefIfNotLast(detached.stack)) return;
   MutexLock lock(stack_lock_);
   stacks_.Unref(detached.stack);
 }

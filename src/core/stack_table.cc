@@ -113,7 +113,13 @@ StackId StackTable::AddChild(StackId parent, std::uint64_t frame) {
   StackId id = NewId();
   if (id == kInvalidStackId) return kInvalidStackId;
   std::size_t bucket = Bucket(HashEdge(parent, frame));
-  At(id) = {frame, parent, buckets_[bucket], 0, 0};
+  Node& node = At(id);
+  node.frame = frame;
+  node.parent = parent;
+  node.next = buckets_[bucket];
+  node.children = 0;
+  // A recycled id's count was last changed by UnrefIfNotLast, atomically and outside the lock.
+  Refs(node).store(0, std::memory_order_relaxed);
   if (observer_ != nullptr) observer_->NodeCreated(id, parent, frame);
   buckets_[bucket] = id;
   ++At(parent).children;
@@ -144,7 +150,7 @@ StackId StackTable::Intern(const std::uint64_t* frames, std::uint32_t depth) {
     }
   }
   if (node == kInvalidStackId) return kInvalidStackId;
-  if (At(node).refs++ == 0) ++stacks_;
+  if (Refs(At(node)).fetch_add(1, std::memory_order_relaxed) == 0) ++stacks_;
   return node;
 }
 
@@ -156,7 +162,8 @@ StackId StackTable::InternThroughTrie(const std::uint64_t* frames, std::uint32_t
       child = AddChild(node, frames[i]);
       if (child == kInvalidStackId) {
         // Out of memory: the nodes this call made have neither references nor children yet.
-        if (node != kRootId && At(node).refs == 0 && At(node).children == 0) {
+        if (node != kRootId && Refs(At(node)).load(std::memory_order_relaxed) == 0 &&
+            At(node).children == 0) {
           Unlink(node);
           ReleaseUpwards(node);
         }
@@ -169,7 +176,7 @@ StackId StackTable::InternThroughTrie(const std::uint64_t* frames, std::uint32_t
 }
 
 void StackTable::Ref(StackId id) {
-  if (At(id).refs++ == 0) ++stacks_;
+  if (Refs(At(id)).fetch_add(1, std::memory_order_relaxed) == 0) ++stacks_;
 }
 
 void StackTable::Unlink(StackId id) {
@@ -188,15 +195,26 @@ void StackTable::ReleaseUpwards(StackId id) {
     node.next = free_ids_;
     free_ids_ = id;
     Node& up = At(parent);
-    if (--up.children != 0 || up.refs != 0 || parent == kRootId) return;
+    if (--up.children != 0 || Refs(up).load(std::memory_order_relaxed) != 0 || parent == kRootId) {
+      return;
+    }
     Unlink(parent);
     id = parent;
   }
 }
 
+bool StackTable::UnrefIfNotLast(StackId id) {
+  auto refs = Refs(At(id));
+  std::uint32_t seen = refs.load(std::memory_order_relaxed);
+  while (seen > 1) {
+    if (refs.compare_exchange_weak(seen, seen - 1, std::memory_order_relaxed)) return true;
+  }
+  return false;
+}
+
 void StackTable::Unref(StackId id) {
   Node& node = At(id);
-  if (--node.refs != 0) return;
+  if (Refs(node).fetch_sub(1, std::memory_order_relaxed) != 1) return;
   --stacks_;
   if (id == kRootId) return;
   // A node with children stays in the index: it is their prefix. It is freed with its last child.

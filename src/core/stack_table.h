@@ -25,11 +25,13 @@
 // Thread safety: not synchronized. One lock (the recorder's) must cover every call except
 // CopyFrames(), ForEachFrame() and Depth(), which may be called without the lock for an id that is
 // referenced or pinned (see Pin) by the caller: a node's frame and parent never change or move
-// while it can be reached, and its ancestors live at least as long as it does.
+// while it can be reached, and its ancestors live at least as long as it does; and
+// UnrefIfNotLast(), which changes a count atomically but never to zero.
 //
 // Memory comes from the MemoryResource given at construction; no call throws or calls malloc.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -60,6 +62,11 @@ class StackTable {
   // Drops one reference; at zero the stack leaves the table (its id may be reused), unless the
   // table is pinned, in which case its frames stay readable until the last Unpin().
   void Unref(StackId id);
+  // Drops one reference without the lock if it is not the last one (the common case: the
+  // allocation history keeps one on every stack it has seen); false, doing nothing, when it may be,
+  // and the caller then calls Unref under the lock. The one call allowed without the lock besides
+  // the readers below, for a referenced id: counts only ever reach 0 (and nodes leave) under it.
+  bool UnrefIfNotLast(StackId id);
 
   // While pinned, no node is freed: stacks whose count drops to zero leave the index (a new intern
   // of the same stack makes a new node) but keep their frames until the last Unpin(). A
@@ -80,7 +87,7 @@ class StackTable {
   // there is. Under the same lock as every other call.
   void Observe(LiveSetObserver* observer);
 
-  std::uint32_t RefCount(StackId id) const { return At(id).refs; }
+  std::uint32_t RefCount(StackId id) const { return Refs(At(id)).load(std::memory_order_relaxed); }
   std::size_t size() const { return stacks_; }       // stacks currently referenced
   std::size_t node_count() const { return nodes_; }  // nodes in the index (the root is not)
 
@@ -99,6 +106,10 @@ class StackTable {
   };
 
   Node& At(StackId id) const { return chunks_[id >> kChunkShift][id & (kChunkNodes - 1)]; }
+  // Reference counts are atomic: UnrefIfNotLast changes them without the lock.
+  static std::atomic_ref<std::uint32_t> Refs(Node& node) {
+    return std::atomic_ref<std::uint32_t>(node.refs);
+  }
   static std::uint64_t HashEdge(StackId parent, std::uint64_t frame);
   static std::uint64_t HashFrames(const std::uint64_t* frames, std::uint32_t depth);
   StackId InternThroughTrie(const std::uint64_t* frames, std::uint32_t depth);

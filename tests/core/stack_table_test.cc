@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include "failing_memory.h"
@@ -36,6 +38,59 @@ TEST(StackTableTest, IdenticalStacksShareOneEntry) {
   // A prefix is a different stack.
   EXPECT_NE(table.Intern(a.data(), 9), ia);
   EXPECT_EQ(Read(table, ia), a);
+}
+
+TEST(StackTableTest, UnrefIfNotLastNeverDropsTheLastReference) {
+  SystemMemoryResource memory;
+  StackTable table(memory);
+  auto a = Frames(1, 5);
+  StackId id = table.Intern(a.data(), 5);
+  table.Ref(id);
+  EXPECT_TRUE(table.UnrefIfNotLast(id));  // 2 -> 1
+  EXPECT_EQ(table.RefCount(id), 1u);
+  EXPECT_FALSE(table.UnrefIfNotLast(id));  // the last: left to Unref under the lock
+  EXPECT_EQ(table.RefCount(id), 1u);
+  EXPECT_EQ(table.size(), 1u);
+  table.Unref(id);
+  EXPECT_EQ(table.size(), 0u);
+}
+
+TEST(StackTableTest, LockFreeUnrefsRaceLockedInternsAndUnrefs) {
+  // Four threads intern (under a lock, as the recorder does) and drop references, most without
+  // the lock; the counts come out exact and the stacks leave exactly when the last user goes.
+  SystemMemoryResource memory;
+  StackTable table(memory);
+  std::mutex lock;
+  auto a = Frames(7, 12), b = Frames(8, 12);
+  StackId keep;
+  {
+    std::lock_guard<std::mutex> guard(lock);
+    keep = table.Intern(a.data(), 12);  // a's reference held throughout, like the history's
+  }
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 20000; ++i) {
+        const auto& frames = i % 3 == 0 ? b : a;
+        StackId id;
+        {
+          std::lock_guard<std::mutex> guard(lock);
+          id = table.Intern(frames.data(), 12);
+        }
+        if (!table.UnrefIfNotLast(id)) {
+          std::lock_guard<std::mutex> guard(lock);
+          table.Unref(id);
+        }
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(table.RefCount(keep), 1u);
+  EXPECT_EQ(table.size(), 1u);  // b's last user left: b is gone
+  EXPECT_EQ(Read(table, keep), a);
+  table.Unref(keep);
+  EXPECT_EQ(table.size(), 0u);
+  EXPECT_EQ(table.node_count(), 0u);
 }
 
 TEST(StackTableTest, LastUnrefRemovesAndIdIsReused) {
