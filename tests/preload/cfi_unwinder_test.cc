@@ -184,9 +184,42 @@ TEST(CfiUnwinderTest, MemoizedRulesGiveTheSameWalks) {
   RuleMemo* memo = owner.cache->ClaimMemo(&last.window);
   ASSERT_NE(memo, nullptr);
   int filled = 0;
-  for (std::uintptr_t pc : memo->pc) filled += pc != 0;
+  for (std::uint32_t i = 0; i < memo->count[memo->last]; ++i) {
+    filled += memo->steps[memo->last][i].pc != 0;
+  }
   FrameRuleCache::ReleaseMemo(memo);
   EXPECT_GT(filled, 5);
+}
+
+// Two walks from call paths of different depths that meet at the same frame: the second takes
+// the rules of the frames from the meeting point up from the memo of the first, lined up by stack
+// pointer (an interpreter's allocations differ near the allocation and share the frames above).
+// Seen from the cache: emptied behind its back between the walks, it gets back only the rules of
+// the frames below the meeting point.
+__attribute__((noinline)) int MeetAndWalk(Walks* walks, int depth) {
+  int result = cfi_frames::Descend(Style::kPlain, depth, WalkBoth, walks);
+  asm volatile("");  // not a tail call: this frame is the meeting point
+  return result;
+}
+
+TEST(CfiUnwinderTest, WalksOfOtherDepthsTakeTheSharedFramesRulesFromTheMemo) {
+  Walker walker(true);
+  Walks deep{&walker, {}, {}};
+  MeetAndWalk(&deep, 12);
+  ASSERT_GT(deep.cfi_result, 0);
+  EXPECT_EQ(deep.cfi, deep.libgcc);
+  for (FrameRuleCache::Slot& slot : walker.slots) slot.key.store(0);
+  Walks shallow{&walker, {}, {}};
+  MeetAndWalk(&shallow, 3);
+  ASSERT_GT(shallow.cfi_result, 0);
+  EXPECT_EQ(shallow.cfi, shallow.libgcc);
+  int cached = 0;
+  for (const FrameRuleCache::Slot& slot : walker.slots) cached += slot.key.load() != 0;
+  // Below the meeting point: the walker's own frame, WalkBoth, Descend's frames (one return
+  // address for each level, another for its first call) and the return into MeetAndWalk. Above
+  // it, the test's own frames, gtest's and the C library's: more than ten.
+  EXPECT_LE(cached, 6);
+  EXPECT_GT(shallow.cfi_result - cached, 10);
 }
 
 // Code the distribution compiled: libc's qsort calling a comparator, the loader's

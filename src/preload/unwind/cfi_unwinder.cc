@@ -21,7 +21,7 @@ RuleMemo* FrameRuleCache::ClaimMemo(const void* thread_key) {
   if (memo.busy.exchange(true, std::memory_order_acquire)) return nullptr;
   std::uint64_t generation = generation_.load(std::memory_order_relaxed);
   if (memo.generation != generation) {
-    for (std::uintptr_t& pc : memo.pc) pc = 0;
+    memo.count[0] = memo.count[1] = 0;
     memo.generation = generation;
   }
   return &memo;
@@ -108,36 +108,63 @@ inline bool CanRead(StackWindow* window, std::uintptr_t address, int* stray_budg
   return CanReadOutsideWindow(window, address, stray_budget);
 }
 
-// The rule for `pc`, from the memo's entry for this step when it is pc's, else from the cache
-// (computed and cached when missing), then kept in the memo if it may be cached.
-FrameRule RuleFor(FrameRuleCache* cache, RuleMemo* memo, int step, std::uintptr_t pc) {
-  const bool memoized = memo != nullptr && step < RuleMemo::kSteps && pc != 0;
-  if (memoized && memo->pc[step] == pc) return FrameRule::FromWord(memo->rule[step]);
+// The rule for `pc`: from the cache, computed and cached when missing. *cacheable is false for a
+// pc outside every loaded object, whose rule must not be kept.
+FrameRule CachedRule(FrameRuleCache* cache, std::uintptr_t pc, bool* cacheable) {
+  *cacheable = true;
   FrameRule rule = cache->Find(pc);
-  if (rule.kind() == FrameRule::Kind::kUnset) {
-    bool in_object;
-    rule = ComputeFrameRule(pc, &in_object);
-    if (!in_object) return rule;  // not cacheable, nor memoized
-    cache->Insert(pc, rule);
-  }
-  if (memoized) {
-    memo->pc[step] = pc;
-    memo->rule[step] = rule.word();
-  }
+  if (rule.kind() != FrameRule::Kind::kUnset) return rule;
+  bool in_object;
+  rule = ComputeFrameRule(pc, &in_object);
+  *cacheable = in_object;
+  if (in_object) cache->Insert(pc, rule);
   return rule;
 }
 
-// Holds the calling thread's memo, if it can have it, for one walk.
+// Holds the calling thread's memo, if it can have it, for one walk: reads the rules of the last
+// walk where this one meets it (RuleFor) and keeps this walk's for the next.
 class MemoClaim {
  public:
-  MemoClaim(FrameRuleCache* cache, const void* thread_key) : memo_(cache->ClaimMemo(thread_key)) {}
-  ~MemoClaim() { FrameRuleCache::ReleaseMemo(memo_); }
+  MemoClaim(FrameRuleCache* cache, const void* thread_key)
+      : cache_(cache), memo_(cache->ClaimMemo(thread_key)) {
+    if (memo_ == nullptr) return;
+    last_ = memo_->steps[memo_->last];
+    last_count_ = memo_->count[memo_->last];
+    next_ = memo_->steps[memo_->last ^ 1];
+  }
+  ~MemoClaim() {
+    if (memo_ == nullptr) return;
+    memo_->last ^= 1;
+    memo_->count[memo_->last] = next_count_;
+    FrameRuleCache::ReleaseMemo(memo_);
+  }
   MemoClaim(const MemoClaim&) = delete;
   MemoClaim& operator=(const MemoClaim&) = delete;
-  RuleMemo* get() const { return memo_; }
+
+  // The rule for `pc` at the step whose stack pointer is `sp` (steps come with rising sp). The
+  // last walk's steps below sp are passed over for good: both walks only go up the stack.
+  FrameRule RuleFor(std::uintptr_t sp, std::uintptr_t pc) {
+    while (matched_ < last_count_ && last_[matched_].sp < sp) ++matched_;
+    bool cacheable = true;
+    FrameRule rule = FrameRule::FromWord(0);
+    if (matched_ < last_count_ && last_[matched_].sp == sp && last_[matched_].pc == pc && pc != 0) {
+      rule = FrameRule::FromWord(last_[matched_++].rule);
+    } else {
+      rule = CachedRule(cache_, pc, &cacheable);
+    }
+    if (memo_ != nullptr && next_count_ < RuleMemo::kSteps) {
+      next_[next_count_++] = {sp, cacheable ? pc : 0, rule.word()};
+    }
+    return rule;
+  }
 
  private:
+  FrameRuleCache* cache_;
   RuleMemo* memo_;
+  const RuleMemo::Step* last_ = nullptr;
+  std::uint32_t last_count_ = 0, matched_ = 0;
+  RuleMemo::Step* next_ = nullptr;
+  std::uint32_t next_count_ = 0;
 };
 
 }  // namespace
@@ -170,8 +197,8 @@ __attribute__((noinline)) int CfiBacktrace(void** out, int max, FrameRuleCache* 
   int stray_budget = kMaxStrayReads;
   bool fp_known = true;
   MemoClaim memo(cache, window);
-  for (int step = 0; n < max; ++step) {
-    FrameRule rule = RuleFor(cache, memo.get(), step, lookup);
+  while (n < max) {
+    FrameRule rule = memo.RuleFor(sp, lookup);
     if (rule.kind() == FrameRule::Kind::kEnd) break;
     if (rule.kind() != FrameRule::Kind::kStep) return -1;
     if (rule.cfa_from_rbp() && !fp_known) return -1;

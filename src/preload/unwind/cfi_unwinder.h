@@ -25,18 +25,27 @@
 
 namespace heaprec::preload {
 
-// The rules one walk used, by step: the next walk of the same thread that meets the same return
-// address at the same step (a program allocating again from the same call path, an interpreter's
-// loop) takes the rule from here, a few sequential words, instead of probing the cache's hash
-// table, which a large heap keeps out of the CPU's caches. Each entry is a (pc, rule) pair valid
-// on its own, so any walk may use any memo's entries; a memo is written by one walk at a time
-// (FrameRuleCache::ClaimMemo), and emptied when the cache's rules are invalidated.
+// The last walk of a thread, step by step: the stack pointer at each step, the pc looked up there
+// and its rule. The thread's next walk takes a step's rule from here when it reaches the same
+// stack pointer with the same pc, instead of probing the cache's hash table, which a large heap
+// keeps out of the CPU's caches. The two walks are lined up by stack pointer, not by step number:
+// an interpreter allocates from call paths of every depth, which differ near the allocation and
+// meet further up, at the same frames at the same addresses (a step number would shift with the
+// depth of the part that differs). Each entry is a (pc, rule) pair valid on its own, so a walk
+// may use any memo's entries; a memo is written by one walk at a time (FrameRuleCache::ClaimMemo),
+// into the half the last walk is not in, and emptied when the cache's rules are invalidated.
 struct RuleMemo {
-  static constexpr int kSteps = 48;
+  static constexpr int kSteps = 128;
+  struct Step {
+    std::uintptr_t sp;   // rising from step to step within a walk
+    std::uintptr_t pc;   // 0: no rule kept for this step
+    std::uint64_t rule;  // FrameRule::word()
+  };
   std::atomic<bool> busy;
-  std::uint64_t generation;    // the cache's when the entries were written
-  std::uintptr_t pc[kSteps];   // 0: empty
-  std::uint64_t rule[kSteps];  // FrameRule::word()
+  std::uint64_t generation;  // the cache's when the entries were written
+  std::uint32_t last;        // the half that holds the last walk
+  std::uint32_t count[2];    // steps kept in each half
+  Step steps[2][kSteps];
 };
 
 class FrameRuleCache {
