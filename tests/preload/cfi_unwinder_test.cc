@@ -185,7 +185,7 @@ TEST(CfiUnwinderTest, MemoizedRulesGiveTheSameWalks) {
   ASSERT_NE(memo, nullptr);
   int filled = 0;
   for (std::uint32_t i = 0; i < memo->count[memo->last]; ++i) {
-    filled += memo->steps[memo->last][i].pc != 0;
+    filled += memo->steps[memo->last][i].sp != 0;
   }
   FrameRuleCache::ReleaseMemo(memo);
   EXPECT_GT(filled, 5);

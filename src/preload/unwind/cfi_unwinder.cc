@@ -122,20 +122,25 @@ FrameRule CachedRule(FrameRuleCache* cache, std::uintptr_t pc, bool* cacheable) 
 }
 
 // Holds the calling thread's memo, if it can have it, for one walk: reads the rules of the last
-// walk where this one meets it (RuleFor) and keeps this walk's for the next.
+// walk where this one meets it (RuleFor) and keeps this walk's for the next. A walk that follows
+// the last one step for step (a program allocating again from the same call path) writes nothing:
+// the last walk stays the memo's. At the first step where it departs from it, the steps it
+// followed so far are copied into the other half, where the walk goes on.
 class MemoClaim {
  public:
-  MemoClaim(FrameRuleCache* cache, const void* thread_key)
-      : cache_(cache), memo_(cache->ClaimMemo(thread_key)) {
+  MemoClaim(FrameRuleCache* cache, const void* thread_key) : memo_(cache->ClaimMemo(thread_key)) {
     if (memo_ == nullptr) return;
     last_ = memo_->steps[memo_->last];
-    last_count_ = memo_->count[memo_->last];
-    next_ = memo_->steps[memo_->last ^ 1];
+    last_end_ = last_ + memo_->count[memo_->last];
+    next_ = next_begin_ = memo_->steps[memo_->last ^ 1];
+    next_end_ = next_begin_ + RuleMemo::kSteps;
   }
   ~MemoClaim() {
     if (memo_ == nullptr) return;
-    memo_->last ^= 1;
-    memo_->count[memo_->last] = next_count_;
+    if (state_ == kDeparted) {
+      memo_->last ^= 1;
+      memo_->count[memo_->last] = static_cast<std::uint32_t>(next_ - next_begin_);
+    }
     FrameRuleCache::ReleaseMemo(memo_);
   }
   MemoClaim(const MemoClaim&) = delete;
@@ -143,28 +148,51 @@ class MemoClaim {
 
   // The rule for `pc` at the step whose stack pointer is `sp` (steps come with rising sp). The
   // last walk's steps below sp are passed over for good: both walks only go up the stack.
-  FrameRule RuleFor(std::uintptr_t sp, std::uintptr_t pc) {
-    while (matched_ < last_count_ && last_[matched_].sp < sp) ++matched_;
+  FrameRule RuleFor(FrameRuleCache* cache, std::uintptr_t sp, std::uintptr_t pc) {
+    if (state_ == kFollowing) {  // the step must be the last walk's next one
+      if (last_ != last_end_ && last_->sp == sp && last_->pc == pc) {
+        return FrameRule::FromWord((last_++)->rule);
+      }
+      Depart(last_);
+    }
+    while (last_ != last_end_ && last_->sp < sp) ++last_;
+    const bool met = last_ != last_end_ && last_->sp == sp && last_->pc == pc;
+    if (state_ == kFirst) {
+      if (met) {
+        state_ = kFollowing;
+        followed_ = last_;
+        return FrameRule::FromWord((last_++)->rule);
+      }
+      Depart(last_);
+    }
     bool cacheable = true;
-    FrameRule rule = FrameRule::FromWord(0);
-    if (matched_ < last_count_ && last_[matched_].sp == sp && last_[matched_].pc == pc && pc != 0) {
-      rule = FrameRule::FromWord(last_[matched_++].rule);
-    } else {
-      rule = CachedRule(cache_, pc, &cacheable);
-    }
-    if (memo_ != nullptr && next_count_ < RuleMemo::kSteps) {
-      next_[next_count_++] = {sp, cacheable ? pc : 0, rule.word()};
-    }
+    FrameRule rule = met ? FrameRule::FromWord((last_++)->rule) : CachedRule(cache, pc, &cacheable);
+    // A rule that must not be kept is stored under sp 0, which no step has.
+    if (next_ != next_end_) *next_++ = {cacheable ? sp : 0, pc, rule.word()};
     return rule;
   }
 
  private:
-  FrameRuleCache* cache_;
+  enum State { kFirst, kFollowing, kDeparted };
+
+  // Copies the steps followed so far, [followed_, end), into the half this walk goes on in.
+  void Depart(const RuleMemo::Step* end) {
+    if (state_ == kFollowing) {
+      for (const RuleMemo::Step* step = followed_; step != end && next_ != next_end_; ++step) {
+        *next_++ = *step;
+      }
+    }
+    state_ = kDeparted;
+  }
+
   RuleMemo* memo_;
   const RuleMemo::Step* last_ = nullptr;
-  std::uint32_t last_count_ = 0, matched_ = 0;
+  const RuleMemo::Step* last_end_ = nullptr;
+  const RuleMemo::Step* followed_ = nullptr;  // where this walk met the last one
+  State state_ = kFirst;
   RuleMemo::Step* next_ = nullptr;
-  std::uint32_t next_count_ = 0;
+  RuleMemo::Step* next_begin_ = nullptr;
+  RuleMemo::Step* next_end_ = nullptr;  // null without a memo: nothing is written
 };
 
 }  // namespace
@@ -198,7 +226,7 @@ __attribute__((noinline)) int CfiBacktrace(void** out, int max, FrameRuleCache* 
   bool fp_known = true;
   MemoClaim memo(cache, window);
   while (n < max) {
-    FrameRule rule = memo.RuleFor(sp, lookup);
+    FrameRule rule = memo.RuleFor(cache, sp, lookup);
     if (rule.kind() == FrameRule::Kind::kEnd) break;
     if (rule.kind() != FrameRule::Kind::kStep) return -1;
     if (rule.cfa_from_rbp() && !fp_known) return -1;
