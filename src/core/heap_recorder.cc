@@ -93,37 +93,39 @@ void HeapRecorder::Reattach(std::uint64_t key, const LiveObject& detached) {
   }
 }
 
-void HeapRecorder::ReleaseDetached(const LiveObject& detached) {
+void HeapRecorder::ReleaseDetached(const LiveObject& detached) { ReleaseStack(detached.stack); }
+
+void HeapRecorder::ReleaseStack(StackId stack) {
   forgotten_.fetch_add(1, std::memory_order_relaxed);
   // Most frees drop a reference that is not the stack's last: no lock (two threads freeing at
   // once no longer wait for each other, nor for a thread recording).
-  if (stacks_.UnrefIfNotLast(detached.stack)) return;
+  if (stacks_.UnrefIfNotLast(stack)) return;
   MutexLock lock(stack_lock_);
-  stacks_.Unref(detached.stack);
+  stacks_.Unref(stack);
 }
 
-std::uint32_t HeapRecorder::RecordWithHandle(std::uint64_t key, const std::uint64_t* frames,
-                                             std::uint32_t depth, std::uint64_t size, double weight,
-                                             std::uint64_t alloc_time_ns) {
+ObjectTicket HeapRecorder::RecordWithHandle(std::uint64_t key, const std::uint64_t* frames,
+                                            std::uint32_t depth, std::uint64_t size, double weight,
+                                            std::uint64_t alloc_time_ns) {
   StackId stack = InternForRecord(frames, depth, size, weight);
-  if (stack == kInvalidStackId) return 0;
+  if (stack == kInvalidStackId) return TicketFor(0, {});
   LiveObject object = {stack, 0, size, weight, alloc_time_ns};
   std::uint32_t handle = 0;
   if (!live_.InsertWithHandle(key, object, &handle)) {
     dropped_.fetch_add(1, std::memory_order_relaxed);
     MutexLock lock(stack_lock_);
     stacks_.Unref(stack);
-    return 0;
+    return TicketFor(0, {});
   }
   samples_.fetch_add(1, std::memory_order_relaxed);
   AddLive(object);
-  return handle;
+  return TicketFor(handle, object);
 }
 
-bool HeapRecorder::ForgetByHandle(std::uint32_t handle, std::uint64_t key) {
-  LiveObject removed;
-  if (!DetachByHandle(handle, key, &removed)) return false;
-  ReleaseDetached(removed);
+bool HeapRecorder::ForgetByTicket(const ObjectTicket& ticket, std::uint64_t key) {
+  if (!live_.DropByHandle(ticket.handle, key)) return false;
+  live_bytes_.fetch_sub(ticket.contribution, std::memory_order_relaxed);
+  ReleaseStack(ticket.stack);
   return true;
 }
 
@@ -133,15 +135,15 @@ bool HeapRecorder::DetachByHandle(std::uint32_t handle, std::uint64_t key, LiveO
   return true;
 }
 
-std::uint32_t HeapRecorder::ReattachWithHandle(std::uint64_t key, const LiveObject& detached) {
+ObjectTicket HeapRecorder::ReattachWithHandle(std::uint64_t key, const LiveObject& detached) {
   std::uint32_t handle = 0;
   if (!live_.InsertWithHandle(key, detached, &handle)) {
     dropped_.fetch_add(1, std::memory_order_relaxed);
     ReleaseDetached(detached);
-    return 0;
+    return TicketFor(0, {});
   }
   AddLive(detached);
-  return handle;
+  return TicketFor(handle, detached);
 }
 
 void HeapRecorder::ForgetAll() {

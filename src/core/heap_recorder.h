@@ -43,6 +43,14 @@ struct RecorderStats {
   std::uint64_t history_entries;
 };
 
+// What a front end keeps with an object recorded by handle (HeapRecorder::RecordWithHandle) so that
+// forgetting it needs nothing else.
+struct ObjectTicket {
+  std::uint32_t handle;       // the live table's; 0 when the sample was dropped
+  StackId stack;              // the stack whose reference the object holds
+  std::int64_t contribution;  // what the object adds to LiveBytesEstimate()
+};
+
 class HeapRecorder {
  public:
   HeapRecorder(MemoryResource& memory, const RecorderOptions& options);
@@ -68,18 +76,21 @@ class HeapRecorder {
   void Reattach(std::uint64_t key, const LiveObject& detached);
   void ReleaseDetached(const LiveObject& detached);
 
-  // The same for a front end that keeps a word with each object (the preload library, in a sampled
-  // block's header): the object is found by the handle RecordWithHandle returns, never looked up
-  // by key (LiveTable::InsertWithHandle), and the front end vouches that it never records a key
-  // twice while live. RecordWithHandle returns 0 when the sample was dropped; a handle that no
-  // longer holds `key` (after ForgetAll) finds nothing. May lock; no malloc.
-  std::uint32_t RecordWithHandle(std::uint64_t key, const std::uint64_t* frames,
-                                 std::uint32_t depth, std::uint64_t size, double weight,
-                                 std::uint64_t alloc_time_ns);
-  bool ForgetByHandle(std::uint32_t handle, std::uint64_t key);
+  // The same for a front end that keeps a few words with each object (the preload library, in a
+  // sampled block's header): the object is found by the handle in the ObjectTicket that
+  // RecordWithHandle returns, never looked up by key (LiveTable::InsertWithHandle), and
+  // ForgetByTicket reads nothing of the recorder's but the ticket (the stack to release, what the
+  // object added to the estimate): in exact mode the free of a large heap's block then costs no
+  // cache miss of the recorder's. The front end vouches that it never records a key twice while
+  // live and forgets each ticket once. The ticket's handle is 0 when the sample was dropped; a
+  // ticket from before ForgetAll finds nothing. May lock; no malloc.
+  ObjectTicket RecordWithHandle(std::uint64_t key, const std::uint64_t* frames, std::uint32_t depth,
+                                std::uint64_t size, double weight, std::uint64_t alloc_time_ns);
+  bool ForgetByTicket(const ObjectTicket& ticket, std::uint64_t key);
+  // Detach for a handle's object (it reads the record: realloc needs the object).
   bool DetachByHandle(std::uint32_t handle, std::uint64_t key, LiveObject* detached);
-  // Reattach for a detached handle's object: its new handle, 0 when it was dropped.
-  std::uint32_t ReattachWithHandle(std::uint64_t key, const LiveObject& detached);
+  // Reattach for a detached handle's object: its new ticket (handle 0 when it was dropped).
+  ObjectTicket ReattachWithHandle(std::uint64_t key, const LiveObject& detached);
 
   // Forgets every live object (a detach: nothing stays tracked). May lock; no malloc.
   void ForgetAll();
@@ -117,6 +128,8 @@ class HeapRecorder {
   std::atomic<std::uint64_t> dropped_{0};
   std::atomic<std::int64_t> live_bytes_{0};
 
+  // A forgotten object's end: counted, and its reference on `stack` dropped.
+  void ReleaseStack(StackId stack);
   // Interns the stack and counts the allocation in the history: the stack with one reference for
   // the object, or kInvalidStackId (counted as dropped) when out of memory.
   StackId InternForRecord(const std::uint64_t* frames, std::uint32_t depth, std::uint64_t size,
@@ -124,6 +137,10 @@ class HeapRecorder {
 
   // What one live object adds to LiveBytesEstimate(); the same value is subtracted when it leaves.
   static std::int64_t Contribution(const LiveObject& o);
+  // The ticket of an object inserted at `handle`, 0 for none.
+  static ObjectTicket TicketFor(std::uint32_t handle, const LiveObject& o) {
+    return {handle, handle != 0 ? o.stack : kInvalidStackId, handle != 0 ? Contribution(o) : 0};
+  }
   void AddLive(const LiveObject& o) {
     live_bytes_.fetch_add(Contribution(o), std::memory_order_relaxed);
   }

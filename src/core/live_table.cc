@@ -17,9 +17,10 @@ LiveTable::~LiveTable() {
 
 void LiveTable::DeallocateStore(RecordStore& store) {
   for (std::uint32_t c = 0; c < store.chunk_count; ++c) {
-    memory_.DeallocateArray(store.chunks[c], ChunkCapacity(c));
+    if (store.chunks[c] != nullptr) memory_.DeallocateArray(store.chunks[c], ChunkCapacity(c));
   }
   memory_.DeallocateArray(store.chunks, store.directory_capacity);
+  memory_.DeallocateArray(store.free_positions, store.free_capacity);
 }
 
 std::uint64_t LiveTable::HashKey(std::uint64_t key) { return MixBits(key); }
@@ -73,9 +74,9 @@ std::uint32_t* LiveTable::FindLocked(Shard& shard, std::uint64_t key, std::uint6
 }
 
 bool LiveTable::NewPositionLocked(RecordStore& store, std::uint32_t* position) {
-  if (store.free_head != 0) {
-    *position = store.free_head - 1;
-    store.free_head = static_cast<std::uint32_t>(At(store, *position).object.size);
+  if (store.free_count != 0) {
+    *position = store.free_positions[--store.free_count];
+    if (store.free_settled > store.free_count) store.free_settled = store.free_count;
     return true;
   }
   if (store.next_position == kMaxShardObjects) return false;
@@ -108,11 +109,31 @@ bool LiveTable::NewPositionLocked(RecordStore& store, std::uint32_t* position) {
 }
 
 void LiveTable::FreeLocked(RecordStore& store, std::uint32_t position) {
-  Record& record = At(store, position);
-  record.key = kFreeKey;
-  record.object.size = store.free_head;
-  store.free_head = position + 1;
   --store.used;
+  if (store.free_count == store.free_capacity) {
+    std::uint32_t capacity = store.free_capacity == 0 ? 1024 : store.free_capacity * 2;
+    auto* grown = memory_.AllocateArray<std::uint32_t>(capacity);
+    if (grown == nullptr) {
+      // Out of memory: the position is never reused, its record marked free at once.
+      At(store, position).key = kFreeKey;
+      return;
+    }
+    if (store.free_count != 0) {
+      std::memcpy(grown, store.free_positions, store.free_count * sizeof(std::uint32_t));
+    }
+    memory_.DeallocateArray(store.free_positions, store.free_capacity);
+    store.free_positions = grown;
+    store.free_capacity = capacity;
+  }
+  store.free_positions[store.free_count++] = position;
+}
+
+// In one pass, so that the records' cache misses overlap rather than each stalling a removal.
+void LiveTable::SettleLocked(RecordStore& store) {
+  for (std::uint32_t i = store.free_settled; i < store.free_count; ++i) {
+    At(store, store.free_positions[i]).key = kFreeKey;
+  }
+  store.free_settled = store.free_count;
 }
 
 LiveTable::InsertResult LiveTable::Insert(std::uint64_t key, const LiveObject& object,
@@ -189,35 +210,83 @@ bool LiveTable::RemoveByHandle(std::uint32_t handle, std::uint64_t key, LiveObje
   if (s >= kShards) return false;
   Shard& shard = shards_[s];
   MutexLock lock(shard.mutex);
-  if (position >= shard.handled.next_position) return false;
+  if (position < shard.handled.first_position || position >= shard.handled.next_position) {
+    return false;
+  }
+  SettleLocked(shard.handled);  // a position freed since the last settle must read as free
   Record& record = At(shard.handled, position);
-  if (record.key != key) return false;  // freed (RemoveAll), or since reused for another key
+  if (record.key != key) return false;  // freed, or since reused for another key
   *removed = record.object;
   FreeLocked(shard.handled, position);
   Notify(shard, [&](LiveSetObserver& o, std::size_t i) { o.ObjectRemoved(i, key); });
   return true;
 }
 
-std::size_t LiveTable::RemoveSomeLocked(Shard& shard, LiveObject* batch) {
+bool LiveTable::DropByHandle(std::uint32_t handle, std::uint64_t key) {
+  if (handle == 0) return false;
+  const std::uint32_t s = (handle - 1) >> 24, position = (handle - 1) & kPositionMask;
+  if (s >= kShards) return false;
+  Shard& shard = shards_[s];
+  MutexLock lock(shard.mutex);
+  if (position < shard.handled.first_position || position >= shard.handled.next_position) {
+    return false;  // retired by RemoveAll
+  }
+  FreeLocked(shard.handled, position);
+  Notify(shard, [&](LiveSetObserver& o, std::size_t i) { o.ObjectRemoved(i, key); });
+  return true;
+}
+
+std::uint32_t LiveTable::BeginRemoveAllLocked(Shard& shard) {
+  // Every handle to a position handed out so far is retired from here on: RemoveAll reports its
+  // object, a drop or removal by the handle (a free racing the RemoveAll) finds nothing, and no
+  // position below is reused, so a handle from before RemoveAll never finds another object.
+  RecordStore& store = shard.handled;
+  SettleLocked(store);
+  store.free_count = store.free_settled = 0;
+  store.first_position = store.next_position;
+  return store.next_position;
+}
+
+std::size_t LiveTable::RemoveSomeLocked(Shard& shard, std::uint32_t handled_end,
+                                        LiveObject* batch) {
   std::size_t n = 0;
   const std::size_t s = static_cast<std::size_t>(&shard - shards_);
-  for (RecordStore* store : {&shard.indexed, &shard.handled}) {
-    ForEachRecordLocked(*store, [&](std::uint32_t position, const Record& record) {
-      if (n == kRemoveBatch) return;
-      const std::uint64_t key = record.key;
-      batch[n++] = record.object;
-      if (store == &shard.indexed) {
-        if (std::uint32_t* entry = FindLocked(shard, key, HashKey(key))) {
-          *entry = kTombstone;
-          ++shard.tombstones;
-        }
-        filter_.Remove(key);
-      }
-      FreeLocked(*store, position);
-      if (LiveSetObserver* o = observer_.load(std::memory_order_acquire)) o->ObjectRemoved(s, key);
-    });
-  }
+  ForEachRecordLocked(shard.indexed, [&](std::uint32_t position, const Record& record) {
+    if (n == kRemoveBatch) return;
+    const std::uint64_t key = record.key;
+    batch[n++] = record.object;
+    if (std::uint32_t* entry = FindLocked(shard, key, HashKey(key))) {
+      *entry = kTombstone;
+      ++shard.tombstones;
+    }
+    filter_.Remove(key);
+    FreeLocked(shard.indexed, position);
+    if (LiveSetObserver* o = observer_.load(std::memory_order_acquire)) o->ObjectRemoved(s, key);
+  });
+  ForEachRecordLocked(shard.handled, [&](std::uint32_t position, Record& record) {
+    if (n == kRemoveBatch || position >= handled_end) return;
+    const std::uint64_t key = record.key;
+    batch[n++] = record.object;
+    record.key = kFreeKey;  // and never reused (RetireHandledLocked)
+    --shard.handled.used;
+    if (LiveSetObserver* o = observer_.load(std::memory_order_acquire)) o->ObjectRemoved(s, key);
+  });
   return n;
+}
+
+void LiveTable::RetireHandledLocked(Shard& shard, std::uint32_t end) {
+  // Chunks wholly below `end` hold nothing any more and never will.
+  RecordStore& store = shard.handled;
+  std::uint32_t position = 0;
+  for (std::uint32_t c = 0; c < store.chunk_count; ++c) {
+    std::uint32_t n = ChunkCapacity(c);
+    if (position + n > end) break;
+    if (store.chunks[c] != nullptr) {
+      memory_.DeallocateArray(store.chunks[c], n);
+      store.chunks[c] = nullptr;
+    }
+    position += n;
+  }
 }
 
 std::size_t LiveTable::size() const {
@@ -235,7 +304,7 @@ void LiveTable::Observe(LiveSetObserver* observer) {
   for (std::size_t s = 0; s < kShards; ++s) {
     Shard& shard = shards_[s];
     MutexLock lock(shard.mutex);
-    for (const RecordStore* store : {&shard.indexed, &shard.handled}) {
+    for (RecordStore* store : {&shard.indexed, &shard.handled}) {
       ForEachRecordLocked(*store, [&](std::uint32_t, const Record& r) {
         observer->ObjectAdded(s, r.key, r.object);
       });

@@ -12,17 +12,24 @@
 // A shard keeps its records (key + LiveObject, 40 bytes) densely, in chunks that never move, and
 // finds them through an open-addressing index of 4-byte entries (linear probing, tombstones, load
 // at most 1/2). An entry holds the record's position (24 bits) and 8 bits of the key's hash, so a
-// probe reads a record only when those bits match. A removed record's place goes on a free list
-// and is reused by the next insert. Memory per live object: 40 bytes of record plus 8-16 bytes of
-// index (its load between 1/4 and 1/2), plus at most one partly filled chunk per shard (16 KiB);
-// see docs/design/memory-layout.md. A shard holds at most kMaxShardObjects objects (about 537
-// million in all); past that, inserts fail as if memory were exhausted.
+// probe reads a record only when those bits match. A removed record's position goes on a stack of
+// free positions (4 bytes each, apart from the records) and is reused by the next insert; its
+// record is not touched when it is removed, only marked free (its key cleared) in a batch before
+// the records are next read in order (ForEach, a rehash), so that a removal reads and writes no
+// record of its own. Memory per live object: 40 bytes of record plus 8-16 bytes of index (its load
+// between 1/4 and 1/2), plus at most one partly filled chunk per shard (16 KiB); see
+// docs/design/memory-layout.md. A shard holds at most kMaxShardObjects objects (about 537 million
+// in all); past that, inserts fail as if memory were exhausted.
 //
 // Objects inserted with a handle (InsertWithHandle) are stored the same way but indexed nowhere,
 // not even in the filter: the front end keeps the handle with the object (the preload library in a
 // sampled block's header) and removes it by that handle, so neither insert nor remove looks the
 // key up (in exact mode the index and the filter were a cache miss each on every malloc and free
-// of a large heap). The front end then vouches that a key is never inserted twice while live.
+// of a large heap). DropByHandle removes without reading the record at all: the front end keeps
+// what it needs of the object beside the handle (HeapRecorder's ObjectTicket). The front end
+// vouches that a key is never inserted twice while live, and that a handle is dropped once.
+// RemoveAll retires the positions it empties for good: a handle from before it (a block sampled
+// before a detach and freed after it) then finds nothing, never another object.
 //
 // Thread safety: every call is thread-safe. MayContain() is lock-free; the rest lock one shard for
 // a few dozen instructions. Nothing here calls malloc; memory comes from the MemoryResource.
@@ -72,11 +79,16 @@ class LiveTable {
   // memory or positions.
   bool InsertWithHandle(std::uint64_t key, const LiveObject& object, std::uint32_t* handle);
   // Removes what InsertWithHandle stored at `handle`, if it still holds `key`: false (nothing
-  // done) when it does not, e.g. a handle from before RemoveAll.
+  // done) when it does not, e.g. a handle from before RemoveAll. Reads the record.
   bool RemoveByHandle(std::uint32_t handle, std::uint64_t key, LiveObject* removed);
+  // Removes what InsertWithHandle stored at `handle` (for `key`, which the observer is told)
+  // without reading its record: the caller keeps what it needs of the object. False (nothing done)
+  // for a handle from before RemoveAll. The caller must drop each handle at most once.
+  bool DropByHandle(std::uint32_t handle, std::uint64_t key);
 
   // Removes every object, calling gone(object) for each after its shard's lock is released (in
-  // batches: the callback may take other locks). No malloc.
+  // batches: the callback may take other locks); an object inserted with a handle while it runs
+  // may stay. No malloc.
   template <typename Gone>
   void RemoveAll(Gone&& gone);
 
@@ -102,7 +114,7 @@ class LiveTable {
   void ResetAllAfterForkInChild();
 
  private:
-  static constexpr std::uint64_t kFreeKey = 0;  // a record on the free list
+  static constexpr std::uint64_t kFreeKey = 0;  // a free record
   static constexpr int kShardBits = 5;
   static constexpr std::size_t kShards = std::size_t{1} << kShardBits;
 
@@ -112,7 +124,7 @@ class LiveTable {
   static constexpr std::uint32_t kPositionMask = (1u << 24) - 1;
 
   struct Record {
-    std::uint64_t key;  // kFreeKey: free, and object.size holds the next free position + 1
+    std::uint64_t key;  // kFreeKey: free (once settled, see RecordStore::free_settled)
     LiveObject object;
   };
   // Records in chunks that never move, a free list threaded through the free ones.
@@ -126,12 +138,18 @@ class LiveTable {
   }
 
   struct RecordStore {
-    Record** chunks = nullptr;  // chunk directory
+    Record** chunks = nullptr;  // chunk directory; null for a chunk wholly below first_position
     std::uint32_t chunk_count = 0;
     std::uint32_t directory_capacity = 0;
-    std::uint32_t next_position = 0;  // positions below this have been handed out
-    std::uint32_t free_head = 0;      // first free position + 1, 0 when none
-    std::size_t used = 0;             // live objects
+    std::uint32_t next_position = 0;   // positions below this have been handed out
+    std::uint32_t first_position = 0;  // positions below this were retired by RemoveAll
+    // Free positions, reused last in first out. Those from free_settled up still hold their
+    // object's key in their record: SettleLocked clears it before the records are read in order.
+    std::uint32_t* free_positions = nullptr;
+    std::uint32_t free_count = 0;
+    std::uint32_t free_capacity = 0;
+    std::uint32_t free_settled = 0;
+    std::size_t used = 0;  // live objects
   };
 
   struct Shard {
@@ -156,15 +174,23 @@ class LiveTable {
   std::uint32_t* FindLocked(Shard& shard, std::uint64_t key, std::uint64_t hash);
   // A free record position, or false when out of memory or positions.
   bool NewPositionLocked(RecordStore& store, std::uint32_t* position);
-  // Puts the record at `position` on the free list.
-  static void FreeLocked(RecordStore& store, std::uint32_t position);
+  // Puts `position` on the free positions, leaving its record as it is.
+  void FreeLocked(RecordStore& store, std::uint32_t position);
+  // Marks the records of the positions freed since the last call free.
+  static void SettleLocked(RecordStore& store);
   // Calls visit(position, record) for each live record of `store`.
   template <typename Visitor>
-  static void ForEachRecordLocked(const RecordStore& store, Visitor&& visit);
+  static void ForEachRecordLocked(RecordStore& store, Visitor&& visit);
   void DeallocateStore(RecordStore& store);
-  // Removes up to kRemoveBatch of the shard's objects into `batch`; returns how many.
+  // Removes up to kRemoveBatch of the shard's objects into `batch`: any of its indexed ones, and
+  // handled ones at positions below `handled_end`, whose positions are not reused. Returns how
+  // many.
   static constexpr std::size_t kRemoveBatch = 256;
-  std::size_t RemoveSomeLocked(Shard& shard, LiveObject* batch);
+  std::size_t RemoveSomeLocked(Shard& shard, std::uint32_t handled_end, LiveObject* batch);
+  // RemoveAll's start and end for one shard: retires the handled positions handed out so far
+  // (those it removes) and returns their end; then frees their memory.
+  std::uint32_t BeginRemoveAllLocked(Shard& shard);
+  void RetireHandledLocked(Shard& shard, std::uint32_t end);
   // Calls tell(observer, shard index) if an observer is attached. Under `shard`'s lock.
   template <typename Tell>
   void Notify(const Shard& shard, Tell&& tell) {
@@ -180,14 +206,17 @@ class LiveTable {
 };
 
 template <typename Visitor>
-void LiveTable::ForEachRecordLocked(const RecordStore& store, Visitor&& visit) {
+void LiveTable::ForEachRecordLocked(RecordStore& store, Visitor&& visit) {
+  SettleLocked(store);
   std::uint32_t position = 0;
   for (std::uint32_t c = 0; c < store.chunk_count && position < store.next_position; ++c) {
-    const Record* chunk = store.chunks[c];
+    Record* chunk = store.chunks[c];
     std::uint32_t n = ChunkCapacity(c);
     if (n > store.next_position - position) n = store.next_position - position;
-    for (std::uint32_t i = 0; i < n; ++i) {
-      if (chunk[i].key != kFreeKey) visit(position + i, chunk[i]);
+    if (chunk != nullptr) {
+      for (std::uint32_t i = 0; i < n; ++i) {
+        if (chunk[i].key != kFreeKey) visit(position + i, chunk[i]);
+      }
     }
     position += n;
   }
@@ -197,7 +226,7 @@ template <typename Visitor>
 void LiveTable::ForEach(Visitor&& visit) {
   for (Shard& shard : shards_) {
     MutexLock lock(shard.mutex);
-    for (const RecordStore* store : {&shard.indexed, &shard.handled}) {
+    for (RecordStore* store : {&shard.indexed, &shard.handled}) {
       ForEachRecordLocked(*store, [&](std::uint32_t, const Record& r) { visit(r.key, r.object); });
     }
   }
@@ -207,13 +236,20 @@ template <typename Gone>
 void LiveTable::RemoveAll(Gone&& gone) {
   LiveObject batch[kRemoveBatch];
   for (Shard& shard : shards_) {
+    std::uint32_t handled_end;
+    {
+      MutexLock lock(shard.mutex);
+      handled_end = BeginRemoveAllLocked(shard);
+    }
     for (std::size_t n = kRemoveBatch; n == kRemoveBatch;) {
       {
         MutexLock lock(shard.mutex);
-        n = RemoveSomeLocked(shard, batch);
+        n = RemoveSomeLocked(shard, handled_end, batch);
       }
       for (std::size_t i = 0; i < n; ++i) gone(batch[i]);
     }
+    MutexLock lock(shard.mutex);
+    RetireHandledLocked(shard, handled_end);
   }
 }
 

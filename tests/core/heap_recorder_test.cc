@@ -124,42 +124,47 @@ TEST_F(HeapRecorderTest, DetachReattachKeepsTheObject) {
   EXPECT_TRUE(recorder_->Forget(0x100));
 }
 
-TEST_F(HeapRecorderTest, ObjectsRecordedWithHandlesAreForgottenByThem) {
-  // As the preload library records tagged blocks: the handle finds the object, the estimate and
-  // the stats follow, detach and reattach give a new handle, and a stale handle finds nothing.
+TEST_F(HeapRecorderTest, ObjectsRecordedWithHandlesAreForgottenByTheirTickets) {
+  // As the preload library records tagged blocks: the ticket finds the object and holds what its
+  // end needs (the estimate and the stats follow), detach and reattach give a new ticket, and a
+  // ticket forgotten once finds nothing the second time.
   std::uint64_t s[] = {7, 8};
-  std::uint32_t a = recorder_->RecordWithHandle(0x100, s, 2, 100, 2.0, 5);
-  std::uint32_t b = recorder_->RecordWithHandle(0x200, s, 2, 10, 1.0, 6);
-  ASSERT_NE(a, 0u);
-  ASSERT_NE(b, 0u);
+  ObjectTicket a = recorder_->RecordWithHandle(0x100, s, 2, 100, 2.0, 5);
+  ObjectTicket b = recorder_->RecordWithHandle(0x200, s, 2, 10, 1.0, 6);
+  ASSERT_NE(a.handle, 0u);
+  ASSERT_NE(b.handle, 0u);
+  EXPECT_EQ(a.stack, b.stack);
+  EXPECT_EQ(a.contribution, 200);
+  EXPECT_EQ(b.contribution, 10);
   EXPECT_EQ(recorder_->LiveBytesEstimate(), 210);
   EXPECT_EQ(recorder_->Stats().live_objects, 2u);
   EXPECT_EQ(recorder_->Stats().samples, 2u);
-  EXPECT_FALSE(recorder_->ForgetByHandle(a, 0x200));  // a's record holds another key
-  EXPECT_FALSE(recorder_->Forget(0x100));             // not found by key
+  EXPECT_FALSE(recorder_->Forget(0x100));  // not found by key
   LiveObject detached;
-  ASSERT_TRUE(recorder_->DetachByHandle(a, 0x100, &detached));
+  EXPECT_FALSE(recorder_->DetachByHandle(a.handle, 0x200, &detached));  // a's record holds 0x100
+  ASSERT_TRUE(recorder_->DetachByHandle(a.handle, 0x100, &detached));
   EXPECT_EQ(detached.size, 100u);
   EXPECT_EQ(recorder_->LiveBytesEstimate(), 10);
-  std::uint32_t again = recorder_->ReattachWithHandle(0x100, detached);
-  ASSERT_NE(again, 0u);
+  ObjectTicket again = recorder_->ReattachWithHandle(0x100, detached);
+  ASSERT_NE(again.handle, 0u);
+  EXPECT_EQ(again.contribution, 200);
   EXPECT_EQ(recorder_->LiveBytesEstimate(), 210);
-  EXPECT_TRUE(recorder_->ForgetByHandle(again, 0x100));
-  EXPECT_FALSE(recorder_->ForgetByHandle(again, 0x100));
-  EXPECT_TRUE(recorder_->ForgetByHandle(b, 0x200));
+  EXPECT_TRUE(recorder_->ForgetByTicket(again, 0x100));
+  EXPECT_TRUE(recorder_->ForgetByTicket(b, 0x200));
   EXPECT_EQ(recorder_->LiveBytesEstimate(), 0);
   EXPECT_EQ(recorder_->Stats().live_objects, 0u);
   EXPECT_EQ(recorder_->Stats().forgotten, 2u);  // the detach and reattach forget nothing
+  EXPECT_EQ(recorder_->Stats().stacks, 1u);     // the history's reference is left
 }
 
 TEST_F(HeapRecorderTest, ForgetAllReleasesEveryObjectAndItsStack) {
   recorder_ =
       std::make_unique<HeapRecorder>(memory_, RecorderOptions{.keep_allocation_history = false});
   std::uint64_t s1[] = {1, 2}, s2[] = {3};
-  std::vector<std::uint32_t> handles;
+  std::vector<ObjectTicket> tickets;
   for (std::uint64_t k = 1; k <= 700; ++k) {
     recorder_->Record(k * 16, s1, 2, 10, 1, 0);
-    handles.push_back(recorder_->RecordWithHandle((k << 32) + 16, s2, 1, 20, 1, 0));
+    tickets.push_back(recorder_->RecordWithHandle((k << 32) + 16, s2, 1, 20, 1, 0));
   }
   EXPECT_EQ(recorder_->Stats().stacks, 2u);
   EXPECT_EQ(recorder_->LiveBytesEstimate(), 700 * 30);
@@ -169,7 +174,10 @@ TEST_F(HeapRecorderTest, ForgetAllReleasesEveryObjectAndItsStack) {
   EXPECT_EQ(stats.stacks, 0u);  // every object's reference was dropped
   EXPECT_EQ(stats.forgotten, 1400u);
   EXPECT_EQ(recorder_->LiveBytesEstimate(), 0);
-  EXPECT_FALSE(recorder_->ForgetByHandle(handles[0], (1ull << 32) + 16));
+  // A ticket from before ForgetAll (a block freed after a detach) changes nothing.
+  EXPECT_FALSE(recorder_->ForgetByTicket(tickets[0], (1ull << 32) + 16));
+  EXPECT_EQ(recorder_->LiveBytesEstimate(), 0);
+  EXPECT_EQ(recorder_->Stats().forgotten, 1400u);
   EXPECT_FALSE(recorder_->Forget(16));
 }
 

@@ -99,8 +99,9 @@ TEST(LiveTableTest, RemovedRecordsAreReused) {
   LiveTable table(memory);
   LiveObject scratch;
   for (std::uint64_t i = 1; i <= 5000; ++i) table.Insert(i * 16, {1, 0, i, 1, 0}, &scratch);
-  std::size_t in_use = memory.BytesInUse();
+  std::size_t in_use = 0;  // after the first round, which makes the stacks of free positions
   for (int round = 0; round < 20; ++round) {
+    if (round == 1) in_use = memory.BytesInUse();
     for (std::uint64_t i = 1; i <= 2500; ++i) ASSERT_TRUE(table.Remove(i * 16, &scratch));
     const std::uint64_t other = (static_cast<std::uint64_t>(round) + 1)
                                 << 32;  // keys never used before
@@ -211,6 +212,85 @@ TEST(LiveTableTest, HandlesFindTheirObjectsWithoutTheIndexOrTheFilter) {
   EXPECT_FALSE(table.Remove(handle_of.begin()->first, &scratch));
 }
 
+TEST(LiveTableTest, DroppedHandlesFreeTheirPositionsWithoutTheirRecords) {
+  // Drops by handle, which read no record, interleaved with removals by handle, which do, and with
+  // ForEach: the live set stays exact, and dropped positions are reused (the records take no more
+  // memory however long the churn goes on).
+  SystemMemoryResource memory;
+  LiveTable table(memory);
+  std::map<std::uint64_t, std::uint32_t> handle_of;
+  std::uint64_t x = 2463534242ull;
+  std::size_t in_use = 0;
+  for (int i = 0; i < 200000; ++i) {
+    if (i == 100000) in_use = memory.BytesInUse();
+    x = Xorshift(x);
+    std::uint64_t key = (x % 20000 + 1) * 16;
+    auto it = handle_of.find(key);
+    if (it == handle_of.end()) {
+      std::uint32_t handle = 0;
+      ASSERT_TRUE(table.InsertWithHandle(key, {3, 0, key, 1, 0}, &handle));
+      handle_of[key] = handle;
+    } else if (x % 7 == 0) {
+      LiveObject removed;
+      ASSERT_TRUE(table.RemoveByHandle(it->second, key, &removed));
+      EXPECT_EQ(removed.size, key);
+      handle_of.erase(it);
+    } else {
+      ASSERT_TRUE(table.DropByHandle(it->second, key));
+      handle_of.erase(it);
+    }
+    if (i % 50000 == 0) {
+      std::size_t seen = 0;
+      table.ForEach([&](std::uint64_t k, const LiveObject& o) {
+        ++seen;
+        EXPECT_EQ(o.size, k);
+        EXPECT_EQ(handle_of.count(k), 1u) << k;
+      });
+      EXPECT_EQ(seen, handle_of.size());
+    }
+  }
+  EXPECT_EQ(table.size(), handle_of.size());
+  EXPECT_LE(memory.BytesInUse(), in_use);
+  // A dropped handle reads as gone to a removal by handle (its key is not the record's any more).
+  auto [key, handle] = *handle_of.begin();
+  ASSERT_TRUE(table.DropByHandle(handle, key));
+  LiveObject scratch;
+  EXPECT_FALSE(table.RemoveByHandle(handle, key, &scratch));
+}
+
+TEST(LiveTableTest, HandlesFromBeforeRemoveAllFindNothingAfterIt) {
+  // A block sampled before a detach (RemoveAll) and freed after it: its handle must neither drop
+  // nor remove the object that took its place.
+  SystemMemoryResource memory;
+  LiveTable table(memory);
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> before;
+  for (std::uint64_t k = 1; k <= 2000; ++k) {
+    std::uint32_t handle;
+    ASSERT_TRUE(table.InsertWithHandle(k * 16, {1, 0, k, 1, 0}, &handle));
+    before.emplace_back(k * 16, handle);
+  }
+  for (std::size_t i = 0; i < before.size(); i += 2) {  // half are freed before the detach
+    ASSERT_TRUE(table.DropByHandle(before[i].second, before[i].first));
+  }
+  std::size_t gone = 0;
+  table.RemoveAll([&](const LiveObject&) { ++gone; });
+  EXPECT_EQ(gone, 1000u);
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> after;
+  for (std::uint64_t k = 1; k <= 2000; ++k) {  // the same keys again, as glibc would hand them out
+    std::uint32_t handle;
+    ASSERT_TRUE(table.InsertWithHandle(k * 16, {2, 0, k, 1, 0}, &handle));
+    after.emplace_back(k * 16, handle);
+  }
+  LiveObject scratch;
+  for (const auto& [key, handle] : before) {
+    EXPECT_FALSE(table.DropByHandle(handle, key));
+    EXPECT_FALSE(table.RemoveByHandle(handle, key, &scratch));
+  }
+  EXPECT_EQ(table.size(), 2000u);
+  for (const auto& [key, handle] : after) ASSERT_TRUE(table.DropByHandle(handle, key));
+  EXPECT_EQ(table.size(), 0u);
+}
+
 TEST(LiveTableTest, RemoveAllEmptiesBothKindsAndReportsEachObject) {
   SystemMemoryResource memory;
   LiveTable table(memory);
@@ -230,6 +310,7 @@ TEST(LiveTableTest, RemoveAllEmptiesBothKindsAndReportsEachObject) {
   EXPECT_FALSE(table.MayContain(16));
   EXPECT_FALSE(table.Remove(16, &scratch));
   EXPECT_FALSE(table.RemoveByHandle(handles[0], (1ull << 32) + 16, &scratch));
+  EXPECT_FALSE(table.DropByHandle(handles[1], (2ull << 32) + 16));
   // And the table works as before afterwards.
   EXPECT_EQ(table.Insert(16, {1, 0, 1, 1, 0}, &scratch), LiveTable::InsertResult::kInserted);
   EXPECT_EQ(table.size(), 1u);

@@ -45,18 +45,18 @@ void Record(HeapRecorder& recorder, void* block, std::size_t size, std::uint64_t
   const std::uint64_t now = AllocationTimeNs();
   // A tagged block carries its record's handle; another allocator's blocks are found by address.
   if (g_real.tagged_blocks) {
-    SetHandle(block, recorder.RecordWithHandle(key, frames, depth, size, weight, now));
+    SetTicket(block, recorder.RecordWithHandle(key, frames, depth, size, weight, now));
   } else {
     recorder.Record(key, frames, depth, size, weight, now);
   }
   MaybeCapturePeak(recorder);
 }
 
-// Forgets a sampled block the program is giving back: by its handle when it is tagged.
+// Forgets a sampled block the program is giving back: by its ticket when it is tagged.
 void Forget(HeapRecorder& recorder, void* block) {
   const auto key = reinterpret_cast<std::uint64_t>(block);
   if (g_real.tagged_blocks) {
-    recorder.ForgetByHandle(HandleOf(block), key);
+    recorder.ForgetByTicket(TicketOf(block), key);
   } else {
     recorder.Forget(key);
   }
@@ -119,7 +119,7 @@ struct DetachedRecord {
     HookGuard guard;
     const auto key = reinterpret_cast<std::uint64_t>(block);
     if (g_real.tagged_blocks) {
-      SetHandle(block, recorder->ReattachWithHandle(key, object));
+      SetTicket(block, recorder->ReattachWithHandle(key, object));
     } else {
       recorder->Reattach(key, object);
     }

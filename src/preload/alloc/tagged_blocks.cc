@@ -6,17 +6,25 @@
 namespace heaprec::preload {
 namespace {
 
-// Offsets fit the word's low 32 bits: AllocateTagged tags no larger alignment.
-constexpr std::uint64_t kOffsetMask = 0xffff'ffffull;
+// Offsets of aligned blocks are the alignment: the limit keeps a request of an absurd alignment
+// (which glibc fails) from wrapping the size.
+constexpr std::uint64_t kMaxOffset = 0xffff'ffffull;
+constexpr std::uint64_t kAlignedBit = std::uint64_t{1} << 63;
 
-// A fresh tag: no handle yet.
-void WriteTag(char* block, std::uint64_t offset) {
-  std::uint64_t tag = kTag;
-  std::memcpy(block - 16, &offset, sizeof(offset));
-  std::memcpy(block - 8, &tag, sizeof(tag));
+void StoreWord(void* block, std::ptrdiff_t at, std::uint64_t word) {
+  std::memcpy(static_cast<char*>(block) + at, &word, sizeof(word));
 }
 
-std::uint64_t OffsetOf(const void* block) { return TagWord(block, -16) & kOffsetMask; }
+// A fresh tag: no ticket yet.
+void WriteTag(char* block, std::uint64_t offset) {
+  if (offset != kTagOffset) StoreWord(block, -24, offset);
+  StoreWord(block, -16, offset != kTagOffset ? kAlignedBit : 0);
+  StoreWord(block, -8, kTagBit);
+}
+
+std::uint64_t OffsetOf(const void* block) {
+  return (TagWord(block, -16) & kAlignedBit) != 0 ? TagWord(block, -24) : kTagOffset;
+}
 
 char* BaseOf(const void* block) {
   return const_cast<char*>(static_cast<const char*>(block)) - OffsetOf(block);
@@ -70,7 +78,7 @@ void* AllocateTagged(AllocKind kind, std::size_t size, std::size_t alignment, bo
       break;
   }
   std::size_t total;
-  if (offset == 0 || offset > kOffsetMask || __builtin_add_overflow(size, offset, &total)) {
+  if (offset == 0 || offset > kMaxOffset || __builtin_add_overflow(size, offset, &total)) {
     *tagged = false;
     return AllocateUntagged(kind, size, alignment);
   }
@@ -89,15 +97,15 @@ void* AllocateTagged(AllocKind kind, std::size_t size, std::size_t alignment, bo
   return block;
 }
 
-void SetHandle(void* block, std::uint32_t handle) {
-  std::uint64_t word = OffsetOf(block) | (std::uint64_t{handle} << 32);
-  std::memcpy(static_cast<char*>(block) - 16, &word, sizeof(word));
+void SetTicket(void* block, const ObjectTicket& ticket) {
+  const std::uint64_t aligned = TagWord(block, -16) & kAlignedBit;
+  StoreWord(block, -16, aligned | static_cast<std::uint64_t>(ticket.contribution));
+  StoreWord(block, -8, kTagBit | (std::uint64_t{ticket.stack} & 0x7fff'ffff) << 32 | ticket.handle);
 }
 
 void FreeTagged(void* block) {
   char* base = BaseOf(block);
-  std::uint64_t cleared = 0;
-  std::memcpy(static_cast<char*>(block) - 8, &cleared, sizeof(cleared));
+  StoreWord(block, -8, 0);
   g_real.free(base);
 }
 

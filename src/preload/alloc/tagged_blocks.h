@@ -1,25 +1,30 @@
 // Tagged blocks: how free() knows a block is sampled without touching a cache line of its own.
 //
 // When the allocator heaprec forwards to is glibc, every block heaprec samples is allocated larger
-// and handed out `offset` bytes into glibc's block, with two words just below the program's
-// address:
+// and handed out `offset` bytes into glibc's block, with the sample's ticket in the words just
+// below the program's address:
 //
-//   glibc's block                                     the program's block
-//   ├────────────── offset - 16 ──────────────┼ handle:offset ┼  tag  ┼──── size bytes ────
-//                                             ptr-16          ptr-8   ptr
+//   glibc's block                                the program's block
+//   ├──────── offset - 16 ─────────┼ A|contribution ┼ T|stack|handle ┼──── size bytes ────
+//                      (offset)    ptr-16           ptr-8            ptr
+//                      ptr-24
 //
-//   tag = kTag                  offset = 16 (malloc, calloc, realloc) or the alignment (≥ 16),
-//                               in the low 32 bits; above them the recorder's handle for the
-//                               block (HeapRecorder::RecordWithHandle), 0 until it is recorded
+//   ptr-8   T = the top bit, set: the tag; bits 32-62 the stack's id, bits 0-31 the recorder's
+//           handle (both 0 until the block is recorded)
+//   ptr-16  A = the top bit, set when the offset is not 16; bits 0-62 what the object adds to the
+//           recorder's live-bytes estimate
+//   ptr-24  the offset, when A is set (an aligned block: its offset is the alignment, at least 32,
+//           so the word is inside the block); otherwise the offset is 16, malloc's own alignment
 //
-// The handle is how the slow paths find the block's record without looking its address up (in
-// exact mode that lookup was a cache miss or two on every free of a large heap).
+// The ticket (HeapRecorder's ObjectTicket) is all the free of a sampled block needs: the handle
+// finds the block's record without looking its address up, and the stack and contribution mean the
+// record itself is never read (in exact mode, reading it was a cache miss on nearly every free of
+// a large heap).
 //
 // For every other block ptr-8 is glibc's chunk size field, which glibc's free() reads next anyway,
-// so the test reads nothing the free would not. It is also exact: a chunk size is below 2^63 and
-// the tag has its top bit set, so an unsampled block never looks tagged. One constant for every
-// block (an earlier version mixed in the address, which cost the free path an instruction and
-// made the test no more exact). The tag is cleared before the block goes back to glibc.
+// so the test reads nothing the free would not. It is also exact: a chunk size is below 2^63, so
+// an unsampled block never has the top bit set; the test is one compare of the word's sign. The
+// tag is cleared before the block goes back to glibc.
 //
 // Why not a table: a table keyed by address (the 64 KiB SampledKeyFilter this replaces) is out of
 // the L1 cache once a program frees many distinct addresses, and then costs a miss on nearly every
@@ -39,12 +44,12 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/heap_recorder.h"
 #include "preload/alloc/real_allocator.h"
 
 namespace heaprec::preload {
 
-constexpr std::uint64_t kTag = 0xd5a9'7c3e'41b8'6f0bull;  // top bit set
-static_assert((kTag >> 63) == 1, "a tag must never equal a chunk size");
+constexpr std::uint64_t kTagBit = std::uint64_t{1} << 63;
 constexpr std::size_t kTagOffset =
     16;  // malloc's own alignment: the program's pointer stays aligned
 
@@ -56,13 +61,22 @@ inline std::uint64_t TagWord(const void* block, std::ptrdiff_t at) {
 
 // True when `block` (not null, allocated by the program's allocator) is a tagged sampled block.
 // Only meaningful while g_real.tagged_blocks holds.
-inline bool IsTagged(const void* block) { return TagWord(block, -8) == kTag; }
-
-// The recorder's handle for a tagged block, 0 when none was set.
-inline std::uint32_t HandleOf(const void* block) {
-  return static_cast<std::uint32_t>(TagWord(block, -16) >> 32);
+inline bool IsTagged(const void* block) {
+  return static_cast<std::int64_t>(TagWord(block, -8)) < 0;
 }
-void SetHandle(void* block, std::uint32_t handle);
+
+// The ticket kept in a tagged block's header; its handle is 0 when the block was not recorded.
+inline ObjectTicket TicketOf(const void* block) {
+  const std::uint64_t tag = TagWord(block, -8);
+  return {static_cast<std::uint32_t>(tag), static_cast<StackId>((tag >> 32) & 0x7fff'ffff),
+          static_cast<std::int64_t>(TagWord(block, -16) & ~kTagBit)};
+}
+inline std::uint32_t HandleOf(const void* block) {
+  return static_cast<std::uint32_t>(TagWord(block, -8));
+}
+// Keeps `ticket` in a tagged block's header. A stack id needs 31 bits at most (StackTable's ids
+// stay below 2^26).
+void SetTicket(void* block, const ObjectTicket& ticket);
 
 // The real allocator's block of the given kind, untagged.
 void* AllocateUntagged(AllocKind kind, std::size_t size, std::size_t alignment);
