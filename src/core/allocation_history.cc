@@ -15,8 +15,14 @@ std::uint64_t HashEntry(StackId stack, std::uint64_t size) {
 
 AllocationHistory::~AllocationHistory() { memory_.DeallocateArray(slots_, capacity_); }
 
-bool AllocationHistory::Grow() {
+std::size_t AllocationHistory::SlotOf(StackId stack, std::uint64_t size) const {
+  return HashEntry(stack, size) & (capacity_ - 1);
+}
+
+bool AllocationHistory::Reserve(std::size_t more) {
+  if ((used_ + more) * 2 <= capacity_) return true;
   std::size_t capacity = capacity_ == 0 ? 1024 : capacity_ * 2;
+  while ((used_ + more) * 2 > capacity) capacity *= 2;
   auto* fresh = memory_.AllocateArray<AllocationTotals>(capacity);
   if (fresh == nullptr) return false;
   std::memset(fresh, 0, capacity * sizeof(AllocationTotals));
@@ -33,22 +39,18 @@ bool AllocationHistory::Grow() {
   return true;
 }
 
-bool AllocationHistory::Add(StackId stack, std::uint64_t size, double weight, bool* dropped) {
-  *dropped = false;
-  if ((used_ + 1) * 2 > capacity_ && !Grow()) {
-    *dropped = true;
-    return false;
-  }
+bool AllocationHistory::AddMerged(const AllocationTotals& add) {
+  const double bytes = add.objects * static_cast<double>(add.size);
   std::size_t mask = capacity_ - 1;
-  for (std::size_t i = HashEntry(stack, size) & mask;; i = (i + 1) & mask) {
+  for (std::size_t i = SlotOf(add.stack, add.size);; i = (i + 1) & mask) {
     AllocationTotals& e = slots_[i];
-    if (e.stack == stack && e.size == size) {
-      e.objects += weight;
-      e.bytes += weight * static_cast<double>(size);
+    if (e.stack == add.stack && e.size == add.size) {
+      e.objects += add.objects;
+      e.bytes += bytes;
       return false;
     }
     if (e.stack == kInvalidStackId) {
-      e = {stack, size, weight, weight * static_cast<double>(size)};
+      e = {add.stack, add.size, add.objects, bytes};
       ++used_;
       return true;
     }

@@ -24,12 +24,23 @@ StackId HeapRecorder::InternForRecord(const std::uint64_t* frames, std::uint32_t
     dropped_.fetch_add(1, std::memory_order_relaxed);
     return kInvalidStackId;
   }
-  if (options_.keep_allocation_history) {
-    bool dropped = false;
-    if (history_.Add(stack, size, weight, &dropped)) stacks_.Ref(stack);
-    if (dropped) dropped_.fetch_add(1, std::memory_order_relaxed);
+  if (options_.keep_allocation_history && !history_.AddPending(stack, size, weight)) {
+    MergeHistoryLocked();
+    history_.AddPending(stack, size, weight);
   }
   return stack;
+}
+
+void HeapRecorder::MergeHistoryLocked() {
+  history_.Merge([this](StackId stack) { stacks_.Ref(stack); },
+                 [this] { dropped_.fetch_add(1, std::memory_order_relaxed); });
+}
+
+void HeapRecorder::UnrefLocked(StackId stack) {
+  // A pending history add names the stack without a reference of its own: it takes one now if
+  // it is the stack's first, before this could free the stack.
+  MergeHistoryLocked();
+  stacks_.Unref(stack);
 }
 
 void HeapRecorder::Record(std::uint64_t key, const std::uint64_t* frames, std::uint32_t depth,
@@ -50,13 +61,13 @@ void HeapRecorder::Record(std::uint64_t key, const std::uint64_t* frames, std::u
       AddLive(object);
       SubtractLive(replaced);
       MutexLock lock(stack_lock_);
-      stacks_.Unref(replaced.stack);
+      UnrefLocked(replaced.stack);
       return;
     }
     case LiveTable::InsertResult::kOutOfMemory: {
       dropped_.fetch_add(1, std::memory_order_relaxed);
       MutexLock lock(stack_lock_);
-      stacks_.Unref(stack);
+      UnrefLocked(stack);
       return;
     }
   }
@@ -101,7 +112,7 @@ void HeapRecorder::ReleaseStack(StackId stack) {
   // once no longer wait for each other, nor for a thread recording).
   if (stacks_.UnrefIfNotLast(stack)) return;
   MutexLock lock(stack_lock_);
-  stacks_.Unref(stack);
+  UnrefLocked(stack);
 }
 
 ObjectTicket HeapRecorder::RecordWithHandle(std::uint64_t key, const std::uint64_t* frames,
@@ -114,7 +125,7 @@ ObjectTicket HeapRecorder::RecordWithHandle(std::uint64_t key, const std::uint64
   if (!live_.InsertWithHandle(key, object, &handle)) {
     dropped_.fetch_add(1, std::memory_order_relaxed);
     MutexLock lock(stack_lock_);
-    stacks_.Unref(stack);
+    UnrefLocked(stack);
     return TicketFor(0, {});
   }
   samples_.fetch_add(1, std::memory_order_relaxed);
@@ -161,6 +172,7 @@ RecorderStats HeapRecorder::Stats() const {
   s.dropped = dropped_.load(std::memory_order_relaxed);
   s.live_objects = live_.size();
   MutexLock lock(stack_lock_);
+  const_cast<HeapRecorder*>(this)->MergeHistoryLocked();
   s.stacks = stacks_.size();
   s.history_entries = history_.size();
   return s;

@@ -130,6 +130,10 @@ class HeapRecorder {
 
   // A forgotten object's end: counted, and its reference on `stack` dropped.
   void ReleaseStack(StackId stack);
+  // Under stack_lock_: merges the history's pending adds (AllocationHistory::Merge), and drops a
+  // reference on `stack`, which may free it, after merging.
+  void MergeHistoryLocked();
+  void UnrefLocked(StackId stack);
   // Interns the stack and counts the allocation in the history: the stack with one reference for
   // the object, or kInvalidStackId (counted as dropped) when out of memory.
   StackId InternForRecord(const std::uint64_t* frames, std::uint32_t depth, std::uint64_t size,

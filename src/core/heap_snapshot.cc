@@ -52,6 +52,7 @@ bool HeapSnapshot::Take(HeapRecorder& recorder, SnapshotGrouping grouping) {
 // Pins the stacks (so the ids copied next stay readable) and copies the allocation history.
 bool HeapSnapshot::CopyHistory(HeapRecorder& recorder) {
   MutexLock lock(recorder.stack_lock_);
+  recorder.MergeHistoryLocked();
   recorder.stacks_.Pin();
   history_capacity_ = recorder.history_.size();
   if (history_capacity_ == 0) return true;

@@ -71,6 +71,41 @@ TEST_F(HeapRecorderTest, RecordsAndForgets) {
   EXPECT_EQ(history_a, 10);
 }
 
+// The history merges its adds a few dozen at a time (AllocationHistory::AddPending), and a pending
+// add holds no reference on its stack: a stack whose only object dies before the merge must not be
+// freed (its id would go to the next new stack, which would then be credited with its
+// allocations). Each round records and forgets one object on a new stack, tagged and by key, then
+// records on further new stacks; the history must count one allocation on each stack, its own.
+TEST_F(HeapRecorderTest, TheHistoryKeepsStacksWhoseObjectsDiedBeforeItsAddsWereMerged) {
+  constexpr std::uint64_t kRounds = 200;  // several merges' worth (AllocationHistory::kPending)
+  for (std::uint64_t round = 0; round < kRounds; ++round) {
+    std::uint64_t dying[] = {0x1000 + round}, tagged[] = {0x2000 + round},
+                  after[] = {0x3000 + round};
+    recorder_->Record(0x10, dying, 1, 8, 1.0, 0);
+    ASSERT_TRUE(recorder_->Forget(0x10));
+    ObjectTicket ticket = recorder_->RecordWithHandle(0x20, tagged, 1, 16, 1.0, 0);
+    ASSERT_TRUE(recorder_->ForgetByTicket(ticket, 0x20));
+    recorder_->Record(0x30 + 16 * round, after, 1, 24, 1.0, 0);
+  }
+  HeapSnapshot snapshot;
+  ASSERT_TRUE(snapshot.Take(*recorder_, SnapshotGrouping::kEachObject));
+  ASSERT_EQ(snapshot.history_count(), 3 * kRounds);
+  std::map<std::uint64_t, std::pair<double, std::uint64_t>> by_leaf;  // objects, size
+  for (std::size_t i = 0; i < snapshot.history_count(); ++i) {
+    const AllocationTotals& h = snapshot.history()[i];
+    std::uint64_t leaf = 0;
+    ASSERT_EQ(snapshot.Frames(h.stack, &leaf, 1).depth, 1u);
+    by_leaf[leaf].first += h.objects;
+    by_leaf[leaf].second = h.size;
+  }
+  ASSERT_EQ(by_leaf.size(), 3 * kRounds);
+  for (const auto& [leaf, totals] : by_leaf) {
+    EXPECT_EQ(totals.first, 1) << std::hex << leaf;
+    EXPECT_EQ(totals.second, leaf < 0x2000 ? 8u : leaf < 0x3000 ? 16u : 24u) << std::hex << leaf;
+  }
+  EXPECT_EQ(recorder_->Stats().stacks, 3 * kRounds);  // each kept by its history entry
+}
+
 TEST_F(HeapRecorderTest, LiveBytesEstimateFollowsTheLiveSet) {
   std::uint64_t s[] = {1};
   recorder_->Record(0x100, s, 1, 100, 2.5, 0);  // 250
