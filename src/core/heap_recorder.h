@@ -87,6 +87,9 @@ class HeapRecorder {
   ObjectTicket RecordWithHandle(std::uint64_t key, const std::uint64_t* frames, std::uint32_t depth,
                                 std::uint64_t size, double weight, std::uint64_t alloc_time_ns);
   bool ForgetByTicket(const ObjectTicket& ticket, std::uint64_t key);
+  // A hint before RecordWithHandle(key, ...), for a caller with other work to do first (walking
+  // the stack): see LiveTable::PrefetchInsertWithHandle. Lock-free.
+  void PrefetchRecordWithHandle(std::uint64_t key) const { live_.PrefetchInsertWithHandle(key); }
   // Detach for a handle's object (it reads the record: realloc needs the object).
   bool DetachByHandle(std::uint32_t handle, std::uint64_t key, LiveObject* detached);
   // Reattach for a detached handle's object: its new ticket (handle 0 when it was dropped).

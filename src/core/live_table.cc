@@ -25,17 +25,39 @@ void LiveTable::DeallocateStore(RecordStore& store) {
 
 std::uint64_t LiveTable::HashKey(std::uint64_t key) { return MixBits(key); }
 
-LiveTable::Record& LiveTable::At(const RecordStore& store, std::uint32_t position) {
+std::uint32_t LiveTable::ChunkOf(std::uint32_t position, std::uint32_t* offset) {
   // The small chunks hold 102 + 204 records; every later chunk kLargeChunkRecords.
   constexpr std::uint32_t kSmallTotal = ChunkCapacity(0) + ChunkCapacity(1);
   static_assert(kSmallChunks == 2, "kSmallTotal adds up the small chunks");
   if (position >= kSmallTotal) {
     std::uint32_t rest = position - kSmallTotal;
-    return store.chunks[kSmallChunks + rest / kLargeChunkRecords][rest % kLargeChunkRecords];
+    *offset = rest % kLargeChunkRecords;
+    return kSmallChunks + rest / kLargeChunkRecords;
   }
   std::uint32_t c = 0;
   while (position >= ChunkCapacity(c)) position -= ChunkCapacity(c++);
-  return store.chunks[c][position];
+  *offset = position;
+  return c;
+}
+
+LiveTable::Record& LiveTable::At(const RecordStore& store, std::uint32_t position) {
+  std::uint32_t offset;
+  std::uint32_t c = ChunkOf(position, &offset);
+  return store.chunks[c][offset];
+}
+
+LiveTable::Record* LiveTable::NextRecordLocked(const RecordStore& store) {
+  if (store.free_count != 0) return &At(store, store.free_positions[store.free_count - 1]);
+  std::uint32_t offset;
+  std::uint32_t c = ChunkOf(store.next_position, &offset);
+  return c < store.chunk_count && store.chunks[c] != nullptr ? &store.chunks[c][offset] : nullptr;
+}
+
+void LiveTable::PrefetchInsertWithHandle(std::uint64_t key) const {
+  const Record* next = ShardFor(HashKey(key)).next_handled.load(std::memory_order_relaxed);
+  if (next == nullptr) return;
+  __builtin_prefetch(next, 1);
+  __builtin_prefetch(reinterpret_cast<const char*>(next + 1) - 1, 1);
 }
 
 // Rebuilds the index from the records, which are read in order (no random access but the
@@ -198,6 +220,7 @@ bool LiveTable::InsertWithHandle(std::uint64_t key, const LiveObject& object,
   record.key = key;
   record.object = object;
   ++shard.handled.used;
+  shard.next_handled.store(NextRecordLocked(shard.handled), std::memory_order_relaxed);
   const auto s = static_cast<std::uint32_t>(&shard - shards_);
   *handle = ((s << 24) | position) + 1;
   Notify(shard, [&](LiveSetObserver& o, std::size_t i) { o.ObjectAdded(i, key, object); });
@@ -218,6 +241,7 @@ bool LiveTable::RemoveByHandle(std::uint32_t handle, std::uint64_t key, LiveObje
   if (record.key != key) return false;  // freed, or since reused for another key
   *removed = record.object;
   FreeLocked(shard.handled, position);
+  shard.next_handled.store(&record, std::memory_order_relaxed);
   Notify(shard, [&](LiveSetObserver& o, std::size_t i) { o.ObjectRemoved(i, key); });
   return true;
 }
@@ -232,6 +256,7 @@ bool LiveTable::DropByHandle(std::uint32_t handle, std::uint64_t key) {
     return false;  // retired by RemoveAll
   }
   FreeLocked(shard.handled, position);
+  shard.next_handled.store(NextRecordLocked(shard.handled), std::memory_order_relaxed);
   Notify(shard, [&](LiveSetObserver& o, std::size_t i) { o.ObjectRemoved(i, key); });
   return true;
 }
@@ -244,6 +269,7 @@ std::uint32_t LiveTable::BeginRemoveAllLocked(Shard& shard) {
   SettleLocked(store);
   store.free_count = store.free_settled = 0;
   store.first_position = store.next_position;
+  shard.next_handled.store(NextRecordLocked(store), std::memory_order_relaxed);
   return store.next_position;
 }
 

@@ -78,6 +78,10 @@ class LiveTable {
   // filter entry. The caller must not insert a key again while it is live. False when out of
   // memory or positions.
   bool InsertWithHandle(std::uint64_t key, const LiveObject& object, std::uint32_t* handle);
+  // Fetches the record the next InsertWithHandle of `key` is likely to write into the CPU's cache,
+  // for a caller that has other work to do first: the write then does not stall (on a large heap
+  // that record has long left the caches). A hint only. Lock-free.
+  void PrefetchInsertWithHandle(std::uint64_t key) const;
   // Removes what InsertWithHandle stored at `handle`, if it still holds `key`: false (nothing
   // done) when it does not, e.g. a handle from before RemoveAll. Reads the record.
   bool RemoveByHandle(std::uint32_t handle, std::uint64_t key, LiveObject* removed);
@@ -159,7 +163,10 @@ class LiveTable {
     std::size_t capacity = 0;  // index entries, a power of two
     std::size_t tombstones = 0;
     RecordStore handled;  // found by handle only
-    char padding[64];     // keep shards' hot fields on separate cache lines
+    // The record the next InsertWithHandle will write (PrefetchInsertWithHandle), null when it
+    // needs a new chunk; kept under the lock, read without it.
+    std::atomic<Record*> next_handled{nullptr};
+    char padding[64];  // keep shards' hot fields on separate cache lines
   };
 
   static std::uint64_t HashKey(std::uint64_t key);
@@ -168,7 +175,12 @@ class LiveTable {
     return static_cast<std::uint32_t>((hash >> 48) & 0xff) << 24;
   }
   Shard& ShardFor(std::uint64_t hash) { return shards_[hash >> (64 - kShardBits)]; }
+  const Shard& ShardFor(std::uint64_t hash) const { return shards_[hash >> (64 - kShardBits)]; }
+  // The chunk holding `position`, and its place there in *offset.
+  static std::uint32_t ChunkOf(std::uint32_t position, std::uint32_t* offset);
   static Record& At(const RecordStore& store, std::uint32_t position);
+  // The record the store's next new position will be, null when that needs a new chunk.
+  static Record* NextRecordLocked(const RecordStore& store);
   bool RehashLocked(Shard& shard, std::size_t new_capacity);
   // The index entry holding `key`, or null.
   std::uint32_t* FindLocked(Shard& shard, std::uint64_t key, std::uint64_t hash);

@@ -33,6 +33,8 @@ std::uint64_t AllocationTimeNs() { return NowNs(CLOCK_REALTIME_COARSE); }
 
 void Record(HeapRecorder& recorder, void* block, std::size_t size, std::uint64_t interval,
             const WalkStart& start) {
+  const auto key = reinterpret_cast<std::uint64_t>(block);
+  if (g_real.tagged_blocks) recorder.PrefetchRecordWithHandle(key);  // while the stack is walked
   const std::uint32_t max_depth = g_settings.max_depth;
   auto* frames = static_cast<std::uint64_t*>(
       alloca((max_depth + kCaptureExtraFrames) * sizeof(std::uint64_t)));
@@ -40,7 +42,6 @@ void Record(HeapRecorder& recorder, void* block, std::size_t size, std::uint64_t
   std::uint32_t depth = CaptureStack(frames, max_depth, &truncated, &start);
   if (depth == 0) g_unwind_failures.fetch_add(1, std::memory_order_relaxed);
   if (truncated) g_truncated_stacks.fetch_add(1, std::memory_order_relaxed);
-  const auto key = reinterpret_cast<std::uint64_t>(block);
   const double weight = Sampler::Weight(size, interval);
   const std::uint64_t now = AllocationTimeNs();
   // A tagged block carries its record's handle; another allocator's blocks are found by address.
