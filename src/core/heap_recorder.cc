@@ -1,11 +1,18 @@
 #include "core/heap_recorder.h"
 
+#include <cstring>
+
 #include "core/live_set_observer.h"
 
 namespace heaprec {
 
 HeapRecorder::HeapRecorder(MemoryResource& memory, const RecorderOptions& options)
-    : memory_(memory), options_(options), stacks_(memory), history_(memory), live_(memory) {}
+    : memory_(memory),
+      options_(options),
+      objects_hold_stacks_(!options.keep_allocation_history),
+      stacks_(memory),
+      history_(memory),
+      live_(memory) {}
 
 // Rounded by hand: llround is a libm call of about 30 instructions, twice per exact-mode
 // allocation. The estimate needs only the same value when an object comes and goes, which any
@@ -19,28 +26,65 @@ std::int64_t HeapRecorder::Contribution(const LiveObject& o) {
 StackId HeapRecorder::InternForRecord(const std::uint64_t* frames, std::uint32_t depth,
                                       std::uint64_t size, double weight) {
   MutexLock lock(stack_lock_);
-  StackId stack = stacks_.Intern(frames, depth);
+  // With the history on, objects take no reference of their own (see objects_hold_stacks_).
+  StackId stack = objects_hold_stacks_ ? stacks_.Intern(frames, depth)
+                                       : stacks_.InternUnreferenced(frames, depth);
   if (stack == kInvalidStackId) {
     dropped_.fetch_add(1, std::memory_order_relaxed);
     return kInvalidStackId;
   }
-  if (options_.keep_allocation_history && !history_.AddPending(stack, size, weight)) {
-    MergeHistoryLocked();
-    history_.AddPending(stack, size, weight);
+  if (options_.keep_allocation_history) {
+    const AllocationTotals add = {stack, size, weight, 0};
+    MergeHistoryLocked(&add, 1);
   }
   return stack;
 }
 
-void HeapRecorder::MergeHistoryLocked() {
-  history_.Merge([this](StackId stack) { stacks_.Ref(stack); },
-                 [this] { dropped_.fetch_add(1, std::memory_order_relaxed); });
+StackId HeapRecorder::InternThroughCache(ThreadCache& cache, const std::uint64_t* frames,
+                                         std::uint32_t depth, std::uint64_t size, double weight) {
+  StackId stack = cache.stack;
+  const bool same = depth != 0 && depth == cache.depth &&
+                    std::memcmp(frames, cache.frames, depth * sizeof(*frames)) == 0;
+  if (!same || cache.pending_count == ThreadCache::kPending) {
+    MutexLock lock(stack_lock_);
+    if (!same) {
+      stack = stacks_.InternUnreferenced(frames, depth);
+      if (stack == kInvalidStackId) {
+        dropped_.fetch_add(1, std::memory_order_relaxed);
+        return kInvalidStackId;
+      }
+      cache.depth = depth <= ThreadCache::kDepth ? depth : 0;
+      cache.stack = stack;
+      if (cache.depth != 0) std::memcpy(cache.frames, frames, depth * sizeof(*frames));
+    }
+    if (cache.pending_count == ThreadCache::kPending) {
+      MergeHistoryLocked(cache.pending, cache.pending_count);
+      cache.pending_count = 0;
+    }
+  }
+  cache.pending[cache.pending_count++] = {stack, size, weight, 0};
+  return stack;
 }
 
-void HeapRecorder::UnrefLocked(StackId stack) {
-  // A pending history add names the stack without a reference of its own: it takes one now if
-  // it is the stack's first, before this could free the stack.
-  MergeHistoryLocked();
-  stacks_.Unref(stack);
+void HeapRecorder::MergeHistoryLocked(const AllocationTotals* adds, std::size_t count) {
+  history_.Merge(
+      adds, count, [this](StackId stack) { stacks_.Ref(stack); },
+      [this] { dropped_.fetch_add(1, std::memory_order_relaxed); });
+}
+
+void HeapRecorder::MergeAllPending() {
+  if (objects_hold_stacks_) return;  // no caches are used
+  for (ThreadCache& cache : caches_) {
+    MutexLock cache_lock(cache.mutex);
+    if (cache.pending_count == 0) continue;
+    MutexLock lock(stack_lock_);
+    MergeHistoryLocked(cache.pending, cache.pending_count);
+    cache.pending_count = 0;
+  }
+}
+
+void HeapRecorder::UnrefObjectsStackLocked(StackId stack) {
+  if (objects_hold_stacks_) stacks_.Unref(stack);
 }
 
 void HeapRecorder::Record(std::uint64_t key, const std::uint64_t* frames, std::uint32_t depth,
@@ -52,22 +96,22 @@ void HeapRecorder::Record(std::uint64_t key, const std::uint64_t* frames, std::u
   LiveObject replaced;
   switch (live_.Insert(key, object, &replaced)) {
     case LiveTable::InsertResult::kInserted:
-      samples_.fetch_add(1, std::memory_order_relaxed);
+      counters_[0].samples.fetch_add(1, std::memory_order_relaxed);
       AddLive(object);
       return;
     case LiveTable::InsertResult::kReplaced: {
-      samples_.fetch_add(1, std::memory_order_relaxed);
+      counters_[0].samples.fetch_add(1, std::memory_order_relaxed);
       replaced_.fetch_add(1, std::memory_order_relaxed);
       AddLive(object);
       SubtractLive(replaced);
       MutexLock lock(stack_lock_);
-      UnrefLocked(replaced.stack);
+      UnrefObjectsStackLocked(replaced.stack);
       return;
     }
     case LiveTable::InsertResult::kOutOfMemory: {
       dropped_.fetch_add(1, std::memory_order_relaxed);
       MutexLock lock(stack_lock_);
-      UnrefLocked(stack);
+      UnrefObjectsStackLocked(stack);
       return;
     }
   }
@@ -104,31 +148,39 @@ void HeapRecorder::Reattach(std::uint64_t key, const LiveObject& detached) {
   }
 }
 
-void HeapRecorder::ReleaseDetached(const LiveObject& detached) { ReleaseStack(detached.stack); }
+void HeapRecorder::ReleaseDetached(const LiveObject& detached) { ReleaseStack(detached.stack, 0); }
 
-void HeapRecorder::ReleaseStack(StackId stack) {
-  forgotten_.fetch_add(1, std::memory_order_relaxed);
+void HeapRecorder::ReleaseStack(StackId stack, std::uint32_t lane) {
+  counters_[lane % kThreadCaches].forgotten.fetch_add(1, std::memory_order_relaxed);
+  if (!objects_hold_stacks_) return;
   // Most frees drop a reference that is not the stack's last: no lock (two threads freeing at
   // once no longer wait for each other, nor for a thread recording).
   if (stacks_.UnrefIfNotLast(stack)) return;
   MutexLock lock(stack_lock_);
-  UnrefLocked(stack);
+  stacks_.Unref(stack);
 }
 
 ObjectTicket HeapRecorder::RecordWithHandle(std::uint64_t key, const std::uint64_t* frames,
                                             std::uint32_t depth, std::uint64_t size, double weight,
-                                            std::uint64_t alloc_time_ns) {
-  StackId stack = InternForRecord(frames, depth, size, weight);
+                                            std::uint64_t alloc_time_ns, std::uint32_t lane) {
+  StackId stack;
+  ThreadCache& cache = caches_[lane % kThreadCaches];
+  if (!objects_hold_stacks_ && cache.mutex.TryLock()) {
+    stack = InternThroughCache(cache, frames, depth, size, weight);
+    cache.mutex.Unlock();
+  } else {
+    stack = InternForRecord(frames, depth, size, weight);
+  }
   if (stack == kInvalidStackId) return TicketFor(0, {});
   LiveObject object = {stack, 0, size, weight, alloc_time_ns};
   std::uint32_t handle = 0;
-  if (!live_.InsertWithHandle(key, object, &handle)) {
+  if (!live_.InsertWithHandle(key, object, lane, &handle)) {
     dropped_.fetch_add(1, std::memory_order_relaxed);
     MutexLock lock(stack_lock_);
-    UnrefLocked(stack);
+    UnrefObjectsStackLocked(stack);
     return TicketFor(0, {});
   }
-  samples_.fetch_add(1, std::memory_order_relaxed);
+  counters_[lane % kThreadCaches].samples.fetch_add(1, std::memory_order_relaxed);
   AddLive(object);
   return TicketFor(handle, object);
 }
@@ -136,7 +188,7 @@ ObjectTicket HeapRecorder::RecordWithHandle(std::uint64_t key, const std::uint64
 bool HeapRecorder::ForgetByTicket(const ObjectTicket& ticket, std::uint64_t key) {
   if (!live_.DropByHandle(ticket.handle, key)) return false;
   live_bytes_.fetch_sub(ticket.contribution, std::memory_order_relaxed);
-  ReleaseStack(ticket.stack);
+  ReleaseStack(ticket.stack, LiveTable::LaneOf(ticket.handle));
   return true;
 }
 
@@ -146,9 +198,10 @@ bool HeapRecorder::DetachByHandle(std::uint32_t handle, std::uint64_t key, LiveO
   return true;
 }
 
-ObjectTicket HeapRecorder::ReattachWithHandle(std::uint64_t key, const LiveObject& detached) {
+ObjectTicket HeapRecorder::ReattachWithHandle(std::uint64_t key, const LiveObject& detached,
+                                              std::uint32_t lane) {
   std::uint32_t handle = 0;
-  if (!live_.InsertWithHandle(key, detached, &handle)) {
+  if (!live_.InsertWithHandle(key, detached, lane, &handle)) {
     dropped_.fetch_add(1, std::memory_order_relaxed);
     ReleaseDetached(detached);
     return TicketFor(0, {});
@@ -166,13 +219,16 @@ void HeapRecorder::ForgetAll() {
 
 RecorderStats HeapRecorder::Stats() const {
   RecorderStats s;
-  s.samples = samples_.load(std::memory_order_relaxed);
-  s.forgotten = forgotten_.load(std::memory_order_relaxed);
+  s.samples = s.forgotten = 0;
+  for (const LaneCounters& lane : counters_) {
+    s.samples += lane.samples.load(std::memory_order_relaxed);
+    s.forgotten += lane.forgotten.load(std::memory_order_relaxed);
+  }
   s.replaced = replaced_.load(std::memory_order_relaxed);
   s.dropped = dropped_.load(std::memory_order_relaxed);
   s.live_objects = live_.size();
+  const_cast<HeapRecorder*>(this)->MergeAllPending();
   MutexLock lock(stack_lock_);
-  const_cast<HeapRecorder*>(this)->MergeHistoryLocked();
   s.stacks = stacks_.size();
   s.history_entries = history_.size();
   return s;
@@ -188,6 +244,7 @@ void HeapRecorder::Observe(LiveSetObserver* observer) {
 }
 
 void HeapRecorder::LockForFork() {
+  for (ThreadCache& cache : caches_) cache.mutex.Lock();
   stack_lock_.Lock();
   live_.LockAllForFork();
 }
@@ -195,11 +252,13 @@ void HeapRecorder::LockForFork() {
 void HeapRecorder::UnlockAfterForkInParent() {
   live_.UnlockAllAfterForkInParent();
   stack_lock_.Unlock();
+  for (ThreadCache& cache : caches_) cache.mutex.Unlock();
 }
 
 void HeapRecorder::ResetAfterForkInChild() {
   live_.ResetAllAfterForkInChild();
   stack_lock_.ResetAfterFork();
+  for (ThreadCache& cache : caches_) cache.mutex.ResetAfterFork();
 }
 
 }  // namespace heaprec

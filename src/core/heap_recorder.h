@@ -1,17 +1,22 @@
 // HeapRecorder: the heart of heaprec. Records sampled objects with their stacks, forgets them when
 // they die, and lets a serialization copy the live set while recording goes on.
 //
-//   Record(key, frames, size, weight) ─▶ stack_lock_: StackTable.Intern + AllocationHistory.Add
+//   Record(key, frames, size, weight) ─▶ stack_lock_: StackTable.Intern + AllocationHistory.Merge
 //                                     └▶ LiveTable.Insert (one shard lock)
+//   RecordWithHandle(..., lane)       ─▶ the lane's ThreadCache: the last stack, pending history
+//                                        adds (stack_lock_ only for a new stack, and to merge)
+//                                     └▶ LiveTable.InsertWithHandle (the lane's shard lock)
 //   Forget(key)                       ─▶ LiveTable.Remove (one shard lock) ─▶ stack_lock_: Unref
-//   HeapSnapshot (heap_snapshot.h)    ─▶ pins the StackTable, copies the live set shard by shard
+//   HeapSnapshot (heap_snapshot.h)    ─▶ merges pending adds, pins the StackTable, copies the
+//                                        live set shard by shard
 //
 // Runtime-agnostic: a key is an opaque non-zero id (a block address, a runtime object id; 0 and
 // UINT64_MAX are reserved) and a frame is an opaque 64-bit value (a program counter, a frame id).
 //
-// Thread safety: every method is thread-safe. Lock order: a LiveTable shard lock or stack_lock_
-// (never both at once), then the MemoryResource's own lock. Nothing calls malloc or throws; no
-// method is async-signal-safe except MaybeTracked(). Out of memory drops the sample and counts it.
+// Thread safety: every method is thread-safe. Lock order: a ThreadCache's lock, then a LiveTable
+// shard lock or stack_lock_ (never both at once), then the MemoryResource's own lock. Nothing calls
+// malloc or throws; no method is async-signal-safe except MaybeTracked(). Out of memory drops the
+// sample and counts it.
 #pragma once
 
 #include <atomic>
@@ -84,16 +89,21 @@ class HeapRecorder {
   // cache miss of the recorder's. The front end vouches that it never records a key twice while
   // live and forgets each ticket once. The ticket's handle is 0 when the sample was dropped; a
   // ticket from before ForgetAll finds nothing. May lock; no malloc.
+  // `lane` is the calling thread's number: it picks the live table's shard
+  // (LiveTable::InsertWithHandle) and the ThreadCache, so that threads recording at once share no
+  // lock and no cache line in the common case.
   ObjectTicket RecordWithHandle(std::uint64_t key, const std::uint64_t* frames, std::uint32_t depth,
-                                std::uint64_t size, double weight, std::uint64_t alloc_time_ns);
+                                std::uint64_t size, double weight, std::uint64_t alloc_time_ns,
+                                std::uint32_t lane);
   bool ForgetByTicket(const ObjectTicket& ticket, std::uint64_t key);
   // A hint before RecordWithHandle(key, ...), for a caller with other work to do first (walking
   // the stack): see LiveTable::PrefetchInsertWithHandle. Lock-free.
-  void PrefetchRecordWithHandle(std::uint64_t key) const { live_.PrefetchInsertWithHandle(key); }
+  void PrefetchRecordWithHandle(std::uint32_t lane) const { live_.PrefetchInsertWithHandle(lane); }
   // Detach for a handle's object (it reads the record: realloc needs the object).
   bool DetachByHandle(std::uint32_t handle, std::uint64_t key, LiveObject* detached);
   // Reattach for a detached handle's object: its new ticket (handle 0 when it was dropped).
-  ObjectTicket ReattachWithHandle(std::uint64_t key, const LiveObject& detached);
+  ObjectTicket ReattachWithHandle(std::uint64_t key, const LiveObject& detached,
+                                  std::uint32_t lane);
 
   // Forgets every live object (a detach: nothing stays tracked). May lock; no malloc.
   void ForgetAll();
@@ -119,28 +129,63 @@ class HeapRecorder {
  private:
   friend class HeapSnapshot;
 
+  // A thread's front to the stack table and the history, for RecordWithHandle with the history
+  // on: the stack it interned last (stacks are never freed then, so an id stays valid), and its
+  // history adds, merged kPending at a time. A lane's thread takes it with TryLock and, when
+  // another thread of the same lane has it, goes the locked way; merges of every cache (a
+  // snapshot, Stats, fork) wait for each.
+  struct ThreadCache {
+    static constexpr std::uint32_t kDepth = 64;  // deeper stacks are interned under the lock
+    static constexpr std::uint32_t kPending = 32;
+    Mutex mutex;
+    std::uint32_t depth = 0;  // of `frames`; 0: none yet
+    StackId stack = kInvalidStackId;
+    std::uint32_t pending_count = 0;
+    std::uint64_t frames[kDepth];
+    AllocationTotals pending[kPending];
+  };
+  static constexpr std::size_t kThreadCaches = 32;
+
   MemoryResource& memory_;
   const RecorderOptions options_;
+  // Whether each live object holds a reference on its stack. Not with the allocation history on:
+  // the history references every stack it counts, for the process's life, so no stack with a live
+  // object can be freed, and recording and forgetting an object touch no reference count (in exact
+  // mode, threads allocating from one stack were contending for its count's cache line). A stack
+  // whose history add is still pending (AllocationHistory::AddPending) has no reference yet, but
+  // nothing frees a stack then: only an Unref does, and there are none.
+  const bool objects_hold_stacks_;
   mutable Mutex stack_lock_;  // guards stacks_ and history_
   StackTable stacks_;
   AllocationHistory history_;
   LiveTable live_;
-  std::atomic<std::uint64_t> samples_{0};
-  std::atomic<std::uint64_t> forgotten_{0};
+  ThreadCache caches_[kThreadCaches];
+  // Samples and forgotten objects, counted by lane (a thread's own cache line) and summed by
+  // Stats(); the paths by key count in lane 0.
+  struct alignas(64) LaneCounters {
+    std::atomic<std::uint64_t> samples{0};
+    std::atomic<std::uint64_t> forgotten{0};
+  };
+  LaneCounters counters_[kThreadCaches];
   std::atomic<std::uint64_t> replaced_{0};
   std::atomic<std::uint64_t> dropped_{0};
-  std::atomic<std::int64_t> live_bytes_{0};
+  alignas(64) std::atomic<std::int64_t> live_bytes_{0};  // written by every thread
 
-  // A forgotten object's end: counted, and its reference on `stack` dropped.
-  void ReleaseStack(StackId stack);
-  // Under stack_lock_: merges the history's pending adds (AllocationHistory::Merge), and drops a
-  // reference on `stack`, which may free it, after merging.
-  void MergeHistoryLocked();
-  void UnrefLocked(StackId stack);
-  // Interns the stack and counts the allocation in the history: the stack with one reference for
-  // the object, or kInvalidStackId (counted as dropped) when out of memory.
+  // A forgotten object's end: counted in `lane`, and its reference on `stack` dropped.
+  void ReleaseStack(StackId stack, std::uint32_t lane);
+  // Under stack_lock_: counts `count` allocations in the history (AllocationHistory::Merge).
+  void MergeHistoryLocked(const AllocationTotals* adds, std::size_t count);
+  // Merges every ThreadCache's pending adds. Takes each cache's lock, then stack_lock_.
+  void MergeAllPending();
+  // Under stack_lock_: drops an object's reference on `stack` when objects hold them.
+  void UnrefObjectsStackLocked(StackId stack);
+  // Interns the stack and counts the allocation in the history: the stack, with one reference for
+  // the object when objects hold them, or kInvalidStackId (counted as dropped) when out of memory.
   StackId InternForRecord(const std::uint64_t* frames, std::uint32_t depth, std::uint64_t size,
                           double weight);
+  // The same through `cache`, held by the caller.
+  StackId InternThroughCache(ThreadCache& cache, const std::uint64_t* frames, std::uint32_t depth,
+                             std::uint64_t size, double weight);
 
   // What one live object adds to LiveBytesEstimate(); the same value is subtracted when it leaves.
   static std::int64_t Contribution(const LiveObject& o);

@@ -49,10 +49,11 @@ bool HeapSnapshot::Take(HeapRecorder& recorder, SnapshotGrouping grouping) {
   return ok;
 }
 
-// Pins the stacks (so the ids copied next stay readable) and copies the allocation history.
+// Pins the stacks (so the ids copied next stay readable) and copies the allocation history, with
+// every thread's pending adds.
 bool HeapSnapshot::CopyHistory(HeapRecorder& recorder) {
+  recorder.MergeAllPending();
   MutexLock lock(recorder.stack_lock_);
-  recorder.MergeHistoryLocked();
   recorder.stacks_.Pin();
   history_capacity_ = recorder.history_.size();
   if (history_capacity_ == 0) return true;

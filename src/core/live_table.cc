@@ -53,8 +53,8 @@ LiveTable::Record* LiveTable::NextRecordLocked(const RecordStore& store) {
   return c < store.chunk_count && store.chunks[c] != nullptr ? &store.chunks[c][offset] : nullptr;
 }
 
-void LiveTable::PrefetchInsertWithHandle(std::uint64_t key) const {
-  const Record* next = ShardFor(HashKey(key)).next_handled.load(std::memory_order_relaxed);
+void LiveTable::PrefetchInsertWithHandle(std::uint32_t lane) const {
+  const Record* next = shards_[lane % kShards].next_handled.load(std::memory_order_relaxed);
   if (next == nullptr) return;
   __builtin_prefetch(next, 1);
   __builtin_prefetch(reinterpret_cast<const char*>(next + 1) - 1, 1);
@@ -210,9 +210,9 @@ bool LiveTable::Remove(std::uint64_t key, LiveObject* removed) {
 }
 
 // A handle is (shard << 24 | position) + 1: positions are below 2^24 (kMaxShardObjects).
-bool LiveTable::InsertWithHandle(std::uint64_t key, const LiveObject& object,
+bool LiveTable::InsertWithHandle(std::uint64_t key, const LiveObject& object, std::uint32_t lane,
                                  std::uint32_t* handle) {
-  Shard& shard = ShardFor(HashKey(key));
+  Shard& shard = shards_[lane % kShards];
   MutexLock lock(shard.mutex);
   std::uint32_t position;
   if (!NewPositionLocked(shard.handled, &position)) return false;

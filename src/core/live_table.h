@@ -75,13 +75,18 @@ class LiveTable {
   bool Remove(std::uint64_t key, LiveObject* removed);
 
   // Inserts `object` under `key` where only *handle (never 0) finds it: no lookup, no index, no
-  // filter entry. The caller must not insert a key again while it is live. False when out of
-  // memory or positions.
-  bool InsertWithHandle(std::uint64_t key, const LiveObject& object, std::uint32_t* handle);
-  // Fetches the record the next InsertWithHandle of `key` is likely to write into the CPU's cache,
-  // for a caller that has other work to do first: the write then does not stall (on a large heap
-  // that record has long left the caches). A hint only. Lock-free.
-  void PrefetchInsertWithHandle(std::uint64_t key) const;
+  // filter entry. The caller must not insert a key again while it is live. `lane` picks the shard:
+  // the calling thread's number, so that threads inserting at once take different locks and write
+  // different cache lines (the handle names the shard: any thread may remove the object). False
+  // when out of memory or positions.
+  bool InsertWithHandle(std::uint64_t key, const LiveObject& object, std::uint32_t lane,
+                        std::uint32_t* handle);
+  // The shard of an object inserted with `handle` (its lane, modulo the shards).
+  static std::uint32_t LaneOf(std::uint32_t handle) { return (handle - 1) >> 24; }
+  // Fetches the record the next InsertWithHandle in `lane` is likely to write into the CPU's
+  // cache, for a caller that has other work to do first: the write then does not stall (on a large
+  // heap that record has long left the caches). A hint only. Lock-free.
+  void PrefetchInsertWithHandle(std::uint32_t lane) const;
   // Removes what InsertWithHandle stored at `handle`, if it still holds `key`: false (nothing
   // done) when it does not, e.g. a handle from before RemoveAll. Reads the record.
   bool RemoveByHandle(std::uint32_t handle, std::uint64_t key, LiveObject* removed);
@@ -156,7 +161,7 @@ class LiveTable {
     std::size_t used = 0;  // live objects
   };
 
-  struct Shard {
+  struct alignas(64) Shard {  // a cache line of its own for each shard's hot fields
     Mutex mutex;
     RecordStore indexed;  // found through `index`
     std::uint32_t* index = nullptr;
@@ -166,7 +171,6 @@ class LiveTable {
     // The record the next InsertWithHandle will write (PrefetchInsertWithHandle), null when it
     // needs a new chunk; kept under the lock, read without it.
     std::atomic<Record*> next_handled{nullptr};
-    char padding[64];  // keep shards' hot fields on separate cache lines
   };
 
   static std::uint64_t HashKey(std::uint64_t key);
@@ -175,7 +179,6 @@ class LiveTable {
     return static_cast<std::uint32_t>((hash >> 48) & 0xff) << 24;
   }
   Shard& ShardFor(std::uint64_t hash) { return shards_[hash >> (64 - kShardBits)]; }
-  const Shard& ShardFor(std::uint64_t hash) const { return shards_[hash >> (64 - kShardBits)]; }
   // The chunk holding `position`, and its place there in *offset.
   static std::uint32_t ChunkOf(std::uint32_t position, std::uint32_t* offset);
   static Record& At(const RecordStore& store, std::uint32_t position);
@@ -213,8 +216,10 @@ class LiveTable {
 
   MemoryResource& memory_;
   SampledKeyFilter filter_;
-  std::atomic<LiveSetObserver*> observer_{nullptr};  // read under a shard lock
-  Shard shards_[kShards];
+  // Each on a cache line of its own: the observer is read on every change, and each shard's lock
+  // is written by the threads of its lanes.
+  alignas(64) std::atomic<LiveSetObserver*> observer_{nullptr};  // read under a shard lock
+  alignas(64) Shard shards_[kShards];
 };
 
 template <typename Visitor>

@@ -127,7 +127,7 @@ StackId StackTable::AddChild(StackId parent, std::uint64_t frame) {
   return id;
 }
 
-StackId StackTable::Intern(const std::uint64_t* frames, std::uint32_t depth) {
+StackId StackTable::InternUnreferenced(const std::uint64_t* frames, std::uint32_t depth) {
   if (!EnsureRoot()) return kInvalidStackId;
   StackId node;
   if (depth == 0 || depth > kRecentMaxDepth) {  // the empty stack is the root: nothing to find
@@ -149,8 +149,12 @@ StackId StackTable::Intern(const std::uint64_t* frames, std::uint32_t depth) {
       }
     }
   }
-  if (node == kInvalidStackId) return kInvalidStackId;
-  if (Refs(At(node)).fetch_add(1, std::memory_order_relaxed) == 0) ++stacks_;
+  return node;
+}
+
+StackId StackTable::Intern(const std::uint64_t* frames, std::uint32_t depth) {
+  StackId node = InternUnreferenced(frames, depth);
+  if (node != kInvalidStackId) Ref(node);
   return node;
 }
 

@@ -58,6 +58,10 @@ class StackTable {
 
   // Finds or creates the stack and adds one reference. kInvalidStackId when out of memory.
   StackId Intern(const std::uint64_t* frames, std::uint32_t depth);
+  // Finds or creates the stack without adding a reference, for a caller that keeps it from being
+  // freed otherwise (the recorder, whose allocation history references every stack it counts). A
+  // node nobody references is only freed by an Unref. kInvalidStackId when out of memory.
+  StackId InternUnreferenced(const std::uint64_t* frames, std::uint32_t depth);
   void Ref(StackId id);
   // Drops one reference; at zero the stack leaves the table (its id may be reused), unless the
   // table is pinned, in which case its frames stay readable until the last Unpin().

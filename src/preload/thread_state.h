@@ -23,6 +23,9 @@ struct ThreadState {
   // locks, which the final dump needs): raised again when the outermost HookGuard ends.
   volatile int deferred_signal;
   StackWindow stack_window;  // the CFI walker's checked stack pages (zero: none yet)
+  // This thread's lane in the recorder (HeapRecorder::RecordWithHandle): its number in the order
+  // threads were seeded, so that the first threads of a process never share one.
+  std::uint32_t lane;
 };
 
 extern __thread ThreadState t_state __attribute__((tls_model("initial-exec")));

@@ -83,7 +83,7 @@ TEST_F(HeapRecorderTest, TheHistoryKeepsStacksWhoseObjectsDiedBeforeItsAddsWereM
                   after[] = {0x3000 + round};
     recorder_->Record(0x10, dying, 1, 8, 1.0, 0);
     ASSERT_TRUE(recorder_->Forget(0x10));
-    ObjectTicket ticket = recorder_->RecordWithHandle(0x20, tagged, 1, 16, 1.0, 0);
+    ObjectTicket ticket = recorder_->RecordWithHandle(0x20, tagged, 1, 16, 1.0, 0, 0);
     ASSERT_TRUE(recorder_->ForgetByTicket(ticket, 0x20));
     recorder_->Record(0x30 + 16 * round, after, 1, 24, 1.0, 0);
   }
@@ -164,8 +164,8 @@ TEST_F(HeapRecorderTest, ObjectsRecordedWithHandlesAreForgottenByTheirTickets) {
   // end needs (the estimate and the stats follow), detach and reattach give a new ticket, and a
   // ticket forgotten once finds nothing the second time.
   std::uint64_t s[] = {7, 8};
-  ObjectTicket a = recorder_->RecordWithHandle(0x100, s, 2, 100, 2.0, 5);
-  ObjectTicket b = recorder_->RecordWithHandle(0x200, s, 2, 10, 1.0, 6);
+  ObjectTicket a = recorder_->RecordWithHandle(0x100, s, 2, 100, 2.0, 5, 0);
+  ObjectTicket b = recorder_->RecordWithHandle(0x200, s, 2, 10, 1.0, 6, 1);
   ASSERT_NE(a.handle, 0u);
   ASSERT_NE(b.handle, 0u);
   EXPECT_EQ(a.stack, b.stack);
@@ -180,7 +180,7 @@ TEST_F(HeapRecorderTest, ObjectsRecordedWithHandlesAreForgottenByTheirTickets) {
   ASSERT_TRUE(recorder_->DetachByHandle(a.handle, 0x100, &detached));
   EXPECT_EQ(detached.size, 100u);
   EXPECT_EQ(recorder_->LiveBytesEstimate(), 10);
-  ObjectTicket again = recorder_->ReattachWithHandle(0x100, detached);
+  ObjectTicket again = recorder_->ReattachWithHandle(0x100, detached, 2);
   ASSERT_NE(again.handle, 0u);
   EXPECT_EQ(again.contribution, 200);
   EXPECT_EQ(recorder_->LiveBytesEstimate(), 210);
@@ -199,7 +199,8 @@ TEST_F(HeapRecorderTest, ForgetAllReleasesEveryObjectAndItsStack) {
   std::vector<ObjectTicket> tickets;
   for (std::uint64_t k = 1; k <= 700; ++k) {
     recorder_->Record(k * 16, s1, 2, 10, 1, 0);
-    tickets.push_back(recorder_->RecordWithHandle((k << 32) + 16, s2, 1, 20, 1, 0));
+    tickets.push_back(recorder_->RecordWithHandle((k << 32) + 16, s2, 1, 20, 1, 0,
+                                                  static_cast<std::uint32_t>(k)));
   }
   EXPECT_EQ(recorder_->Stats().stacks, 2u);
   EXPECT_EQ(recorder_->LiveBytesEstimate(), 700 * 30);
@@ -294,6 +295,85 @@ TEST_F(HeapRecorderTest, ConcurrentRecordingForgettingAndSnapshots) {
   stop = true;
   serializer.join();
   EXPECT_GT(snapshots, 0);
+  RecorderStats stats = recorder_->Stats();
+  EXPECT_EQ(stats.live_objects, 0u);
+  EXPECT_EQ(recorder_->LiveBytesEstimate(), 0);
+  EXPECT_EQ(stats.samples, static_cast<std::uint64_t>(kThreads) * kRounds);
+  EXPECT_EQ(stats.forgotten, stats.samples);
+  EXPECT_EQ(stats.dropped, 0u);
+}
+
+// The same by handle, as the preload library records: threads in lanes of their own and threads
+// sharing a lane (whose ThreadCache the other holds now and then: those records go the locked
+// way), stacks that repeat (the cache's hit) and change, snapshots meanwhile. Every allocation
+// reaches the history exactly once, with its own stack: pending adds are neither lost nor counted
+// twice, whichever snapshot merges them.
+TEST_F(HeapRecorderTest, ThreadCachesCountEveryAllocationOnceWhileSnapshotsRun) {
+  constexpr int kThreads = 6, kRounds = 20000;
+  constexpr std::uint32_t kLanes[kThreads] = {0, 1, 2, 2, 3, 3};
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::vector<std::pair<std::uint64_t, ObjectTicket>> live;
+      std::uint64_t next_key = (static_cast<std::uint64_t>(t) + 1) << 40;
+      for (int r = 0; r < kRounds; ++r) {
+        std::uint64_t depth = 1 + (r / 5) % 7;  // five records from each stack, then the next
+        std::uint64_t frames[8];
+        for (std::uint64_t d = 0; d < depth; ++d) {
+          frames[d] = (static_cast<std::uint64_t>(t) << 32) | (depth << 8) | d;
+        }
+        std::uint64_t key = next_key += 16;
+        ObjectTicket ticket = recorder_->RecordWithHandle(
+            key, frames, static_cast<std::uint32_t>(depth), depth * 10, 1, 0, kLanes[t]);
+        ASSERT_NE(ticket.handle, 0u);
+        live.emplace_back(key, ticket);
+        if (r % 3 != 0) {
+          std::size_t victim = (static_cast<std::size_t>(r) * 7919) % live.size();
+          ASSERT_TRUE(recorder_->ForgetByTicket(live[victim].second, live[victim].first));
+          live[victim] = live.back();
+          live.pop_back();
+        }
+      }
+      for (const auto& [key, ticket] : live) ASSERT_TRUE(recorder_->ForgetByTicket(ticket, key));
+    });
+  }
+  int snapshots = 0;
+  std::thread serializer([&] {
+    while (!stop.load()) {
+      HeapSnapshot snapshot;
+      ASSERT_TRUE(snapshot.Take(*recorder_, SnapshotGrouping::kBySite));
+      ++snapshots;
+    }
+  });
+  for (std::thread& t : threads) t.join();
+  stop = true;
+  serializer.join();
+  EXPECT_GT(snapshots, 0);
+  HeapSnapshot last;
+  ASSERT_TRUE(last.Take(*recorder_, SnapshotGrouping::kBySite));
+  std::map<std::vector<std::uint64_t>, double> allocations;  // stack -> objects
+  for (std::size_t i = 0; i < last.history_count(); ++i) {
+    const AllocationTotals& h = last.history()[i];
+    std::uint64_t buffer[16];
+    StackFrames f = last.Frames(h.stack, buffer, 16);
+    ASSERT_EQ(h.size, f.depth * 10);
+    allocations[std::vector<std::uint64_t>(f.frames, f.frames + f.depth)] += h.objects;
+  }
+  ASSERT_EQ(allocations.size(), kThreads * 7u);
+  double total = 0;
+  for (const auto& [frames, objects] : allocations) {
+    const std::uint64_t depth = frames.size(), t = frames[0] >> 32;
+    for (std::uint64_t d = 0; d < depth; ++d) {
+      ASSERT_EQ(frames[d], (t << 32) | (depth << 8) | d);
+    }
+    // Depth k is recorded in the rounds r with (r / 5) % 7 == k - 1.
+    double expected = 0;
+    for (int r = 0; r < kRounds; ++r) expected += 1 + (r / 5) % 7 == static_cast<int>(depth);
+    EXPECT_EQ(objects, expected) << "thread " << t << " depth " << depth;
+    total += objects;
+  }
+  EXPECT_EQ(total, static_cast<double>(kThreads) * kRounds);
   RecorderStats stats = recorder_->Stats();
   EXPECT_EQ(stats.live_objects, 0u);
   EXPECT_EQ(recorder_->LiveBytesEstimate(), 0);

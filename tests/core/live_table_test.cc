@@ -19,6 +19,9 @@ std::uint64_t Xorshift(std::uint64_t x) {
   return x ^ (x << 17);
 }
 
+// A lane per key, as if each object came from one of many threads: every shard gets objects.
+std::uint32_t Lane(std::uint64_t key) { return static_cast<std::uint32_t>(key * 0x9e3779b9u >> 7); }
+
 TEST(LiveTableTest, InsertFindRemove) {
   SystemMemoryResource memory;
   LiveTable table(memory);
@@ -177,7 +180,7 @@ TEST(LiveTableTest, HandlesFindTheirObjectsWithoutTheIndexOrTheFilter) {
       handle_of.erase(it);
     } else {
       std::uint32_t handle = 0;
-      ASSERT_TRUE(table.InsertWithHandle(key, {2, 0, key, 1, 0}, &handle));
+      ASSERT_TRUE(table.InsertWithHandle(key, {2, 0, key, 1, 0}, Lane(key), &handle));
       ASSERT_NE(handle, 0u);
       handle_of[key] = handle;
     }
@@ -228,7 +231,7 @@ TEST(LiveTableTest, DroppedHandlesFreeTheirPositionsWithoutTheirRecords) {
     auto it = handle_of.find(key);
     if (it == handle_of.end()) {
       std::uint32_t handle = 0;
-      ASSERT_TRUE(table.InsertWithHandle(key, {3, 0, key, 1, 0}, &handle));
+      ASSERT_TRUE(table.InsertWithHandle(key, {3, 0, key, 1, 0}, Lane(key), &handle));
       handle_of[key] = handle;
     } else if (x % 7 == 0) {
       LiveObject removed;
@@ -266,7 +269,7 @@ TEST(LiveTableTest, HandlesFromBeforeRemoveAllFindNothingAfterIt) {
   std::vector<std::pair<std::uint64_t, std::uint32_t>> before;
   for (std::uint64_t k = 1; k <= 2000; ++k) {
     std::uint32_t handle;
-    ASSERT_TRUE(table.InsertWithHandle(k * 16, {1, 0, k, 1, 0}, &handle));
+    ASSERT_TRUE(table.InsertWithHandle(k * 16, {1, 0, k, 1, 0}, Lane(k), &handle));
     before.emplace_back(k * 16, handle);
   }
   for (std::size_t i = 0; i < before.size(); i += 2) {  // half are freed before the detach
@@ -278,7 +281,7 @@ TEST(LiveTableTest, HandlesFromBeforeRemoveAllFindNothingAfterIt) {
   std::vector<std::pair<std::uint64_t, std::uint32_t>> after;
   for (std::uint64_t k = 1; k <= 2000; ++k) {  // the same keys again, as glibc would hand them out
     std::uint32_t handle;
-    ASSERT_TRUE(table.InsertWithHandle(k * 16, {2, 0, k, 1, 0}, &handle));
+    ASSERT_TRUE(table.InsertWithHandle(k * 16, {2, 0, k, 1, 0}, Lane(k), &handle));
     after.emplace_back(k * 16, handle);
   }
   LiveObject scratch;
@@ -299,7 +302,7 @@ TEST(LiveTableTest, RemoveAllEmptiesBothKindsAndReportsEachObject) {
   for (std::uint64_t k = 1; k <= 3000; ++k) {
     table.Insert(k * 16, {1, 0, 1, 1, 0}, &scratch);
     std::uint32_t handle;
-    ASSERT_TRUE(table.InsertWithHandle((k << 32) + 16, {2, 0, 2, 1, 0}, &handle));
+    ASSERT_TRUE(table.InsertWithHandle((k << 32) + 16, {2, 0, 2, 1, 0}, Lane(k), &handle));
     handles.push_back(handle);
   }
   std::map<StackId, std::size_t> gone;

@@ -31,6 +31,7 @@ void SeedThread(ThreadState& t) {
           ? g_settings.seed * 0x9e3779b97f4a7c15ULL + ordinal
           : NowNs(CLOCK_MONOTONIC) ^ reinterpret_cast<std::uintptr_t>(&t) ^ (ordinal << 32);
   Sampler::Seed(t.sampler, seed, g_interval.load(std::memory_order_relaxed));
+  t.lane = static_cast<std::uint32_t>(ordinal);
   t.seeded = true;
 }
 

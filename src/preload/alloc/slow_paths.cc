@@ -31,10 +31,14 @@ namespace {
 // age that much longer; ages are shown in seconds.
 std::uint64_t AllocationTimeNs() { return NowNs(CLOCK_REALTIME_COARSE); }
 
+// This thread's lane in the recorder (HeapRecorder::RecordWithHandle), set when it was seeded.
+std::uint32_t Lane() { return t_state.lane; }
+
 void Record(HeapRecorder& recorder, void* block, std::size_t size, std::uint64_t interval,
             const WalkStart& start) {
   const auto key = reinterpret_cast<std::uint64_t>(block);
-  if (g_real.tagged_blocks) recorder.PrefetchRecordWithHandle(key);  // while the stack is walked
+  const std::uint32_t lane = Lane();
+  if (g_real.tagged_blocks) recorder.PrefetchRecordWithHandle(lane);  // while the stack is walked
   const std::uint32_t max_depth = g_settings.max_depth;
   auto* frames = static_cast<std::uint64_t*>(
       alloca((max_depth + kCaptureExtraFrames) * sizeof(std::uint64_t)));
@@ -46,7 +50,7 @@ void Record(HeapRecorder& recorder, void* block, std::size_t size, std::uint64_t
   const std::uint64_t now = AllocationTimeNs();
   // A tagged block carries its record's handle; another allocator's blocks are found by address.
   if (g_real.tagged_blocks) {
-    SetTicket(block, recorder.RecordWithHandle(key, frames, depth, size, weight, now));
+    SetTicket(block, recorder.RecordWithHandle(key, frames, depth, size, weight, now, lane));
   } else {
     recorder.Record(key, frames, depth, size, weight, now);
   }
@@ -120,7 +124,7 @@ struct DetachedRecord {
     HookGuard guard;
     const auto key = reinterpret_cast<std::uint64_t>(block);
     if (g_real.tagged_blocks) {
-      SetTicket(block, recorder->ReattachWithHandle(key, object));
+      SetTicket(block, recorder->ReattachWithHandle(key, object, Lane()));
     } else {
       recorder->Reattach(key, object);
     }
