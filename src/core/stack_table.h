@@ -142,7 +142,7 @@ class StackTable {
   std::size_t nodes_ = 0;         // nodes in the index
   std::size_t stacks_ = 0;        // nodes with references
 
-  static constexpr std::uint32_t kRecentMaxDepth = 64;
+  static constexpr std::uint32_t kRecentMaxDepth = 128;  // the preload library's default depth
   struct RecentStack {
     std::uint64_t hash;   // HashFrames of the stack
     std::uint64_t epoch;  // frees_ when it was made; 0: empty
@@ -150,7 +150,7 @@ class StackTable {
     std::uint32_t depth;
     std::uint64_t frames[kRecentMaxDepth];
   };
-  static constexpr std::size_t kRecentStacks = 256;  // 135 KiB, allocated with the root
+  static constexpr std::size_t kRecentStacks = 256;  // 268 KiB, allocated with the root
   RecentStack* recent_ = nullptr;
   std::uint64_t frees_ = 1;  // nodes that left the index so far, plus one (0 marks an empty entry)
 };
