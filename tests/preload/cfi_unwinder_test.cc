@@ -222,6 +222,53 @@ TEST(CfiUnwinderTest, WalksOfOtherDepthsTakeTheSharedFramesRulesFromTheMemo) {
   EXPECT_GT(shallow.cfi_result - cached, 10);
 }
 
+// A walk from a call path walked before takes the rest of the last walk (RuleMemo, Replay) as long
+// as the stack words that walk read still hold: from the same site again it takes nearly every
+// frame; from a caller that called the same function from another call site (the same frames at
+// the same addresses, one return address different), it stops at that word and walks on, giving
+// libgcc's frames all the same.
+__attribute__((noinline)) int CallFromHere(Walks* walks) {
+  WalkBoth(walks);
+  asm volatile("");  // not a tail call
+  return 1;
+}
+
+__attribute__((noinline)) int CallTwice(Walks* first, Walks* second) {
+  int n = CallFromHere(first);
+  n += CallFromHere(second);  // the same frame below, another return address into this one
+  asm volatile("");
+  return n;
+}
+
+std::uint64_t Replayed(FrameRuleCache* cache, StackWindow* window) {
+  RuleMemo* memo = cache->ClaimMemo(window);
+  std::uint64_t replayed = memo != nullptr ? memo->replayed : 0;
+  FrameRuleCache::ReleaseMemo(memo);
+  return replayed;
+}
+
+TEST(CfiUnwinderTest, WalksReplayTheLastWalkWhileItsWordsHold) {
+  Walker walker(true);
+  Walks a{&walker, {}, {}}, b{&walker, {}, {}}, again{&walker, {}, {}};
+  CallTwice(&a, &b);
+  ASSERT_GT(a.cfi_result, 0);
+  ASSERT_GT(b.cfi_result, 0);
+  EXPECT_EQ(a.cfi, a.libgcc);
+  EXPECT_EQ(b.cfi, b.libgcc);
+  // The two walks differ in one frame only: the return into CallTwice.
+  ASSERT_EQ(a.cfi.size(), b.cfi.size());
+  int different = 0;
+  for (std::size_t i = 0; i < a.cfi.size(); ++i) different += a.cfi[i] != b.cfi[i];
+  EXPECT_EQ(different, 1);
+  // The second replayed the frames below that word, not those above it (it stopped there), and
+  // every frame taken is right (above). A walk from the same site as the last replays nearly all.
+  const std::uint64_t before = Replayed(walker.cache, &walker.window);
+  CallFromHere(&again);
+  EXPECT_EQ(again.cfi, again.libgcc);
+  const std::uint64_t replayed = Replayed(walker.cache, &walker.window) - before;
+  EXPECT_GE(replayed + 3, again.cfi.size()) << "replayed " << replayed;
+}
+
 // Code the distribution compiled: libc's qsort calling a comparator, the loader's
 // dl_iterate_phdr calling back (through its lock), pthread_once.
 Walks* g_callback_walks;

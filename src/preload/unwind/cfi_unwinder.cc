@@ -121,11 +121,19 @@ FrameRule CachedRule(FrameRuleCache* cache, std::uintptr_t pc, bool* cacheable) 
   return rule;
 }
 
+// The registers a walk is at: the stack pointer, the pc whose rule steps the frame (a return
+// address minus one), the frame pointer and whether it is known.
+struct WalkState {
+  std::uintptr_t sp, pc, fp;
+  bool fp_known;
+};
+
 // Holds the calling thread's memo, if it can have it, for one walk: reads the rules of the last
-// walk where this one meets it (RuleFor) and keeps this walk's for the next. A walk that follows
-// the last one step for step (a program allocating again from the same call path) writes nothing:
-// the last walk stays the memo's. At the first step where it departs from it, the steps it
-// followed so far are copied into the other half, where the walk goes on.
+// walk where this one meets it (RuleFor), replays the rest of the last walk where its words still
+// hold (Replay), and keeps this walk's steps for the next. A walk that follows the last one step
+// for step (a program allocating again from the same call path) writes nothing: the last walk
+// stays the memo's. At the first step where it departs from it, the steps it followed so far are
+// copied into the other half, where the walk goes on.
 class MemoClaim {
  public:
   MemoClaim(FrameRuleCache* cache, const void* thread_key) : memo_(cache->ClaimMemo(thread_key)) {
@@ -146,41 +154,106 @@ class MemoClaim {
   MemoClaim(const MemoClaim&) = delete;
   MemoClaim& operator=(const MemoClaim&) = delete;
 
-  // The rule for `pc` at the step whose stack pointer is `sp` (steps come with rising sp). The
-  // last walk's steps below sp are passed over for good: both walks only go up the stack.
-  FrameRule RuleFor(FrameRuleCache* cache, std::uintptr_t sp, std::uintptr_t pc) {
+  // The rule for the step at `at` (steps come with rising sp). The last walk's steps below sp are
+  // passed over for good: both walks only go up the stack. Afterwards CanReplay() says whether
+  // the last walk had a step in the very same registers.
+  FrameRule RuleFor(FrameRuleCache* cache, const WalkState& at) {
+    same_registers_ = false;
     if (state_ == kFollowing) {  // the step must be the last walk's next one
-      if (last_ != last_end_ && last_->sp == sp && last_->pc == pc) {
-        return FrameRule::FromWord((last_++)->rule);
-      }
+      if (last_ != last_end_ && last_->sp == at.sp && last_->pc == at.pc) return Take(at);
       Depart(last_);
     }
-    while (last_ != last_end_ && last_->sp < sp) ++last_;
-    const bool met = last_ != last_end_ && last_->sp == sp && last_->pc == pc;
+    while (last_ != last_end_ && last_->sp < at.sp) ++last_;
+    const bool met = last_ != last_end_ && last_->sp == at.sp && last_->pc == at.pc;
     if (state_ == kFirst) {
       if (met) {
         state_ = kFollowing;
         followed_ = last_;
-        return FrameRule::FromWord((last_++)->rule);
+        return Take(at);
       }
       Depart(last_);
     }
+    if (met) {
+      FrameRule rule = Take(at);
+      Record(*(last_ - 1));
+      return rule;
+    }
     bool cacheable = true;
-    FrameRule rule = met ? FrameRule::FromWord((last_++)->rule) : CachedRule(cache, pc, &cacheable);
+    FrameRule rule = CachedRule(cache, at.pc, &cacheable);
     // A rule that must not be kept is stored under sp 0, which no step has.
-    if (next_ != next_end_) *next_++ = {cacheable ? sp : 0, pc, rule.word()};
+    Record({cacheable ? at.sp : 0, at.pc, at.fp,
+            rule.word() | (at.fp_known ? RuleMemo::kFpKnown : 0)});
     return rule;
+  }
+
+  bool CanReplay() const { return same_registers_ && last_ != last_end_ && last_->sp != 0; }
+
+  // From *at (where RuleFor met the last walk in the same registers, `rule` its rule): while the
+  // words the last walk read at a step are still there, takes its next frame into out (at most
+  // `room`), and moves *at and *rule to the next step. Returns the frames taken; *at and *rule are
+  // then the step the walk goes on from, already kept.
+  int Replay(WalkState* at, FrameRule* rule, void** out, int room, StackWindow* window,
+             int* stray_budget) {
+    const RuleMemo::Step* const first = last_;
+    const RuleMemo::Step* step = first;  // the next step of the last walk
+    const RuleMemo::Step* const end = last_end_ - first > room ? first + room : last_end_;
+    FrameRule current = *rule;  // the rule of the step the walk is at
+    for (; step != end && step->sp != 0; ++step) {
+      // The return address the step read, then the frame pointer it restored, if it did. Both
+      // lie between the step's stack pointer and its caller's (the walk checked that), so the
+      // window's top is the one bound to check while the walk stays within it.
+      const std::uintptr_t return_slot = step->sp - 8;
+      const bool saved_fp = current.rbp() == FrameRule::FramePointer::kSaved;
+      const std::uintptr_t fp_slot = step->sp + current.rbp_offset();
+      if (step->sp > window->high && (!CanRead(window, return_slot, stray_budget) ||
+                                      (saved_fp && !CanRead(window, fp_slot, stray_budget)))) {
+        break;
+      }
+      if (Word(return_slot) != step->pc + 1 || (saved_fp && Word(fp_slot) != step->fp)) break;
+      out[step - first] = reinterpret_cast<void*>(step->pc + 1);
+      current = FrameRule::FromWord(step->rule & ~RuleMemo::kFpKnown);
+    }
+    const int taken = static_cast<int>(step - first);
+    if (taken == 0) return 0;
+    const RuleMemo::Step& at_step = *(step - 1);
+    *at = {at_step.sp, at_step.pc, at_step.fp, (at_step.rule & RuleMemo::kFpKnown) != 0};
+    *rule = current;
+    last_ = step;
+    if (state_ == kDeparted) {
+      const std::size_t kept = static_cast<std::size_t>(next_end_ - next_);
+      const std::size_t n = static_cast<std::size_t>(taken) < kept ? taken : kept;
+      std::memcpy(next_, first, n * sizeof(RuleMemo::Step));
+      next_ += n;
+    }
+    memo_->replayed += static_cast<std::uint64_t>(taken);
+    return taken;
   }
 
  private:
   enum State { kFirst, kFollowing, kDeparted };
 
+  static std::uintptr_t Word(std::uintptr_t address) {
+    std::uintptr_t word;
+    std::memcpy(&word, reinterpret_cast<const void*>(address), sizeof(word));
+    return word;
+  }
+
+  // The met step's rule; notes whether its registers are the same.
+  FrameRule Take(const WalkState& at) {
+    const RuleMemo::Step& step = *last_++;
+    const bool fp_known = (step.rule & RuleMemo::kFpKnown) != 0;
+    same_registers_ = fp_known == at.fp_known && (!fp_known || step.fp == at.fp);
+    return FrameRule::FromWord(step.rule & ~RuleMemo::kFpKnown);
+  }
+
+  void Record(const RuleMemo::Step& step) {
+    if (next_ != next_end_) *next_++ = step;
+  }
+
   // Copies the steps followed so far, [followed_, end), into the half this walk goes on in.
   void Depart(const RuleMemo::Step* end) {
     if (state_ == kFollowing) {
-      for (const RuleMemo::Step* step = followed_; step != end && next_ != next_end_; ++step) {
-        *next_++ = *step;
-      }
+      for (const RuleMemo::Step* step = followed_; step != end; ++step) Record(*step);
     }
     state_ = kDeparted;
   }
@@ -190,6 +263,7 @@ class MemoClaim {
   const RuleMemo::Step* last_end_ = nullptr;
   const RuleMemo::Step* followed_ = nullptr;  // where this walk met the last one
   State state_ = kFirst;
+  bool same_registers_ = false;
   RuleMemo::Step* next_ = nullptr;
   RuleMemo::Step* next_begin_ = nullptr;
   RuleMemo::Step* next_end_ = nullptr;  // null without a memo: nothing is written
@@ -223,37 +297,41 @@ __attribute__((noinline)) int CfiBacktrace(void** out, int max, FrameRuleCache* 
     window->high = window->low + kPage;
   }
   int stray_budget = kMaxStrayReads;
-  bool fp_known = true;
+  WalkState at = {sp, lookup, fp, true};
   MemoClaim memo(cache, window);
   while (n < max) {
-    FrameRule rule = memo.RuleFor(cache, sp, lookup);
+    FrameRule rule = memo.RuleFor(cache, at);
+    if (memo.CanReplay()) {
+      n += memo.Replay(&at, &rule, out + n, max - n, window, &stray_budget);
+      if (n == max) break;
+    }
     if (rule.kind() == FrameRule::Kind::kEnd) break;
     if (rule.kind() != FrameRule::Kind::kStep) return -1;
-    if (rule.cfa_from_rbp() && !fp_known) return -1;
-    std::uintptr_t cfa = (rule.cfa_from_rbp() ? fp : sp) + rule.cfa_offset();
+    if (rule.cfa_from_rbp() && !at.fp_known) return -1;
+    std::uintptr_t cfa = (rule.cfa_from_rbp() ? at.fp : at.sp) + rule.cfa_offset();
     // Each caller's frame lies above its callee's; anything else is a wrong rule or a corrupt
     // stack, and the walk stops there.
-    if (cfa <= sp || (cfa & 7) != 0 || !CanRead(window, cfa - 8, &stray_budget)) break;
+    if (cfa <= at.sp || (cfa & 7) != 0 || !CanRead(window, cfa - 8, &stray_budget)) break;
     std::uintptr_t return_address;
     std::memcpy(&return_address, reinterpret_cast<const void*>(cfa - 8), sizeof(return_address));
     switch (rule.rbp()) {
       case FrameRule::FramePointer::kUnchanged:
         break;
       case FrameRule::FramePointer::kUnknown:
-        fp_known = false;
+        at.fp_known = false;
         break;
       case FrameRule::FramePointer::kSaved: {
         std::uintptr_t slot = cfa + rule.rbp_offset();
-        if (slot < sp || slot + 8 > cfa || !CanRead(window, slot, &stray_budget)) return -1;
-        std::memcpy(&fp, reinterpret_cast<const void*>(slot), sizeof(fp));
-        fp_known = true;
+        if (slot < at.sp || slot + 8 > cfa || !CanRead(window, slot, &stray_budget)) return -1;
+        std::memcpy(&at.fp, reinterpret_cast<const void*>(slot), sizeof(at.fp));
+        at.fp_known = true;
         break;
       }
     }
     if (return_address == 0) break;
     out[n++] = reinterpret_cast<void*>(return_address);
-    sp = cfa;
-    lookup = return_address - 1;
+    at.sp = cfa;
+    at.pc = return_address - 1;
   }
   return n;
 }

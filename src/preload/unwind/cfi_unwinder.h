@@ -25,26 +25,34 @@
 
 namespace heaprec::preload {
 
-// The last walk of a thread, step by step: the stack pointer at each step, the pc looked up there
-// and its rule. The thread's next walk takes a step's rule from here when it reaches the same
-// stack pointer with the same pc, instead of probing the cache's hash table, which a large heap
-// keeps out of the CPU's caches. The two walks are lined up by stack pointer, not by step number:
-// an interpreter allocates from call paths of every depth, which differ near the allocation and
-// meet further up, at the same frames at the same addresses (a step number would shift with the
-// depth of the part that differs). Each entry is a (pc, rule) pair valid on its own, so a walk
-// may use any memo's entries; a memo is written by one walk at a time (FrameRuleCache::ClaimMemo),
-// into the half the last walk is not in, and emptied when the cache's rules are invalidated.
+// The last walk of a thread, step by step: the registers at each step (stack pointer, the pc looked
+// up there, frame pointer) and the step's rule. The thread's next walk uses it two ways.
+//  - Where it reaches the same stack pointer with the same pc, it takes that step's rule from here
+//    instead of probing the cache's hash table, which a large heap keeps out of the CPU's caches.
+//    The walks are lined up by stack pointer, not by step number: an interpreter allocates from
+//    call paths of every depth, which differ near the allocation and meet further up, at the same
+//    frames at the same addresses (a step number would shift with the depth of the part below).
+//  - Where it reaches a step in the same registers, the rest of the last walk is this walk's too if
+//    the stack words that walk read from there on (each return address, each saved frame pointer)
+//    still hold what they held: a walk is a function of the registers it starts from and the words
+//    it reads. The walk checks those words, one comparison a frame, and takes the frames (Replay).
+// Each entry is a (pc, rule) pair valid on its own, so a walk may use any memo's entries; a memo is
+// written by one walk at a time (FrameRuleCache::ClaimMemo), into the half the last walk is not
+// in, and emptied when the cache's rules are invalidated.
 struct RuleMemo {
   static constexpr int kSteps = 128;
   struct Step {
-    std::uintptr_t sp;   // rising from step to step within a walk
-    std::uintptr_t pc;   // 0: no rule kept for this step
-    std::uint64_t rule;  // FrameRule::word()
+    std::uintptr_t sp;  // rising from step to step within a walk; 0: no rule kept for this step
+    std::uintptr_t pc;
+    std::uintptr_t fp;   // the frame pointer, when kFpKnown is set in `rule`
+    std::uint64_t rule;  // FrameRule::word(), with kFpKnown
   };
+  static constexpr std::uint64_t kFpKnown = 1u << 15;  // a bit FrameRule words leave clear
   std::atomic<bool> busy;
   std::uint64_t generation;  // the cache's when the entries were written
   std::uint32_t last;        // the half that holds the last walk
   std::uint32_t count[2];    // steps kept in each half
+  std::uint64_t replayed;    // frames walks took by Replay (for tests and diagnostics)
   Step steps[2][kSteps];
 };
 
