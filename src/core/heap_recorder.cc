@@ -96,11 +96,11 @@ void HeapRecorder::Record(std::uint64_t key, const std::uint64_t* frames, std::u
   LiveObject replaced;
   switch (live_.Insert(key, object, &replaced)) {
     case LiveTable::InsertResult::kInserted:
-      counters_[0].samples.fetch_add(1, std::memory_order_relaxed);
+      samples_.fetch_add(1, std::memory_order_relaxed);
       AddLive(object);
       return;
     case LiveTable::InsertResult::kReplaced: {
-      counters_[0].samples.fetch_add(1, std::memory_order_relaxed);
+      samples_.fetch_add(1, std::memory_order_relaxed);
       replaced_.fetch_add(1, std::memory_order_relaxed);
       AddLive(object);
       SubtractLive(replaced);
@@ -148,10 +148,12 @@ void HeapRecorder::Reattach(std::uint64_t key, const LiveObject& detached) {
   }
 }
 
-void HeapRecorder::ReleaseDetached(const LiveObject& detached) { ReleaseStack(detached.stack, 0); }
+void HeapRecorder::ReleaseDetached(const LiveObject& detached) {
+  forgotten_.fetch_add(1, std::memory_order_relaxed);
+  ReleaseStack(detached.stack);
+}
 
-void HeapRecorder::ReleaseStack(StackId stack, std::uint32_t lane) {
-  counters_[lane % kThreadCaches].forgotten.fetch_add(1, std::memory_order_relaxed);
+void HeapRecorder::ReleaseStack(StackId stack) {
   if (!objects_hold_stacks_) return;
   // Most frees drop a reference that is not the stack's last: no lock (two threads freeing at
   // once no longer wait for each other, nor for a thread recording).
@@ -180,15 +182,14 @@ ObjectTicket HeapRecorder::RecordWithHandle(std::uint64_t key, const std::uint64
     UnrefObjectsStackLocked(stack);
     return TicketFor(0, {});
   }
-  counters_[lane % kThreadCaches].samples.fetch_add(1, std::memory_order_relaxed);
-  AddLive(object);
+  AddLive(object);  // counted as a sample by the live table (LiveTable::HandleCounts)
   return TicketFor(handle, object);
 }
 
 bool HeapRecorder::ForgetByTicket(const ObjectTicket& ticket, std::uint64_t key) {
   if (!live_.DropByHandle(ticket.handle, key)) return false;
   live_bytes_.fetch_sub(ticket.contribution, std::memory_order_relaxed);
-  ReleaseStack(ticket.stack, LiveTable::LaneOf(ticket.handle));
+  ReleaseStack(ticket.stack);  // counted as forgotten by the live table
   return true;
 }
 
@@ -206,6 +207,7 @@ ObjectTicket HeapRecorder::ReattachWithHandle(std::uint64_t key, const LiveObjec
     ReleaseDetached(detached);
     return TicketFor(0, {});
   }
+  reattached_.fetch_add(1, std::memory_order_relaxed);  // an insert that is no new sample
   AddLive(detached);
   return TicketFor(handle, detached);
 }
@@ -219,11 +221,10 @@ void HeapRecorder::ForgetAll() {
 
 RecorderStats HeapRecorder::Stats() const {
   RecorderStats s;
-  s.samples = s.forgotten = 0;
-  for (const LaneCounters& lane : counters_) {
-    s.samples += lane.samples.load(std::memory_order_relaxed);
-    s.forgotten += lane.forgotten.load(std::memory_order_relaxed);
-  }
+  const LiveTable::HandleCounts handled = live_.CountHandles();
+  s.samples = samples_.load(std::memory_order_relaxed) + handled.inserted -
+              reattached_.load(std::memory_order_relaxed);
+  s.forgotten = forgotten_.load(std::memory_order_relaxed) + handled.dropped;
   s.replaced = replaced_.load(std::memory_order_relaxed);
   s.dropped = dropped_.load(std::memory_order_relaxed);
   s.live_objects = live_.size();

@@ -160,19 +160,18 @@ class HeapRecorder {
   AllocationHistory history_;
   LiveTable live_;
   ThreadCache caches_[kThreadCaches];
-  // Samples and forgotten objects, counted by lane (a thread's own cache line) and summed by
-  // Stats(); the paths by key count in lane 0.
-  struct alignas(64) LaneCounters {
-    std::atomic<std::uint64_t> samples{0};
-    std::atomic<std::uint64_t> forgotten{0};
-  };
-  LaneCounters counters_[kThreadCaches];
+  // Samples and forgotten objects by key and through Detach; by handle, the live table counts
+  // inserts and drops under its shard locks (no atomic operation of their own on the sampled
+  // path), of which reattached_ are no new samples.
+  std::atomic<std::uint64_t> samples_{0};
+  std::atomic<std::uint64_t> forgotten_{0};
+  std::atomic<std::uint64_t> reattached_{0};
   std::atomic<std::uint64_t> replaced_{0};
   std::atomic<std::uint64_t> dropped_{0};
   alignas(64) std::atomic<std::int64_t> live_bytes_{0};  // written by every thread
 
-  // A forgotten object's end: counted in `lane`, and its reference on `stack` dropped.
-  void ReleaseStack(StackId stack, std::uint32_t lane);
+  // Drops a forgotten object's reference on `stack`, when objects hold them.
+  void ReleaseStack(StackId stack);
   // Under stack_lock_: counts `count` allocations in the history (AllocationHistory::Merge).
   void MergeHistoryLocked(const AllocationTotals* adds, std::size_t count);
   // Merges every ThreadCache's pending adds. Takes each cache's lock, then stack_lock_.

@@ -220,6 +220,7 @@ bool LiveTable::InsertWithHandle(std::uint64_t key, const LiveObject& object, st
   record.key = key;
   record.object = object;
   ++shard.handled.used;
+  ++shard.handle_counts.inserted;
   shard.next_handled.store(NextRecordLocked(shard.handled), std::memory_order_relaxed);
   const auto s = static_cast<std::uint32_t>(&shard - shards_);
   *handle = ((s << 24) | position) + 1;
@@ -256,6 +257,7 @@ bool LiveTable::DropByHandle(std::uint32_t handle, std::uint64_t key) {
     return false;  // retired by RemoveAll
   }
   FreeLocked(shard.handled, position);
+  ++shard.handle_counts.dropped;
   shard.next_handled.store(NextRecordLocked(shard.handled), std::memory_order_relaxed);
   Notify(shard, [&](LiveSetObserver& o, std::size_t i) { o.ObjectRemoved(i, key); });
   return true;
@@ -313,6 +315,16 @@ void LiveTable::RetireHandledLocked(Shard& shard, std::uint32_t end) {
     }
     position += n;
   }
+}
+
+LiveTable::HandleCounts LiveTable::CountHandles() const {
+  HandleCounts total = {0, 0};
+  for (const Shard& shard : shards_) {
+    MutexLock lock(const_cast<Mutex&>(shard.mutex));
+    total.inserted += shard.handle_counts.inserted;
+    total.dropped += shard.handle_counts.dropped;
+  }
+  return total;
 }
 
 std::size_t LiveTable::size() const {

@@ -81,8 +81,12 @@ class LiveTable {
   // when out of memory or positions.
   bool InsertWithHandle(std::uint64_t key, const LiveObject& object, std::uint32_t lane,
                         std::uint32_t* handle);
-  // The shard of an object inserted with `handle` (its lane, modulo the shards).
-  static std::uint32_t LaneOf(std::uint32_t handle) { return (handle - 1) >> 24; }
+  // How many objects InsertWithHandle inserted and DropByHandle removed so far (counted under the
+  // shard locks the two take anyway).
+  struct HandleCounts {
+    std::uint64_t inserted, dropped;
+  };
+  HandleCounts CountHandles() const;
   // Fetches the record the next InsertWithHandle in `lane` is likely to write into the CPU's
   // cache, for a caller that has other work to do first: the write then does not stall (on a large
   // heap that record has long left the caches). A hint only. Lock-free.
@@ -171,6 +175,7 @@ class LiveTable {
     // The record the next InsertWithHandle will write (PrefetchInsertWithHandle), null when it
     // needs a new chunk; kept under the lock, read without it.
     std::atomic<Record*> next_handled{nullptr};
+    HandleCounts handle_counts = {0, 0};
   };
 
   static std::uint64_t HashKey(std::uint64_t key);

@@ -225,11 +225,11 @@ std::uint32_t CaptureStack(std::uint64_t* frames, std::uint32_t max_depth, bool*
   std::uint32_t kept = static_cast<std::uint32_t>(n - first);
   *truncated = kept > max_depth || n == capacity;
   if (kept > max_depth) kept = max_depth;
-  for (std::uint32_t i = 0; i < kept; ++i) {
-    // Return address minus one: inside the call instruction, so it symbolizes to the calling line
-    // (and, at a function's end, to the right function when the call was its last instruction).
-    frames[i] = reinterpret_cast<std::uint64_t>(raw[first + i]) - 1;
-  }
+  // Return address minus one: inside the call instruction, so it symbolizes to the calling line
+  // (and, at a function's end, to the right function when the call was its last instruction).
+  // The walk usually starts at the hook's caller (first is 0), and the loop is then a vector one.
+  if (first != 0) std::memmove(frames, frames + first, kept * sizeof(*frames));
+  for (std::uint32_t i = 0; i < kept; ++i) frames[i] -= 1;
   return kept;
 }
 
