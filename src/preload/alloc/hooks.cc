@@ -60,14 +60,25 @@ sampled:
 // allocator.
 inline bool MaybeSampled(void* block) {
   if (block == nullptr) return false;
-  if (HEAPREC_LIKELY(g_real.tagged_blocks)) return IsTagged(block);
+  if (HEAPREC_LIKELY(g_real.tagged_blocks())) return IsTagged(block);
   HeapRecorder* recorder = g_recorder.load(std::memory_order_acquire);
   return recorder != nullptr && recorder->MaybeTracked(reinterpret_cast<std::uint64_t>(block));
 }
 
-inline void Release(void* block) {
+// free, delete: over glibc, one comparison (g_real.lowest_tagged) says the block is not null and
+// its tag may be read, the tag test another, then the tail call; a null block, or any block of
+// another allocator, takes the comparison's other branch.
+__attribute__((noinline)) void ReleaseUntagged(void* block) {
   if (HEAPREC_UNLIKELY(MaybeSampled(block))) return ReleaseSampled(block);
   g_real.free(block);
+}
+
+inline void Release(void* block) {
+  if (HEAPREC_LIKELY(reinterpret_cast<std::uintptr_t>(block) >= g_real.lowest_tagged)) {
+    if (HEAPREC_UNLIKELY(IsTagged(block))) return ReleaseSampled(block);
+    return g_real.free(block);
+  }
+  ReleaseUntagged(block);
 }
 
 // realloc(p, 0) frees p and allocates nothing: it does not count as an allocation.
@@ -134,7 +145,7 @@ HEAPREC_EXPORT void* reallocarray(void* block, std::size_t count, std::size_t si
 
 // A sampled block's usable size is the part the program sees (tagged_blocks.h).
 HEAPREC_EXPORT std::size_t malloc_usable_size(void* block) {
-  if (g_real.tagged_blocks && block != nullptr && IsTagged(block)) {
+  if (g_real.tagged_blocks() && block != nullptr && IsTagged(block)) {
     return heaprec::preload::TaggedUsableSize(block);
   }
   return g_real.usable_size(block);

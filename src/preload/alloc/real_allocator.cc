@@ -43,17 +43,9 @@ UsableSizeFn GlibcUsableSize() {
 }
 
 RealAllocator Glibc() {
-  return {__libc_malloc,
-          __libc_free,
-          __libc_calloc,
-          __libc_realloc,
-          __libc_memalign,
-          GlibcPosixMemalign,
-          GlibcAlignedAlloc,
-          __libc_valloc,
-          __libc_pvalloc,
-          GlibcUsableSize(),
-          true};
+  return {__libc_malloc,   __libc_free,        __libc_calloc,           __libc_realloc,
+          __libc_memalign, GlibcPosixMemalign, GlibcAlignedAlloc,       __libc_valloc,
+          __libc_pvalloc,  GlibcUsableSize(),  RealAllocator::kTagsRead};
 }
 
 // What another allocator may lack, built on posix_memalign, which every allocator that replaces
@@ -143,7 +135,7 @@ RealAllocator Resolve() {
   // What the program would call without heaprec, whichever library defines it.
   a.usable_size = reinterpret_cast<UsableSizeFn>(Lookup("malloc_usable_size"));
   if (a.usable_size == nullptr) a.usable_size = GlibcUsableSize();
-  a.tagged_blocks = false;
+  a.lowest_tagged = RealAllocator::kTagsNotRead;
   return a;
 }
 
@@ -211,13 +203,13 @@ RealAllocator g_real = {ResolveMalloc,
                         ResolveValloc,
                         ResolvePvalloc,
                         ResolveUsableSize,
-                        false};
+                        RealAllocator::kTagsNotRead};
 
 void ResolveRealAllocator() { EnsureResolved(); }
 
 void UseUntaggedBlocks() {
   ResolveRealAllocator();
-  g_real.tagged_blocks = false;
+  g_real.lowest_tagged = RealAllocator::kTagsNotRead;
 }
 
 const char* ForeignProgramMalloc(bool* in_executable) {

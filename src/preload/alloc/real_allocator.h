@@ -60,8 +60,13 @@ struct RealAllocator {
   void* (*valloc)(std::size_t);
   void* (*pvalloc)(std::size_t);
   std::size_t (*usable_size)(void*);
-  // Sampled blocks carry a tag below the program's pointer (tagged_blocks.h): only with glibc.
-  bool tagged_blocks;
+  // Sampled blocks carry a tag below the program's pointer (tagged_blocks.h), only with glibc: then
+  // 1, the lowest address whose free reads the tag; otherwise the highest address, which no block
+  // has. One unsigned comparison in free then says both "not null" and "tags are read".
+  std::uintptr_t lowest_tagged;
+
+  bool tagged_blocks() const { return lowest_tagged == kTagsRead; }
+  static constexpr std::uintptr_t kTagsRead = 1, kTagsNotRead = ~std::uintptr_t{0};
 };
 
 // Read on every allocation: plain function pointers, written once by the resolver.

@@ -38,7 +38,7 @@ void Record(HeapRecorder& recorder, void* block, std::size_t size, std::uint64_t
             const WalkStart& start) {
   const auto key = reinterpret_cast<std::uint64_t>(block);
   const std::uint32_t lane = Lane();
-  if (g_real.tagged_blocks) recorder.PrefetchRecordWithHandle(lane);  // while the stack is walked
+  if (g_real.tagged_blocks()) recorder.PrefetchRecordWithHandle(lane);  // while the stack is walked
   const std::uint32_t max_depth = g_settings.max_depth;
   auto* frames = static_cast<std::uint64_t*>(
       alloca((max_depth + kCaptureExtraFrames) * sizeof(std::uint64_t)));
@@ -49,7 +49,7 @@ void Record(HeapRecorder& recorder, void* block, std::size_t size, std::uint64_t
   const double weight = Sampler::Weight(size, interval);
   const std::uint64_t now = AllocationTimeNs();
   // A tagged block carries its record's handle; another allocator's blocks are found by address.
-  if (g_real.tagged_blocks) {
+  if (g_real.tagged_blocks()) {
     SetTicket(block, recorder.RecordWithHandle(key, frames, depth, size, weight, now, lane));
   } else {
     recorder.Record(key, frames, depth, size, weight, now);
@@ -60,7 +60,7 @@ void Record(HeapRecorder& recorder, void* block, std::size_t size, std::uint64_t
 // Forgets a sampled block the program is giving back: by its ticket when it is tagged.
 void Forget(HeapRecorder& recorder, void* block) {
   const auto key = reinterpret_cast<std::uint64_t>(block);
-  if (g_real.tagged_blocks) {
+  if (g_real.tagged_blocks()) {
     recorder.ForgetByTicket(TicketOf(block), key);
   } else {
     recorder.Forget(key);
@@ -82,7 +82,7 @@ void RecordBlock(void* block, std::size_t size, std::uint64_t interval, const Wa
 // *record says whether it may be recorded: a block that could not carry its tag is not, since its
 // free would not find it.
 void* AllocateForSample(AllocKind kind, std::size_t size, std::size_t alignment, bool* record) {
-  if (!g_real.tagged_blocks) {
+  if (!g_real.tagged_blocks()) {
     *record = true;
     return AllocateUntagged(kind, size, alignment);
   }
@@ -100,8 +100,8 @@ struct DetachedRecord {
     if (recorder == nullptr) return;
     HookGuard guard;  // a signal handler that allocates must not wait for the lock held here
     const auto key = reinterpret_cast<std::uint64_t>(block);
-    attached = g_real.tagged_blocks ? recorder->DetachByHandle(HandleOf(block), key, &object)
-                                    : recorder->Detach(key, &object);
+    attached = g_real.tagged_blocks() ? recorder->DetachByHandle(HandleOf(block), key, &object)
+                                      : recorder->Detach(key, &object);
   }
   // After the reallocation: when it `failed` the old block is still the program's and is tracked
   // again; otherwise its record goes. errno is the reallocation's: kept.
@@ -123,7 +123,7 @@ struct DetachedRecord {
     if (!attached) return;
     HookGuard guard;
     const auto key = reinterpret_cast<std::uint64_t>(block);
-    if (g_real.tagged_blocks) {
+    if (g_real.tagged_blocks()) {
       SetTicket(block, recorder->ReattachWithHandle(key, object, Lane()));
     } else {
       recorder->Reattach(key, object);
@@ -180,7 +180,7 @@ __attribute__((noinline)) int PosixMemalignSlow(void** out, std::size_t alignmen
                                                 std::size_t size) {
   const WalkStart caller = HEAPREC_CALLER_OF_THIS_FUNCTION();
   std::uint64_t interval = DrawSample(size);
-  if (interval == 0 || !g_real.tagged_blocks) {
+  if (interval == 0 || !g_real.tagged_blocks()) {
     int error = g_real.posix_memalign(out, alignment, size);
     if (interval != 0 && error == 0) RecordBlock(*out, size, interval, caller);
     return error;
@@ -196,7 +196,7 @@ __attribute__((noinline)) int PosixMemalignSlow(void** out, std::size_t alignmen
 
 __attribute__((noinline)) void* ReallocSlow(void* old_block, std::size_t size, bool expired) {
   const WalkStart caller = HEAPREC_CALLER_OF_THIS_FUNCTION();
-  if (!g_real.tagged_blocks) return ReallocUntagged(old_block, size, expired, caller);
+  if (!g_real.tagged_blocks()) return ReallocUntagged(old_block, size, expired, caller);
   bool old_tagged = old_block != nullptr && IsTagged(old_block);
   std::uint64_t interval = expired ? DrawSample(size) : 0;
   if (!old_tagged && interval == 0) return g_real.realloc(old_block, size);

@@ -60,7 +60,7 @@ inline std::uint64_t TagWord(const void* block, std::ptrdiff_t at) {
 }
 
 // True when `block` (not null, allocated by the program's allocator) is a tagged sampled block.
-// Only meaningful while g_real.tagged_blocks holds.
+// Only meaningful while g_real.tagged_blocks() holds.
 inline bool IsTagged(const void* block) {
   return static_cast<std::int64_t>(TagWord(block, -8)) < 0;
 }
@@ -100,7 +100,7 @@ bool ReallocTagged(void* block, std::size_t size, void** moved);
 
 // Frees any block of the program's: tagged or not.
 inline void ReleaseToAllocator(void* block) {
-  if (g_real.tagged_blocks && block != nullptr && IsTagged(block)) {
+  if (g_real.tagged_blocks() && block != nullptr && IsTagged(block)) {
     FreeTagged(block);
   } else {
     g_real.free(block);
