@@ -17,6 +17,7 @@
 #include "core/mutex.h"
 #include "core/own_descriptors.h"
 #include "preload/control/settings.h"
+#include "preload/dump/dump_thread.h"
 #include "preload/dump/profile_writer.h"
 #include "preload/objects/loaded_objects.h"
 #include "preload/state.h"
@@ -91,6 +92,9 @@ class HeapRecordWriter final : public LiveSetObserver {
   void NodeCreated(StackId id, StackId parent, std::uint64_t frame) override;
   void CopyPeak(const HeapSnapshot& snapshot, std::int64_t live_bytes, std::uint64_t time_ns);
 
+  // Whether the file goes on receiving the peak copies: made, not ended, never out of space.
+  bool KeepsPeaks() const { return !Broken() && !ended_.load(std::memory_order_relaxed); }
+
   Mutex& space_lock() { return space_lock_; }
   std::uint64_t MappedBytes() {
     MutexLock lock(space_lock_);
@@ -132,6 +136,7 @@ class HeapRecordWriter final : public LiveSetObserver {
   ino_t inode_ = 0;
   Header* header_ = nullptr;
   std::atomic<bool> broken_{false};
+  std::atomic<bool> ended_{false};
   Mutex space_lock_;  // guards the segments and file_bytes; taken after any recorder lock
   Segment segments_[kMaxSegments] = {};
   std::size_t segment_count_ = 0;
@@ -213,6 +218,7 @@ HeapRecordWriter::~HeapRecordWriter() {
 }
 
 void HeapRecordWriter::End() {
+  ended_.store(true, std::memory_order_relaxed);
   PublishWord(header_->state, record::kEnded);
   unlink(path_);
 }
@@ -226,6 +232,7 @@ void HeapRecordWriter::UnmapInChild() {
 void HeapRecordWriter::MarkIncomplete() {
   if (broken_.exchange(true)) return;
   PublishWord(header_->state, record::kIncomplete);
+  WakeDumpThread();  // the peak copies are no longer kept here: the peak profile is written now
 }
 
 // Maps at least `at_least` more bytes of the file after the last segment, reserving their disk
@@ -482,6 +489,11 @@ void EndHeapRecord() {
 void RecordPeakCopy(const HeapSnapshot& snapshot, std::int64_t live_bytes, std::uint64_t time_ns) {
   HeapRecordWriter* writer = g_writer.load(std::memory_order_acquire);
   if (writer != nullptr) writer->CopyPeak(snapshot, live_bytes, time_ns);
+}
+
+bool HeapRecordKeepsPeaks() {
+  HeapRecordWriter* writer = g_writer.load(std::memory_order_acquire);
+  return writer != nullptr && writer->KeepsPeaks();
 }
 
 std::uint64_t HeapRecordBytes() {
