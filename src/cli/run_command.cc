@@ -31,6 +31,7 @@
 #include "cli/run_recovery.h"
 #include "cli/run_summary.h"
 #include "preload/control/settings.h"
+#include "schema/manifest.h"
 
 namespace heaprec::cli {
 namespace {
@@ -154,6 +155,9 @@ int Run(const RunOptions& o, const PushArgs& push_args) {
   std::string manifest = CreateManifest();
   if (manifest.empty()) return kExitFailure;
   SetEnvironment(o, library, manifest);
+  // The pusher sends each file as it is listed; the peak of a process killed before its first
+  // write would otherwise be only in its heap record, which heaprec run reads after pushing.
+  if (pushing) setenv(schema::kPeakAtOnceVariable, "1", 1);
   std::unique_ptr<RunPusher> pusher;
   if (pushing) {
     pusher = std::make_unique<RunPusher>(push_config, manifest, push_args.timeout_seconds);

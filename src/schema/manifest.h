@@ -14,6 +14,9 @@
 namespace heaprec::schema {
 
 inline constexpr char kManifestVariable[] = "HEAPREC_MANIFEST";
+// Set with the manifest when `heaprec run` pushes each file as it is listed: the library writes the
+// peak profile at once rather than keep it in the heap record for a while.
+inline constexpr char kPeakAtOnceVariable[] = "HEAPREC_PEAK_AT_ONCE";
 inline constexpr char kManifestSeparator = '\t';
 inline constexpr char kManifestMessage[] = "message";
 inline constexpr char kManifestRecord[] = "record";

@@ -79,9 +79,12 @@ bool StartHeapRecordOnce() {
 // ends meanwhile writes its peak with its final profile (and one that execs, before the exec). So
 // a short process, a compiler or a shell's child, writes its peak profile once rather than twice
 // (each a new file: encoding, compressing, creating, renaming over the first); without a record
-// the first capture is written at once, as before records.
+// the first capture is written at once, as before records, and under `heaprec run --push`, which
+// pushes the peak of a process killed without a final profile as soon as it is on disk.
 std::uint64_t PeakWriteAllowedAt(std::uint64_t first_request_ns, std::uint64_t next_allowed_ns) {
-  if (first_request_ns == 0 || !HeapRecordKeepsPeaks()) return next_allowed_ns;
+  if (first_request_ns == 0 || g_settings.peak_at_once || !HeapRecordKeepsPeaks()) {
+    return next_allowed_ns;
+  }
   std::uint64_t deferred = first_request_ns + kPeakWriteSpacingNs;
   return deferred > next_allowed_ns ? deferred : next_allowed_ns;
 }
