@@ -160,6 +160,9 @@ int Run(const RunOptions& o, const PushArgs& push_args) {
   // The pusher sends each file as it is listed; the peak of a process killed before its first
   // write would otherwise be only in its heap record, which heaprec run reads after pushing.
   if (pushing) setenv(schema::kPeakAtOnceVariable, "1", 1);
+  // Every profile is rewritten, compressed: the library need not compress it first (nor heaprec
+  // decompress it). The pusher sends files as written: compressed.
+  if (o.symbolize && !pushing && !o.ruby) setenv(schema::kUncompressedVariable, "1", 1);
   std::unique_ptr<RunPusher> pusher;
   if (pushing) {
     pusher = std::make_unique<RunPusher>(push_config, manifest, push_args.timeout_seconds);

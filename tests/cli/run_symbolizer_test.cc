@@ -101,5 +101,40 @@ TEST(RunSymbolizerTest, AProfileWrittenAgainAfterItWasSymbolizedIsSymbolizedAtTh
   EXPECT_TRUE(Symbolized(probe[0])) << "written again after it was symbolized, left as written";
 }
 
+// Whether a gzip file is smaller than what it holds (its last four bytes, ISIZE).
+bool Compressed(const std::string& path) {
+  std::string bytes = ReadFile(path);
+  if (bytes.size() < 18) return false;
+  uint32_t holds = 0;
+  for (int i = 0; i < 4; ++i) {
+    holds |= static_cast<uint32_t>(static_cast<unsigned char>(bytes[bytes.size() - 4 + i]))
+             << (8 * i);
+  }
+  return bytes.size() < holds;
+}
+
+// Symbolizing, heaprec run has the library store its profiles uncompressed in their gzip files
+// (HEAPREC_UNCOMPRESSED: no deflate in the program, no inflate in heaprec), and writes each one
+// back compressed. The variable without the rewrite (--no-symbolize) leaves them stored.
+TEST(RunSymbolizerTest, TheLibraryStoresAndTheRewriteCompresses) {
+  TempDir stored;
+  RunResult left = HeaprecRun(stored.path(), {"--no-symbolize", "--sample-interval", "1"},
+                              {RUN_PROBE, "peak", "1048576"}, {{"HEAPREC_UNCOMPRESSED", "1"}});
+  ASSERT_EQ(left.status, 0) << left.err;
+  ASSERT_EQ(AllProfiles(stored.path()).size(), 2u);
+  for (const std::string& path : AllProfiles(stored.path())) {
+    EXPECT_FALSE(Compressed(path)) << path;
+    EXPECT_FALSE(Symbolized(path)) << path;
+  }
+  TempDir dir;
+  RunResult run = HeaprecRun(dir.path(), kExact, {RUN_PROBE, "peak", "1048576"});
+  ASSERT_EQ(run.status, 0) << run.err;
+  ASSERT_EQ(AllProfiles(dir.path()).size(), 2u);
+  for (const std::string& path : AllProfiles(dir.path())) {
+    EXPECT_TRUE(Compressed(path)) << path;
+    EXPECT_TRUE(Symbolized(path)) << path;
+  }
+}
+
 }  // namespace
 }  // namespace heaprec::e2e

@@ -219,6 +219,10 @@ bool ReadQuiet(const char* text, Settings* settings, const char**) {
   return ReadSwitch(text, &settings->quiet);
 }
 
+bool ReadUncompressed(const char* text, Settings* settings, const char**) {
+  return ReadSwitch(text, &settings->uncompressed);
+}
+
 bool ReadPeakAtOnce(const char* text, Settings* settings, const char**) {
   return ReadSwitch(text, &settings->peak_at_once);
 }
@@ -314,6 +318,7 @@ constexpr SettingRow kRows[] = {
      "a path shorter than PATH_MAX"},
     {schema::kDormantVariable, "--dormant", nullptr, kReadByLibrary, ReadDormant, "1 or 0"},
     {schema::kPeakAtOnceVariable, nullptr, nullptr, kReadByLibrary, ReadPeakAtOnce, "1 or 0"},
+    {schema::kUncompressedVariable, nullptr, nullptr, kReadByLibrary, ReadUncompressed, "1 or 0"},
     {"HEAPREC_HTTP", "--http", "ADDR", kReadByHttpServer, ReadHttp,
      "a port, HOST:PORT or a Unix socket path"},
     {"HEAPREC_HTTP_PUBLIC", "--http-public", nullptr, kReadByHttpServer, ReadHttpPublic, "1 or 0"},
