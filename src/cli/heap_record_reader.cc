@@ -277,9 +277,11 @@ HeapRecord ReadHeapRecord(const std::string& path) {
   if (header == nullptr || memcmp(header->magic, record::kMagic, sizeof(record::kMagic)) != 0) {
     throw bytes.Error("not a heaprec heap record");
   }
-  if (header->version != record::kVersion || header->header_bytes != sizeof(record::Header)) {
+  if (header->version < record::kOldestReadableVersion || header->version > record::kVersion ||
+      header->header_bytes != sizeof(record::Header)) {
     throw bytes.Error("a heap record of another heaprec version (format " +
                       std::to_string(header->version) + ", this heaprec reads " +
+                      std::to_string(record::kOldestReadableVersion) + " to " +
                       std::to_string(record::kVersion) + ")");
   }
   HeapRecord out;

@@ -1,6 +1,7 @@
 // `heaprec run`: runs a program with the preload library (or, with --ruby, with the Ruby gem's
-// autorun file), waits for it, then symbolizes the profiles every process wrote and prints the top
-// allocation sites of the program's final profile.
+// autorun file), symbolizes the profiles every process wrote (those of ended processes while the
+// program runs, run_symbolizer.h), waits for it, and prints the top allocation sites of the
+// program's final profile.
 //
 // The CLI passes its settings to the profiler through the environment (HEAPREC_*, see
 // run_environment.h), exactly as a user profiling a service under a supervisor would, so both paths
@@ -30,7 +31,9 @@
 #include "cli/run_push.h"
 #include "cli/run_recovery.h"
 #include "cli/run_summary.h"
+#include "cli/run_symbolizer.h"
 #include "preload/control/settings.h"
+#include "schema/manifest.h"
 
 namespace heaprec::cli {
 namespace {
@@ -154,20 +157,32 @@ int Run(const RunOptions& o, const PushArgs& push_args) {
   std::string manifest = CreateManifest();
   if (manifest.empty()) return kExitFailure;
   SetEnvironment(o, library, manifest);
+  // The pusher sends each file as it is listed; the peak of a process killed before its first
+  // write would otherwise be only in its heap record, which heaprec run reads after pushing.
+  if (pushing) setenv(schema::kPeakAtOnceVariable, "1", 1);
+  // Every profile is rewritten, compressed: the library need not compress it first (nor heaprec
+  // decompress it). The pusher sends files as written: compressed.
+  if (o.symbolize && !pushing && !o.ruby) setenv(schema::kUncompressedVariable, "1", 1);
   std::unique_ptr<RunPusher> pusher;
   if (pushing) {
     pusher = std::make_unique<RunPusher>(push_config, manifest, push_args.timeout_seconds);
   }
+  // The profiles of ended processes are symbolized while the program runs; not with --push, whose
+  // pusher sends each file as written and follows the rewrites after the program.
+  std::unique_ptr<RunSymbolizer> symbolizer;
+  if (o.symbolize) symbolizer = std::make_unique<RunSymbolizer>(o.symbol_cache);
   pid_t pid = -1;
   int status = RunProgram(o, &pid, [&] {
     if (pusher) pusher->Start();
+    if (symbolizer && !pusher) symbolizer->Follow(manifest);
   });
+  if (symbolizer) symbolizer->StopFollowing();
   if (pusher) pusher->Finish();  // before the files are rewritten with their symbols
   Manifest written = ReadManifest(manifest);
   unlink(manifest.c_str());
   if (pid < 0) return status;
   RecoverKilledProcesses(written, pid, status > 128 && status < 128 + 65 ? status - 128 : 0);
-  if (o.symbolize) SymbolizeProfiles(written.profiles, o.symbol_cache);
+  if (symbolizer) symbolizer->Finish(written.profiles);
   if (pusher) pusher->FollowRewrites(written.profiles);
   PrintSummary(o, pid, written, unprofiled);
   return status;

@@ -28,22 +28,42 @@ void AddProfile(std::vector<ManifestEntry>* profiles, ManifestEntry entry) {
   profiles->push_back(std::move(entry));
 }
 
+// One line: PID, reason, path (or message). False for a line that is not one.
+bool ParseLine(const std::string& line, ManifestEntry* e) {
+  std::istringstream fields(line);
+  std::string pid;
+  if (!std::getline(fields, pid, schema::kManifestSeparator) ||
+      !std::getline(fields, e->reason, schema::kManifestSeparator) ||
+      !std::getline(fields, e->path)) {
+    return false;
+  }
+  e->pid = static_cast<pid_t>(std::atoi(pid.c_str()));
+  return true;
+}
+
 }  // namespace
+
+std::vector<ManifestEntry> ManifestTail::ReadNew() {
+  std::vector<ManifestEntry> entries;
+  std::ifstream in(path_, std::ios::binary);
+  if (!in.seekg(static_cast<std::streamoff>(offset_))) return entries;
+  std::string line;
+  // Only lines with their newline: a process may be writing the last one now.
+  while (std::getline(in, line) && !in.eof()) {
+    offset_ += line.size() + 1;
+    ManifestEntry e;
+    if (ParseLine(line, &e)) entries.push_back(std::move(e));
+  }
+  return entries;
+}
 
 Manifest ReadManifest(const std::string& path) {
   Manifest manifest;
   std::ifstream in(path);
   std::string line;
   while (std::getline(in, line)) {
-    std::istringstream fields(line);
     ManifestEntry e;
-    std::string pid;
-    if (!std::getline(fields, pid, schema::kManifestSeparator) ||
-        !std::getline(fields, e.reason, schema::kManifestSeparator) ||
-        !std::getline(fields, e.path)) {
-      continue;
-    }
-    e.pid = static_cast<pid_t>(std::atoi(pid.c_str()));
+    if (!ParseLine(line, &e)) continue;
     if (e.reason == schema::kManifestMessage) {
       manifest.messages.push_back(std::move(e.path));
     } else if (e.reason == schema::kManifestRecord) {

@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,18 @@ struct Manifest {
 // Reads the manifest at `path`. A later line for the same profile replaces the earlier one (a peak
 // profile is rewritten as the peak grows, and the file holds what was written last).
 Manifest ReadManifest(const std::string& path);
+
+// Reads the manifest while the processes still append to it: each call returns the lines
+// completed since the last one, as written (no line replaces another here).
+class ManifestTail {
+ public:
+  explicit ManifestTail(std::string path) : path_(std::move(path)) {}
+  std::vector<ManifestEntry> ReadNew();
+
+ private:
+  std::string path_;
+  std::uint64_t offset_ = 0;  // the end of the last complete line read
+};
 
 // Creates the empty manifest the processes append to; "" after saying why it could not. Closed at
 // once (and close-on-exec meanwhile): the program must not inherit it.

@@ -1,27 +1,19 @@
 #include "cli/run_summary.h"
 
-#include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <iostream>
 #include <map>
-#include <mutex>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "analysis/report.h"
-#include "cli/symbolization.h"
 #include "profile/pprof_reader.h"
 #include "render/format.h"
-#include "render/output_file.h"
 #include "render/report.h"
 #include "schema/control.h"
 #include "schema/profile_schema.h"
-#include "symbolize/coverage.h"
-#include "symbolize/symbolizer.h"
 
 namespace heaprec::cli {
 namespace {
@@ -168,45 +160,6 @@ void PrintTopSites(const RunOptions& o, const ManifestEntry& summarized) {
 }
 
 }  // namespace
-
-bool SymbolizeProfiles(const std::vector<ManifestEntry>& entries, bool symbol_cache) {
-  symbolize::SymbolizeOptions options = symbolize::CommandLineSymbolizeOptions();
-  if (!symbol_cache) options.cache_directory.clear();
-  symbolize::Symbolizer symbolizer(std::move(options));
-  // A build's hundreds of profiles: reading (gunzip, parse) and writing (encode, gzip) them take
-  // most of the time and run on every core; the one symbolizer, whose caches every profile shares
-  // (the same compiler binary in each), is used by one worker at a time.
-  std::mutex symbolizer_mutex;
-  std::atomic<std::size_t> next{0};
-  std::atomic<bool> ok{true};
-  auto work = [&] {
-    for (std::size_t i = next++; i < entries.size(); i = next++) {
-      const ManifestEntry& e = entries[i];
-      try {
-        Profile profile = profile::ReadProfileFile(e.path);
-        // Nothing to add (a Ruby profile): leave the file as written.
-        if (symbolize::MeasureCoverage(profile).complete()) continue;
-        {
-          std::lock_guard<std::mutex> lock(symbolizer_mutex);
-          symbolizer.Symbolize(profile);
-        }
-        render::WriteProfileFile(profile, e.path);
-      } catch (const std::exception& error) {
-        std::lock_guard<std::mutex> lock(symbolizer_mutex);
-        std::cerr << "heaprec: " << error.what() << "\n";
-        ok = false;
-      }
-    }
-  };
-  std::size_t workers =
-      std::min<std::size_t>(entries.size(), std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> threads;
-  for (std::size_t i = 1; i < workers; ++i) threads.emplace_back(work);
-  work();
-  for (std::thread& t : threads) t.join();
-  PrintBinaryNotes("heaprec", symbolizer, std::cerr);
-  return ok;
-}
 
 void PrintSummary(const RunOptions& o, pid_t root, const Manifest& manifest, bool unprofiled) {
   PrintMessages(manifest.messages);

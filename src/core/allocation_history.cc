@@ -23,9 +23,8 @@ bool AllocationHistory::Reserve(std::size_t more) {
   if ((used_ + more) * 2 <= capacity_) return true;
   std::size_t capacity = capacity_ == 0 ? 1024 : capacity_ * 2;
   while ((used_ + more) * 2 > capacity) capacity *= 2;
-  auto* fresh = memory_.AllocateArray<AllocationTotals>(capacity);
+  auto* fresh = memory_.AllocateZeroedArray<AllocationTotals>(capacity);
   if (fresh == nullptr) return false;
-  std::memset(fresh, 0, capacity * sizeof(AllocationTotals));
   for (std::size_t i = 0; i < capacity_; ++i) {
     const AllocationTotals& e = slots_[i];
     if (e.stack == kInvalidStackId) continue;

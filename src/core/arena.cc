@@ -2,6 +2,8 @@
 
 #include <sys/mman.h>
 
+#include <cstring>
+
 namespace heaprec {
 namespace {
 
@@ -51,8 +53,11 @@ void* MmapArena::CarveLocked(std::size_t block_bytes) {
   return block;
 }
 
-void* MmapArena::Allocate(std::size_t bytes) {
+// Pages from mmap (the reserve's too: handed out once, never reused) and chunk space carved for the
+// first time have never been written: they read as zero. Only a free list's blocks have been used.
+void* MmapArena::AllocateBlock(std::size_t bytes, bool* fresh) {
   if (bytes == 0) bytes = 1;
+  *fresh = true;
   if (bytes > (std::size_t{1} << kMaxClassShift)) {
     std::size_t mapped = RoundUpToPage(bytes);
     MutexLock lock(mutex_);
@@ -69,12 +74,25 @@ void* MmapArena::Allocate(std::size_t bytes) {
   if (FreeBlock* head = free_lists_[size_class]) {
     free_lists_[size_class] = head->next;
     p = head;
+    *fresh = false;
   } else {
     p = CarveLocked(std::size_t{1} << (size_class + kMinClassShift));
     if (p == nullptr) return nullptr;
   }
   in_use_ += bytes;
   if (in_use_ > high_water_) high_water_ = in_use_;
+  return p;
+}
+
+void* MmapArena::Allocate(std::size_t bytes) {
+  bool fresh;
+  return AllocateBlock(bytes, &fresh);
+}
+
+void* MmapArena::AllocateZeroed(std::size_t bytes) {
+  bool fresh;
+  void* p = AllocateBlock(bytes, &fresh);
+  if (p != nullptr && !fresh) std::memset(p, 0, bytes);
   return p;
 }
 

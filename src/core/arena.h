@@ -27,6 +27,9 @@ class MmapArena final : public MemoryResource {
   MmapArena& operator=(const MmapArena&) = delete;
 
   void* Allocate(std::size_t bytes) override;
+  // Clears only a block that was handed out before (from a free list); one carved from a chunk
+  // for the first time, or mapped for itself, is still the kernel's zero pages.
+  void* AllocateZeroed(std::size_t bytes) override;
   void Deallocate(void* p, std::size_t bytes) override;
   std::size_t BytesInUse() const override;
   // Bytes obtained from the system (chunks plus large mappings): the profiler's own footprint.
@@ -56,6 +59,8 @@ class MmapArena final : public MemoryResource {
   };
 
   static int SizeClass(std::size_t bytes);
+  // Allocate's work; *fresh tells whether the block has never been handed out (reads as zero).
+  void* AllocateBlock(std::size_t bytes, bool* fresh);
   void* CarveLocked(std::size_t block_bytes);
   // mmap, or pages from the reserve when mmap fails; null when both are out. Lock held.
   void* MapLocked(std::size_t bytes);

@@ -9,39 +9,61 @@
 namespace heaprec {
 namespace {
 
-// zlib asks for items * size bytes; it frees with only the pointer, so the size goes in a header.
+// zlib asks for items * size bytes and frees with only the pointer: the size is kept in the sink's
+// table rather than in a header before the block, which made each of zlib's 64 KiB buffers
+// 64 KiB + 16 bytes, past the arena's largest size class: a mapping of its own, made and unmapped
+// again, every page faulted in again, for every profile a process wrote.
 voidpf ZAlloc(voidpf opaque, uInt items, uInt size) {
-  auto* memory = static_cast<MemoryResource*>(opaque);
-  std::size_t bytes = static_cast<std::size_t>(items) * size + 16;
-  auto* block = static_cast<std::size_t*>(memory->Allocate(bytes));
+  auto* table = static_cast<GzipFileSink::ZlibBlocks*>(opaque);
+  if (table->count == GzipFileSink::ZlibBlocks::kMax) return Z_NULL;
+  std::size_t bytes = static_cast<std::size_t>(items) * size;
+  void* block = table->memory->Allocate(bytes);
   if (block == nullptr) return Z_NULL;
-  block[0] = bytes;
-  return reinterpret_cast<char*>(block) + 16;
+  table->blocks[table->count] = block;
+  table->bytes[table->count] = bytes;
+  ++table->count;
+  return block;
 }
 
 void ZFree(voidpf opaque, voidpf address) {
   if (address == Z_NULL) return;
-  auto* block = reinterpret_cast<std::size_t*>(static_cast<char*>(address) - 16);
-  static_cast<MemoryResource*>(opaque)->Deallocate(block, block[0]);
+  auto* table = static_cast<GzipFileSink::ZlibBlocks*>(opaque);
+  for (std::size_t i = 0; i < table->count; ++i) {
+    if (table->blocks[i] != address) continue;
+    table->memory->Deallocate(address, table->bytes[i]);
+    --table->count;
+    table->blocks[i] = table->blocks[table->count];
+    table->bytes[i] = table->bytes[table->count];
+    return;
+  }
 }
 
 }  // namespace
 
-GzipFileSink::GzipFileSink(ByteSink& output, MemoryResource& memory) : GzipFileSink(-1, memory) {
+GzipFileSink::GzipFileSink(ByteSink& output, MemoryResource& memory, GzipMode mode)
+    : GzipFileSink(-1, memory, mode) {
   next_ = &output;
 }
 
-GzipFileSink::GzipFileSink(int fd, MemoryResource& memory) : fd_(fd), memory_(memory) {
-  auto* stream = static_cast<z_stream*>(memory_.Allocate(sizeof(z_stream)));
+GzipFileSink::GzipFileSink(int fd, MemoryResource& memory, GzipMode mode)
+    : fd_(fd), memory_(memory) {
   output_ = static_cast<unsigned char*>(memory_.Allocate(kOutputBytes));
+  if (mode == GzipMode::kStore) {
+    store_ = true;
+    crc_ = crc32(0, Z_NULL, 0);
+    ok_ = output_ != nullptr;
+    return;
+  }
+  auto* stream = static_cast<z_stream*>(memory_.Allocate(sizeof(z_stream)));
   if (stream == nullptr || output_ == nullptr) {
     memory_.Deallocate(stream, sizeof(z_stream));
     return;
   }
   std::memset(stream, 0, sizeof(z_stream));
+  zlib_blocks_.memory = &memory_;
   stream->zalloc = ZAlloc;
   stream->zfree = ZFree;
-  stream->opaque = &memory_;
+  stream->opaque = &zlib_blocks_;
   // windowBits 15 + 16 asks zlib for a gzip header and trailer. Level 1, as Go's runtime/pprof
   // writes its profiles: on heaprec's exact-mode profiles 3.4 times faster than level 6 for files
   // 17% larger (measured in docs/benchmarks.md), and the dump runs inside the profiled program.
@@ -88,8 +110,46 @@ bool GzipFileSink::Deflate(int flush) {
   }
 }
 
+// A stored block: one byte (BFINAL, BTYPE 00; the block starts on a byte boundary, as the one
+// before it ended), LEN and its complement, little-endian, then the data. The gzip header, written
+// before the first block, says deflate, no name, no time, Unix.
+constexpr std::size_t kStoredBlockHeader = 5;
+
+bool GzipFileSink::StoreBlock(bool last) {
+  if (!header_written_) {
+    static const unsigned char kHeader[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3};
+    if (!WriteAll(kHeader, sizeof(kHeader))) return false;
+    header_written_ = true;
+  }
+  const auto length = static_cast<std::uint16_t>(stored_);
+  const auto complement = static_cast<std::uint16_t>(~length);
+  output_[0] = last ? 1 : 0;
+  output_[1] = static_cast<unsigned char>(length & 0xff);
+  output_[2] = static_cast<unsigned char>(length >> 8);
+  output_[3] = static_cast<unsigned char>(complement & 0xff);
+  output_[4] = static_cast<unsigned char>(complement >> 8);
+  bool ok = WriteAll(output_, kStoredBlockHeader + stored_);
+  stored_ = 0;
+  return ok;
+}
+
 bool GzipFileSink::Write(const void* data, std::size_t size) {
   if (!ok_) return false;
+  if (store_) {
+    const auto* bytes = static_cast<const unsigned char*>(data);
+    crc_ = crc32_z(crc_, bytes, size);
+    total_ += static_cast<std::uint32_t>(size);
+    while (size > 0) {
+      std::size_t room = kOutputBytes - kStoredBlockHeader - stored_;
+      std::size_t n = size < room ? size : room;
+      std::memcpy(output_ + kStoredBlockHeader + stored_, bytes, n);
+      stored_ += n;
+      bytes += n;
+      size -= n;
+      if (stored_ == kOutputBytes - kStoredBlockHeader && !StoreBlock(false)) return ok_ = false;
+    }
+    return true;
+  }
   auto* stream = static_cast<z_stream*>(stream_);
   stream->next_in = static_cast<Bytef*>(const_cast<void*>(data));
   stream->avail_in = static_cast<uInt>(size);
@@ -99,6 +159,15 @@ bool GzipFileSink::Write(const void* data, std::size_t size) {
 
 bool GzipFileSink::Finish() {
   if (!ok_) return false;
+  if (store_) {
+    unsigned char trailer[8];
+    for (int i = 0; i < 4; ++i) {
+      trailer[i] = static_cast<unsigned char>(crc_ >> (8 * i));
+      trailer[4 + i] = static_cast<unsigned char>(total_ >> (8 * i));
+    }
+    ok_ = StoreBlock(true) && WriteAll(trailer, sizeof(trailer));
+    return ok_;
+  }
   auto* stream = static_cast<z_stream*>(stream_);
   stream->next_in = nullptr;
   stream->avail_in = 0;

@@ -124,9 +124,8 @@ bool HeapSnapshot::GrowSiteIndex() {
   MemoryResource& memory = recorder_->memory_;
   std::size_t capacity =
       site_index_capacity_ == 0 ? 2 * kFirstSiteEntries : 2 * site_index_capacity_;
-  auto* fresh = memory.AllocateArray<std::uint32_t>(capacity);
+  auto* fresh = memory.AllocateZeroedArray<std::uint32_t>(capacity);
   if (fresh == nullptr) return false;
-  std::memset(fresh, 0, capacity * sizeof(std::uint32_t));
   const std::size_t mask = capacity - 1;
   for (std::size_t position = 0; position < object_count_; ++position) {
     const Object& e = objects_[position];

@@ -63,9 +63,8 @@ void LiveTable::PrefetchInsertWithHandle(std::uint32_t lane) const {
 // Rebuilds the index from the records, which are read in order (no random access but the
 // index's own).
 bool LiveTable::RehashLocked(Shard& shard, std::size_t new_capacity) {
-  auto* fresh = memory_.AllocateArray<std::uint32_t>(new_capacity);
+  auto* fresh = memory_.AllocateZeroedArray<std::uint32_t>(new_capacity);  // kEmptyEntry == 0
   if (fresh == nullptr) return false;
-  std::memset(fresh, 0, new_capacity * sizeof(std::uint32_t));  // kEmptyEntry == 0
   std::size_t mask = new_capacity - 1;
   ForEachRecordLocked(shard.indexed, [&](std::uint32_t position, const Record& record) {
     std::uint64_t hash = HashKey(record.key);

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 
 namespace heaprec {
@@ -22,10 +23,25 @@ class MemoryResource {
   virtual void Deallocate(void* p, std::size_t bytes) = 0;
   // Bytes currently handed out, for the profiler's own memory statistics.
   virtual std::size_t BytesInUse() const = 0;
+  // As Allocate, and every byte reads as zero. This clears what Allocate returns; a resource that
+  // knows when its memory comes fresh from the kernel, already zero, skips the clearing there
+  // (MmapArena): its stores would touch, and fault in, every page of a table that a short process
+  // then barely uses.
+  // Defined here, as every virtual function of this class: the class keeps no key function, so its
+  // vtable is emitted wherever it is used (the core is built without RTTI, its tests with it).
+  virtual void* AllocateZeroed(std::size_t bytes) {
+    void* p = Allocate(bytes);
+    if (p != nullptr) std::memset(p, 0, bytes);
+    return p;
+  }
 
   template <typename T>
   T* AllocateArray(std::size_t count) {
     return static_cast<T*>(Allocate(count * sizeof(T)));
+  }
+  template <typename T>
+  T* AllocateZeroedArray(std::size_t count) {
+    return static_cast<T*>(AllocateZeroed(count * sizeof(T)));
   }
   template <typename T>
   void DeallocateArray(T* p, std::size_t count) {

@@ -197,7 +197,8 @@ namespace {
 // descriptor over meanwhile (closed it, perhaps reused its number): the file is then incomplete,
 // and removed if its name is still heaprec's.
 int WriteTemporary(const char* temporary, const HeapSnapshot& snapshot,
-                   const ProfileMetadata& metadata, MemoryResource& memory, bool* lost) {
+                   const ProfileMetadata& metadata, MemoryResource& memory, GzipMode gzip,
+                   bool* lost) {
   constexpr int kFlags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW;
   OwnFile file;
   bool opened = OpenOwnFile(temporary, kFlags, 0600, &file);
@@ -212,7 +213,7 @@ int WriteTemporary(const char* temporary, const HeapSnapshot& snapshot,
   errno = 0;
   OwnFileSink output(file);
   {
-    GzipFileSink sink(output, memory);
+    GzipFileSink sink(output, memory, gzip);
     if (!sink.ok() || !EncodeHeapProfile(snapshot, metadata, memory, sink) || !sink.Finish()) {
       error = errno != 0 ? errno : EIO;
     }
@@ -254,7 +255,7 @@ int WriteHeapProfileFile(const char* path, const HeapSnapshot& snapshot,
     a.AddUnsigned(dumps.fetch_add(1, std::memory_order_relaxed), 1);
     if (!a.Finish()) return ENAMETOOLONG;
     bool lost = false;
-    error = WriteTemporary(temporary, snapshot, metadata, memory, &lost);
+    error = WriteTemporary(temporary, snapshot, metadata, memory, options.gzip, &lost);
     if (error == 0) {
       error = Publish(temporary, path, options);
       if (error != 0) unlink(temporary);

@@ -24,6 +24,7 @@
 
 #include <cstddef>
 
+#include "core/gzip_file_sink.h"
 #include "core/heap_profile_encoder.h"
 #include "core/heap_snapshot.h"
 #include "core/memory_resource.h"
@@ -49,6 +50,8 @@ struct WriteOptions {
   // Where the name actually used is copied, when not null.
   char* written_path = nullptr;
   std::size_t written_capacity = 0;
+  // kStore: gzip without compression, for a file that is rewritten compressed (heaprec run).
+  GzipMode gzip = GzipMode::kDeflate;
 };
 
 // Encodes the snapshot (heap_profile_encoder.h), gzipped, into `path` atomically. Returns 0 or an

@@ -30,9 +30,8 @@ std::uint64_t StackTable::HashFrames(const std::uint64_t* frames, std::uint32_t 
 
 bool StackTable::GrowBuckets() {
   std::size_t new_count = bucket_count_ == 0 ? 1024 : bucket_count_ * 2;
-  StackId* fresh = memory_.AllocateArray<StackId>(new_count);
+  StackId* fresh = memory_.AllocateZeroedArray<StackId>(new_count);
   if (fresh == nullptr) return false;
-  std::memset(fresh, 0, new_count * sizeof(StackId));
   int new_shift = 64;
   for (std::size_t n = new_count; n > 1; n >>= 1) --new_shift;
   for (std::size_t b = 0; b < bucket_count_; ++b) {
@@ -63,9 +62,8 @@ StackId StackTable::NewId() {
   std::uint32_t chunk = id >> kChunkShift;
   if (chunk >= kMaxChunks) return kInvalidStackId;
   if (chunks_[chunk] == nullptr) {
-    Node* nodes = memory_.AllocateArray<Node>(kChunkNodes);
+    Node* nodes = memory_.AllocateZeroedArray<Node>(kChunkNodes);
     if (nodes == nullptr) return kInvalidStackId;
-    std::memset(nodes, 0, kChunkNodes * sizeof(Node));
     chunks_[chunk] = nodes;
   }
   ++next_unused_id_;
@@ -78,9 +76,8 @@ bool StackTable::EnsureRoot() {
   if (next_unused_id_ != kRootId) return true;
   if (bucket_count_ == 0 && !GrowBuckets()) return false;
   if (recent_ == nullptr) {
-    recent_ = memory_.AllocateArray<RecentStack>(kRecentStacks);
+    recent_ = memory_.AllocateZeroedArray<RecentStack>(kRecentStacks);
     if (recent_ == nullptr) return false;
-    std::memset(recent_, 0, kRecentStacks * sizeof(RecentStack));
   }
   if (NewId() != kRootId) return false;
   At(kRootId) = {0, kInvalidStackId, kInvalidStackId, 0, 0};

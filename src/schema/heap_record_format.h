@@ -28,7 +28,10 @@
 namespace heaprec::record {
 
 inline constexpr char kMagic[8] = {'H', 'E', 'A', 'P', 'R', 'E', 'C', 'R'};
-inline constexpr std::uint32_t kVersion = 2;  // 2: a peak copy's slots are sites
+// 2: a peak copy's slots are sites; 3: a table's offset is a multiple of 64, not 4096 (the first
+// tables of all shards share a few pages). A reader of 3 reads 2 as well.
+inline constexpr std::uint32_t kVersion = 3;
+inline constexpr std::uint32_t kOldestReadableVersion = 2;
 // "dir/heaprec.123.record" beside "dir/heaprec.123.pb.gz": never a name a profile reader globs.
 inline constexpr char kFileExtension[] = ".record";
 
@@ -79,11 +82,12 @@ enum State : std::uint64_t {
   kIncomplete = 3,  // a change could not be stored (the file could not grow): not to be trusted
 };
 
-// A table or area: its offset (a multiple of 4096) with log2 of its slot count in the low bits.
+// A table: its offset (a multiple of kTableAlignment) with log2 of its slot count in the low bits.
+inline constexpr std::uint64_t kTableAlignment = 64;
 constexpr std::uint64_t TableWord(std::uint64_t offset, unsigned log2_capacity) {
   return offset | log2_capacity;
 }
-constexpr std::uint64_t TableOffset(std::uint64_t word) { return word & ~std::uint64_t{4095}; }
+constexpr std::uint64_t TableOffset(std::uint64_t word) { return word & ~(kTableAlignment - 1); }
 constexpr std::uint64_t TableCapacity(std::uint64_t word) {
   return word == 0 ? 0 : std::uint64_t{1} << (word & 63);
 }

@@ -14,6 +14,13 @@
 namespace heaprec::schema {
 
 inline constexpr char kManifestVariable[] = "HEAPREC_MANIFEST";
+// Set with the manifest when `heaprec run` pushes each file as it is listed: the library writes the
+// peak profile at once rather than keep it in the heap record for a while.
+inline constexpr char kPeakAtOnceVariable[] = "HEAPREC_PEAK_AT_ONCE";
+// Set when `heaprec run` rewrites every profile (it symbolizes them, and does not push them as
+// written): the library stores its profiles uncompressed in the gzip file, for the rewrite to
+// compress once, instead of compressing them in the program's processes for heaprec to decompress.
+inline constexpr char kUncompressedVariable[] = "HEAPREC_UNCOMPRESSED";
 inline constexpr char kManifestSeparator = '\t';
 inline constexpr char kManifestMessage[] = "message";
 inline constexpr char kManifestRecord[] = "record";

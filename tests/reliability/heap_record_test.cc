@@ -7,8 +7,10 @@
 // and counted n/p (tests/e2e/sampled_test.cc derives it); for N blocks Var(X) = N n^2 (1-p)/p.
 // Here n = 1 MiB and T = 512 KiB: p = 0.865, and for 160 blocks sigma = 5.1 MiB (3.2%). The
 // tests allow 5 sigma (probability ~6e-7 of a false failure; the seeds are fixed besides).
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -107,6 +109,51 @@ TEST_F(EndingsTest, SigkillSoonAfterGrowingLeavesTheHeapAtDeathUnderHeaprecRun) 
   ASSERT_EQ(peaks.size(), 1u);
   ExpectHeld(peaks[0].profile, BlocksHeld(160), "peak");
   EXPECT_TRUE(RecordsIn(dir).empty()) << "a recovered record is removed";
+}
+
+// The pages of `path` in the page cache.
+long ResidentPages(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  struct stat st;
+  void* map = fstat(fd, &st) == 0
+                  ? mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_SHARED, fd, 0)
+                  : MAP_FAILED;
+  close(fd);
+  if (map == MAP_FAILED) return -1;
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> resident((static_cast<size_t>(st.st_size) + page - 1) / page);
+  long count = -1;
+  if (mincore(map, static_cast<size_t>(st.st_size), resident.data()) == 0) {
+    count = 0;
+    for (unsigned char r : resident) count += r & 1;
+  }
+  munmap(map, static_cast<size_t>(st.st_size));
+  return count;
+}
+
+// Every page of the record a process first writes is a fault on a shared file mapping, and a page
+// in the page cache that goes with the file: a process with a few dozen samples touches a dozen
+// pages (the header, the first tables of all shards, which share five pages, a node chunk, the
+// mapping log, the peak copies). It used to touch a page or two per shard, and each fault read
+// ahead the pages after it: the whole 2 MiB file was in memory.
+TEST_F(EndingsTest, ARecordOfAFewDozenSamplesTouchesAFewPages) {
+  std::string dir = RunDirectory("preload");
+  pid_t pid = -1;
+  long resident = -1;
+  RunResult run = Grow({REL_GROW, "48"}, dir, PreloadEnv(dir, false, {{"HEAPREC_SEED", "3"}}), &pid,
+                       [&](pid_t program, BackgroundProcess& process) {
+                         process.Send("go");
+                         EXPECT_NE(process.WaitForLine("held"), "") << process.Stderr();
+                         std::string record = dir + "/p." + std::to_string(program) + ".record";
+                         EXPECT_TRUE(WaitUntil([&] { return std::filesystem::exists(record); }));
+                         resident = ResidentPages(record);
+                         EXPECT_EQ(kill(program, SIGKILL), 0);
+                       });
+  ASSERT_TRUE(WIFSIGNALED(run.wait_status) && WTERMSIG(run.wait_status) == SIGKILL)
+      << DescribeEnding(run);
+  EXPECT_GT(resident, 0) << "no record";
+  EXPECT_LE(resident, 24);
 }
 
 // Without heaprec run, the record stays beside the profiles until `heaprec recover` reads it. The

@@ -223,6 +223,50 @@ TEST_F(PeakTest, APeakWriteInProgressDoesNotHideTheNextPeak) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// While the heap record keeps the peak copies, the dump thread's first write of the peak profile
+// waits a second after the first copy, as every later one does: a process killed meanwhile leaves
+// its peak in the record, one that ends meanwhile writes it with its final profile. So a process
+// that grows and ends within a second (rel_endings peak exit: 62.5 MiB in some milliseconds)
+// writes its peak profile once, at its end, where it used to write it a first time as soon as it
+// passed 64 KiB: its final profile says peak_writes=0 (the writes before it).
+TEST_F(EndingsTest, AShortProcessWritesItsPeakProfileOnceAtItsEnd) {
+  std::string dir = RunDirectory("preload");
+  RunResult run =
+      BackgroundProcess(Options({REL_ENDINGS, "peak", "exit"}, dir, PreloadEnv(dir))).Wait();
+  ASSERT_EQ(run.status, 0) << DescribeEnding(run);
+  SymbolizeAll(dir);
+  ProfileSet profiles = ReadProfiles(dir);
+  ASSERT_EQ(profiles.exit_profiles.size(), 1u) << Listing(dir);
+  const Profile& final = profiles.files[profiles.exit_profiles.begin()->second].profile;
+  EXPECT_EQ(CommentValue(final, "peak_writes"), 0) << "the dump thread wrote the peak profile";
+  std::vector<ProfileFile> peaks = ReadPeakProfiles(dir);
+  ASSERT_EQ(peaks.size(), 1u) << Listing(dir);
+  Values site = SiteValues(peaks[0].profile, "site_peak");
+  EXPECT_GE(site.inuse_space * 11, kPeakBytes * 10) << site << ": less than 1/1.1 of the peak";
+  EXPECT_LE(site.inuse_space, kPeakBytes) << site;
+}
+
+// exec replaces the image, and removes the heap record that kept its peak copies: the peak the
+// dump thread has not written yet is written before the exec. rel_endings exec-after-peak grows
+// 2 MiB and execs at once, long before the dump thread's first write would come.
+TEST_F(EndingsTest, ExecWritesThePeakTheRecordKept) {
+  std::string dir = RunDirectory("preload");
+  RunResult run =
+      BackgroundProcess(Options({REL_ENDINGS, "exec-after-peak"}, dir, PreloadEnv(dir))).Wait();
+  ASSERT_EQ(run.status, 0) << DescribeEnding(run);
+  EXPECT_EQ(run.out.rfind("done ", 0), 0u) << run.out;
+  SymbolizeAll(dir);
+  std::vector<ProfileFile> peaks = ReadPeakProfiles(dir);
+  ASSERT_EQ(peaks.size(), 1u) << Listing(dir);
+  constexpr int64_t kGrown = 64 * 32 * 1024;
+  Values site = SiteValues(peaks[0].profile, "site_peak");
+  EXPECT_GE(site.inuse_space * 11, kGrown * 10) << site << ": less than 1/1.1 of the peak";
+  EXPECT_LE(site.inuse_space, kGrown) << site;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/p." + std::to_string(peaks[0].pid) + ".record"))
+      << Listing(dir);
+}
+
+// ---------------------------------------------------------------------------------------------
 // HEAPREC_DUMP_ABOVE=N: a profile (reason=above) each time the estimated live heap crosses the
 // next multiple of N. The program grows to just past N, 2N and 3N (site_above holds exactly
 // k N + N/16 when the heap crosses k N: the crossing is one N/8 block at the site), waits after

@@ -219,6 +219,14 @@ bool ReadQuiet(const char* text, Settings* settings, const char**) {
   return ReadSwitch(text, &settings->quiet);
 }
 
+bool ReadUncompressed(const char* text, Settings* settings, const char**) {
+  return ReadSwitch(text, &settings->uncompressed);
+}
+
+bool ReadPeakAtOnce(const char* text, Settings* settings, const char**) {
+  return ReadSwitch(text, &settings->peak_at_once);
+}
+
 bool ReadNoHeapRecord(const char* text, Settings* settings, const char**) {
   bool off = false;
   if (!ReadSwitch(text, &off)) return false;
@@ -309,6 +317,8 @@ constexpr SettingRow kRows[] = {
     {schema::kManifestVariable, nullptr, "PATH", kLibraryAndRuby, ReadManifest,
      "a path shorter than PATH_MAX"},
     {schema::kDormantVariable, "--dormant", nullptr, kReadByLibrary, ReadDormant, "1 or 0"},
+    {schema::kPeakAtOnceVariable, nullptr, nullptr, kReadByLibrary, ReadPeakAtOnce, "1 or 0"},
+    {schema::kUncompressedVariable, nullptr, nullptr, kReadByLibrary, ReadUncompressed, "1 or 0"},
     {"HEAPREC_HTTP", "--http", "ADDR", kReadByHttpServer, ReadHttp,
      "a port, HOST:PORT or a Unix socket path"},
     {"HEAPREC_HTTP_PUBLIC", "--http-public", nullptr, kReadByHttpServer, ReadHttpPublic, "1 or 0"},

@@ -43,6 +43,12 @@ struct Settings {
   char manifest[PATH_MAX] = {};  // HEAPREC_MANIFEST: (internal) list of files written
   bool dormant = false;          // HEAPREC_DORMANT: start with sampling off until `heaprec attach`
   bool heap_record = true;       // HEAPREC_NO_HEAP_RECORD=1 turns off the heap record (see record/)
+  // HEAPREC_PEAK_AT_ONCE: (internal) the first peak copy is written at once, even while the heap
+  // record keeps it: `heaprec run --push` sends each file as it is written (dump/dump_thread.cc).
+  bool peak_at_once = false;
+  // HEAPREC_UNCOMPRESSED: (internal) profiles are gzip files of stored blocks, written without
+  // compressing: `heaprec run`, symbolizing, rewrites every one compressed.
+  bool uncompressed = false;
 };
 
 inline constexpr std::uint32_t kMaxStackDepth = 1024;

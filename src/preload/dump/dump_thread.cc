@@ -65,9 +65,28 @@ bool StartHeapRecordOnce() {
   HeapRecorder* recorder = g_recorder.load(std::memory_order_acquire);
   if (recorder == nullptr) return false;
   LockDumpOnly();
-  if (!FinalDumpDone()) StartHeapRecord(*recorder);
+  if (!FinalDumpDone()) {
+    StartHeapRecord(*recorder);
+    if (HeapRecordKeepsPeaks()) KeepPeakInHeapRecord();
+  }
   UnlockDumpOnly();
   return true;
+}
+
+// When the peak profile may next be written. At most once a second, and the first write too waits
+// a second after the first capture while the heap record keeps the peak copies: a process killed
+// meanwhile leaves its peak in the record (heaprec run and heaprec recover write it), and one that
+// ends meanwhile writes its peak with its final profile (and one that execs, before the exec). So
+// a short process, a compiler or a shell's child, writes its peak profile once rather than twice
+// (each a new file: encoding, compressing, creating, renaming over the first); without a record
+// the first capture is written at once, as before records, and under `heaprec run --push`, which
+// pushes the peak of a process killed without a final profile as soon as it is on disk.
+std::uint64_t PeakWriteAllowedAt(std::uint64_t first_request_ns, std::uint64_t next_allowed_ns) {
+  if (first_request_ns == 0 || g_settings.peak_at_once || !HeapRecordKeepsPeaks()) {
+    return next_allowed_ns;
+  }
+  std::uint64_t deferred = first_request_ns + kPeakWriteSpacingNs;
+  return deferred > next_allowed_ns ? deferred : next_allowed_ns;
 }
 
 void* DumpLoop(void*) {
@@ -75,6 +94,7 @@ void* DumpLoop(void*) {
   const std::uint64_t interval_ns = g_settings.dump_interval_ms * 1000000ull;
   std::uint64_t next_interval = interval_ns != 0 ? NowNs(CLOCK_MONOTONIC) + interval_ns : 0;
   std::uint64_t next_peak_allowed = 0;
+  std::uint64_t first_peak_request = 0;  // when a peak profile was first asked for
   bool record_started = false;  // this thread is the process's only dump thread: once per process
   for (;;) {
     std::uint32_t seen = g_wake.load(std::memory_order_acquire);
@@ -89,7 +109,9 @@ void* DumpLoop(void*) {
       now = NowNs(CLOCK_MONOTONIC);
       while (next_interval <= now) next_interval += interval_ns;
     }
-    if (g_peak_requested.load() && now >= next_peak_allowed) {
+    if (g_peak_requested.load() && first_peak_request == 0) first_peak_request = now;
+    if (g_peak_requested.load() &&
+        now >= PeakWriteAllowedAt(first_peak_request, next_peak_allowed)) {
       g_peak_requested.store(false);
       WritePeakProfile();
       next_peak_allowed = NowNs(CLOCK_MONOTONIC) + kPeakWriteSpacingNs;
@@ -98,7 +120,8 @@ void* DumpLoop(void*) {
     std::uint64_t timeout = UINT64_MAX;
     if (interval_ns != 0) timeout = next_interval > now ? next_interval - now : 0;
     if (g_peak_requested.load()) {
-      std::uint64_t until_peak = next_peak_allowed > now ? next_peak_allowed - now : 0;
+      std::uint64_t allowed = PeakWriteAllowedAt(first_peak_request, next_peak_allowed);
+      std::uint64_t until_peak = allowed > now ? allowed - now : 0;
       if (until_peak < timeout) timeout = until_peak;
     }
     if (injected_timeout < timeout) timeout = injected_timeout;

@@ -73,9 +73,8 @@ void ReserveForTheFinalDump(const HeapSnapshot& written, std::size_t written_byt
 
 // Takes the newest capture for writing, if it is newer than what the file holds: the two copies
 // change places, and the capture slot keeps the older one until the next capture replaces it.
-// Called with g_write_lock held.
-bool TakeNewestCapture() {
-  MutexLock lock(g_capture_lock);
+// Called with g_write_lock and g_capture_lock held.
+bool TakeNewestCaptureLocked() {
   if (g_captured.bytes == 0) return false;
   // The second buffer comes to life with the first swap, here, under both locks: g_writing is
   // touched by the writer only.
@@ -90,10 +89,15 @@ bool TakeNewestCapture() {
 
 // Writes the newest capture if the file does not hold it yet. The first write picks the name (next
 // to `final_path`, or to the final profile's name from the template) and keeps it; later ones
-// replace that file atomically. Called with g_write_lock held, and without g_capture_lock, so that
-// allocating threads go on capturing while the file is written.
-void WritePeakLocked(const char* final_path) {
-  TakeNewestCapture();
+// replace that file atomically. Called with g_write_lock held, and without g_capture_lock (unless
+// `capture_lock_held`: exec), so that allocating threads go on capturing while the file is written.
+void WritePeakLocked(const char* final_path, bool capture_lock_held = false) {
+  if (capture_lock_held) {
+    TakeNewestCaptureLocked();
+  } else {
+    MutexLock lock(g_capture_lock);
+    TakeNewestCaptureLocked();
+  }
   if (g_writing.snapshot == nullptr || g_writing.bytes == 0 ||
       g_writing.bytes == g_peak_written_bytes) {
     return;
@@ -184,6 +188,14 @@ void WritePeakProfile() {
 void WritePeakNextTo(const char* final_path) {
   MutexLock lock(g_write_lock);
   WritePeakLocked(final_path);
+}
+
+void WritePeakBeforeExec() { WritePeakLocked(nullptr, /*capture_lock_held=*/true); }
+
+void KeepPeakInHeapRecord() {
+  MutexLock lock(g_capture_lock);
+  if (g_captured.bytes != 0)
+    RecordPeakCopy(*g_captured.snapshot, g_captured.bytes, g_captured.time_ns);
 }
 
 PeakWriteCosts PeakWritesSoFar() {

@@ -32,6 +32,15 @@ void WritePeakProfile();
 // peak file's name, unless an earlier write chose it).
 void WritePeakNextTo(const char* final_path);
 
+// exec, with the dump locks held (LockDumps): the image goes, and with it the heap record that kept
+// the newest peak copy and the dump thread that would have written it, so the peak file is
+// brought up to date here.
+void WritePeakBeforeExec();
+
+// The heap record has just started (under the dump's lock): it gets the newest peak copy that is
+// not on disk yet, which was taken before the record existed.
+void KeepPeakInHeapRecord();
+
 // Peak profiles written so far, and the time that took, for the final profile's comments: what the
 // on-disk peak costs.
 struct PeakWriteCosts {

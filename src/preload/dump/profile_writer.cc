@@ -28,7 +28,9 @@ char g_program_name[128];  // "" until start-up, then constant
 char g_fallback_directory[PATH_MAX];  // "" until set, then constant (set before the drop)
 
 int WriteSnapshot(HeapSnapshot& snapshot, DumpReason reason, int signal_number, const char* target,
-                  std::uint64_t taken_ns, const WriteOptions& options) {
+                  std::uint64_t taken_ns, WriteOptions options) {
+  // Under heaprec run, which rewrites every profile compressed: no deflate in the program.
+  if (g_settings.uncompressed) options.gzip = GzipMode::kStore;
   return WithMetadata(snapshot, reason, signal_number, taken_ns,
                       [&](const ProfileMetadata& metadata) {
                         return WriteHeapProfileFile(target, snapshot, metadata, *g_arena, options);

@@ -13,6 +13,7 @@
 
 #include "preload/alloc/sampling.h"
 #include "preload/dump/dump.h"
+#include "preload/dump/peak.h"
 #include "preload/export.h"
 #include "preload/http/server.h"
 #include "preload/process/endings.h"
@@ -43,8 +44,11 @@ class DumpsHeldForExec {
     if (!held_) return;
     t_state.in_hook = true;
     LockDumps();
-    // The image goes, and with it what the record describes. (If exec fails, the process goes on
-    // without a record file: a kill later leaves only its peak profile, as before records.)
+    // The image goes, and with it what the record describes, its peak copy included: a peak the
+    // dump thread has not written yet (it waits while the record keeps it, or it has not run yet)
+    // is written now. (If exec fails, the process goes on without a record file: a kill later
+    // leaves only its peak profile, as before records.)
+    WritePeakBeforeExec();
     EndHeapRecord();
   }
   ~DumpsHeldForExec() {  // exec failed: the process goes on

@@ -17,6 +17,7 @@
 #include "core/mutex.h"
 #include "core/own_descriptors.h"
 #include "preload/control/settings.h"
+#include "preload/dump/dump_thread.h"
 #include "preload/dump/profile_writer.h"
 #include "preload/objects/loaded_objects.h"
 #include "preload/state.h"
@@ -33,7 +34,21 @@ using record::Slot;
 constexpr std::size_t kPage = 4096;
 constexpr std::size_t RoundToPages(std::size_t bytes) { return (bytes + kPage - 1) & ~(kPage - 1); }
 constexpr std::size_t kHeaderBytes = RoundToPages(sizeof(Header));
-constexpr std::size_t kFirstTableSlots = 256;  // 10 KiB a shard
+// The first table of every shard is small, and all of them share a few pages: each page of the
+// record a process first writes costs a fault on a shared file mapping, and a process with a few
+// dozen live samples, spread over the 32 shards, used to touch a page or two per shard. A shard
+// outgrowing its first table moves to a table of its own, page-aligned, as before.
+constexpr std::size_t kFirstTableSlots = 16;  // 640 B a shard, 20 KiB in all
+constexpr std::size_t kFirstTablesBytes = record::kShards * kFirstTableSlots * sizeof(Slot);
+static_assert(kFirstTableSlots * sizeof(Slot) % record::kTableAlignment == 0);
+constexpr std::size_t kNodeChunkBytes = record::kNodeChunkNodes * sizeof(Node);
+// The file's first reservation holds what every record needs: the header, the mapping log, the
+// first tables, the first node chunk and room for the first peak copies. A small process then
+// makes one reservation and one mapping.
+constexpr std::size_t kFirstPeakBytes = 64 * 1024;
+constexpr std::size_t kFirstSegmentBytes = kHeaderBytes + record::kMappingLogBytes +
+                                           RoundToPages(kFirstTablesBytes) + kNodeChunkBytes +
+                                           kFirstPeakBytes;
 constexpr std::size_t kMaxSegments = 64;
 constexpr std::size_t kMaxRanges = 256;  // loaded objects already in the mapping log
 static_assert(LiveTable::shard_count() == record::kShards, "one table per live-table shard");
@@ -45,6 +60,17 @@ void PublishKey(Slot& slot, std::uint64_t key) {
 }
 void PublishWord(std::uint64_t& word, std::uint64_t value) {
   __atomic_store_n(&word, value, __ATOMIC_RELEASE);
+}
+
+// Maps `bytes` of the record file at `offset`, shared. Without readahead: a write fault on a page
+// not yet in the page cache otherwise reads ahead the pages after it (zeros, for reserved blocks),
+// allocating and clearing up to a window of them, where the record writes a few scattered words.
+// That made each first touch of a page cost about twice as much, and removing the file after it.
+void* MapRecord(int fd, std::uint64_t offset, std::size_t bytes) {
+  void* base =
+      mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, static_cast<off_t>(offset));
+  if (base != MAP_FAILED) madvise(base, bytes, MADV_RANDOM);
+  return base;
 }
 
 unsigned Log2(std::size_t power_of_two) {
@@ -59,10 +85,15 @@ class HeapRecordWriter final : public LiveSetObserver {
   // The fork child: the mappings are the parent's file; forget them without a store.
   void UnmapInChild();
 
+  ~HeapRecordWriter();
+
   void ObjectAdded(std::size_t shard, std::uint64_t key, const LiveObject& object) override;
   void ObjectRemoved(std::size_t shard, std::uint64_t key) override;
   void NodeCreated(StackId id, StackId parent, std::uint64_t frame) override;
   void CopyPeak(const HeapSnapshot& snapshot, std::int64_t live_bytes, std::uint64_t time_ns);
+
+  // Whether the file goes on receiving the peak copies: made, not ended, never out of space.
+  bool KeepsPeaks() const { return !Broken() && !ended_.load(std::memory_order_relaxed); }
 
   Mutex& space_lock() { return space_lock_; }
   std::uint64_t MappedBytes() {
@@ -105,14 +136,19 @@ class HeapRecordWriter final : public LiveSetObserver {
   ino_t inode_ = 0;
   Header* header_ = nullptr;
   std::atomic<bool> broken_{false};
+  std::atomic<bool> ended_{false};
   Mutex space_lock_;  // guards the segments and file_bytes; taken after any recorder lock
   Segment segments_[kMaxSegments] = {};
   std::size_t segment_count_ = 0;
-  std::uint64_t file_bytes_ = 0;                    // reserved so far
-  std::uint64_t mapped_end_ = 0;                    // the file's mapped (and allocated) length
-  Table tables_[record::kShards];                   // each under its live-table shard's lock
-  Node* node_chunks_[record::kMaxNodeChunks] = {};  // under the stack lock
-  Range ranges_[kMaxRanges] = {};                   // under the stack lock
+  std::uint64_t file_bytes_ = 0;   // reserved so far
+  std::uint64_t mapped_end_ = 0;   // the file's mapped (and allocated) length
+  Table tables_[record::kShards];  // each under its live-table shard's lock
+  Slot* first_tables_ = nullptr;   // kShards tables of kFirstTableSlots
+  std::uint64_t first_tables_offset_ = 0;
+  // Under the stack lock. kMaxNodeChunks pointers from the arena, zero from the kernel: only the
+  // page of the chunks in use is ever touched (a member array was 128 KiB to clear per process).
+  Node** node_chunks_ = nullptr;
+  Range ranges_[kMaxRanges] = {};  // under the stack lock
   std::size_t range_count_ = 0;
   unsigned char* mapping_log_ = nullptr;
   LoadedObject object_ = {};  // scratch for NoteMapping, under the stack lock
@@ -138,11 +174,11 @@ bool HeapRecordWriter::Create(const char* path, std::uint64_t sample_interval) {
   }
   device_ = file.device;
   inode_ = file.inode;
-  std::size_t first =
-      kHeaderBytes + record::kMappingLogBytes + record::kShards * kFirstTableSlots * sizeof(Slot);
+  const std::size_t first = kFirstSegmentBytes;
   void* base = MAP_FAILED;
-  if (posix_fallocate(file.fd, 0, static_cast<off_t>(first)) == 0) {
-    base = mmap(nullptr, first, PROT_READ | PROT_WRITE, MAP_SHARED, file.fd, 0);
+  node_chunks_ = g_arena->AllocateZeroedArray<Node*>(record::kMaxNodeChunks);
+  if (node_chunks_ != nullptr && posix_fallocate(file.fd, 0, static_cast<off_t>(first)) == 0) {
+    base = MapRecord(file.fd, 0, first);
   }
   CloseOwnFile(&file);
   if (base == MAP_FAILED) {
@@ -169,12 +205,20 @@ bool HeapRecordWriter::Create(const char* path, std::uint64_t sample_interval) {
   void* log = nullptr;
   header_->mapping_log_offset = Reserve(record::kMappingLogBytes, &log);
   mapping_log_ = static_cast<unsigned char*>(log);
+  void* tables = nullptr;
+  first_tables_offset_ = Reserve(kFirstTablesBytes, &tables);
+  first_tables_ = static_cast<Slot*>(tables);
   header_->file_bytes = file_bytes_;
   PublishWord(header_->state, record::kRecording);
   return true;
 }
 
+HeapRecordWriter::~HeapRecordWriter() {
+  g_arena->DeallocateArray(node_chunks_, record::kMaxNodeChunks);
+}
+
 void HeapRecordWriter::End() {
+  ended_.store(true, std::memory_order_relaxed);
   PublishWord(header_->state, record::kEnded);
   unlink(path_);
 }
@@ -188,6 +232,7 @@ void HeapRecordWriter::UnmapInChild() {
 void HeapRecordWriter::MarkIncomplete() {
   if (broken_.exchange(true)) return;
   PublishWord(header_->state, record::kIncomplete);
+  WakeDumpThread();  // the peak copies are no longer kept here: the peak profile is written now
 }
 
 // Maps at least `at_least` more bytes of the file after the last segment, reserving their disk
@@ -204,8 +249,7 @@ bool HeapRecordWriter::MapMore(std::size_t at_least) {
   void* base = MAP_FAILED;
   if (file.device == device_ && file.inode == inode_ &&
       posix_fallocate(file.fd, static_cast<off_t>(mapped_end_), static_cast<off_t>(bytes)) == 0) {
-    base = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, file.fd,
-                static_cast<off_t>(mapped_end_));
+    base = MapRecord(file.fd, mapped_end_, bytes);
   }
   CloseOwnFile(&file);
   if (base == MAP_FAILED) return false;
@@ -254,7 +298,13 @@ bool HeapRecordWriter::GrowTable(std::size_t shard) {
   Table& old = tables_[shard];
   std::size_t capacity = old.capacity == 0 ? kFirstTableSlots : old.capacity * 2;
   void* where = nullptr;
-  std::uint64_t offset = Reserve(capacity * sizeof(Slot), &where);
+  std::uint64_t offset;
+  if (old.capacity == 0) {  // the shard's place among the first tables, reserved at creation
+    where = first_tables_ + shard * kFirstTableSlots;
+    offset = first_tables_offset_ + shard * kFirstTableSlots * sizeof(Slot);
+  } else {
+    offset = Reserve(capacity * sizeof(Slot), &where);
+  }
   if (offset == 0) return false;
   Table fresh{static_cast<Slot*>(where), capacity, 0};
   for (std::size_t i = 0; i < old.capacity; ++i) {
@@ -439,6 +489,11 @@ void EndHeapRecord() {
 void RecordPeakCopy(const HeapSnapshot& snapshot, std::int64_t live_bytes, std::uint64_t time_ns) {
   HeapRecordWriter* writer = g_writer.load(std::memory_order_acquire);
   if (writer != nullptr) writer->CopyPeak(snapshot, live_bytes, time_ns);
+}
+
+bool HeapRecordKeepsPeaks() {
+  HeapRecordWriter* writer = g_writer.load(std::memory_order_acquire);
+  return writer != nullptr && writer->KeepsPeaks();
 }
 
 std::uint64_t HeapRecordBytes() {

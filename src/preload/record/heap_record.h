@@ -35,6 +35,10 @@ void EndHeapRecord();
 // The peak capture (under its lock) has copied the live set: the record keeps a copy too.
 void RecordPeakCopy(const HeapSnapshot& snapshot, std::int64_t live_bytes, std::uint64_t time_ns);
 
+// Whether a record is being kept with the peak copies in it: a process killed now leaves its peak
+// in the record, which is what lets the dump thread put off the peak profile's first write.
+bool HeapRecordKeepsPeaks();
+
 // The record file's size in bytes (0 without a record), for the final profile's comments.
 std::uint64_t HeapRecordBytes();
 

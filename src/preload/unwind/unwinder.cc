@@ -164,11 +164,10 @@ void InitUnwinder(UnwindMethod method, MemoryResource& memory) {
   if (method == UnwindMethod::kDwarf || method == UnwindMethod::kCheck) {
     std::size_t bytes = kRuleCacheSlots * FrameRuleCache::kSlotBytes;
     std::size_t memo_bytes = kRuleMemos * sizeof(RuleMemo);
-    if (void* slots = memory.Allocate(bytes)) {
-      std::memset(slots, 0, bytes);
+    // Zeroed by the kernel: a short process touches only the pages of the rules it looks up.
+    if (void* slots = memory.AllocateZeroed(bytes)) {
       // Without memos (no memory for them) walks go to the cache for every frame.
-      void* memos = memory.Allocate(memo_bytes);
-      if (memos != nullptr) std::memset(memos, 0, memo_bytes);
+      void* memos = memory.AllocateZeroed(memo_bytes);
       g_rule_cache.Init(static_cast<FrameRuleCache::Slot*>(slots), kRuleCacheSlots,
                         static_cast<RuleMemo*>(memos), kRuleMemos);
       g_use_cfi = method == UnwindMethod::kDwarf;

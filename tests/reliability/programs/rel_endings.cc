@@ -47,6 +47,8 @@
 //                               line on stdin, then execs itself (same pid) as exec-second
 //   rel_endings exec-second     10 x 2000 bytes at site_second, "second ready PID", waits for a
 //                               line on stdin, returns 0
+//   rel_endings exec-after-peak 64 x 32 KiB at site_peak, then at once execs itself (same pid)
+//                               as exec-done, which says "done PID" and returns 0
 #undef NDEBUG  // the assert mode needs assert(), whatever the build type
 #include <assert.h>
 #include <errno.h>
@@ -271,6 +273,14 @@ int ExecFirst() {
   return 73;
 }
 
+int ExecAfterPeak() {
+  site_peak(64, 32 * 1024);
+  char* argv[] = {const_cast<char*>("rel_endings"), const_cast<char*>("exec-done"), nullptr};
+  execv("/proc/self/exe", argv);
+  Say("execv: %s", strerror(errno));
+  return 73;
+}
+
 int ExecSecond() {
   site_second(10, 2000);
   Ready("second ready");
@@ -290,6 +300,11 @@ int main(int argc, char** argv) {
   if (strcmp(mode, "usr2-ignore") == 0) return Usr2Ignore();
   if (strcmp(mode, "exec-first") == 0) return ExecFirst();
   if (strcmp(mode, "exec-second") == 0) return ExecSecond();
+  if (strcmp(mode, "exec-after-peak") == 0) return ExecAfterPeak();
+  if (strcmp(mode, "exec-done") == 0) {
+    Ready("done");
+    return 0;
+  }
 
   site_ending(40, 1000);
   if (strcmp(mode, "fork-_exit") == 0) return ForkUnderscoreExit();
