@@ -12,7 +12,15 @@ HeapRecorder::HeapRecorder(MemoryResource& memory, const RecorderOptions& option
       objects_hold_stacks_(!options.keep_allocation_history),
       stacks_(memory),
       history_(memory),
-      live_(memory) {}
+      live_(memory) {
+  // Caches only with the history on (see objects_hold_stacks_); without their arrays, none.
+  if (objects_hold_stacks_) return;
+  spaces_ = memory.AllocateArray<ThreadCacheSpace>(kThreadCaches);
+  if (spaces_ == nullptr) return;
+  for (std::size_t i = 0; i < kThreadCaches; ++i) caches_[i].space = &spaces_[i];
+}
+
+HeapRecorder::~HeapRecorder() { memory_.DeallocateArray(spaces_, kThreadCaches); }
 
 // Rounded by hand: llround is a libm call of about 30 instructions, twice per exact-mode
 // allocation. The estimate needs only the same value when an object comes and goes, which any
@@ -44,8 +52,8 @@ StackId HeapRecorder::InternThroughCache(ThreadCache& cache, const std::uint64_t
                                          std::uint32_t depth, std::uint64_t size, double weight) {
   StackId stack = cache.stack;
   const bool same = depth != 0 && depth == cache.depth &&
-                    std::memcmp(frames, cache.frames, depth * sizeof(*frames)) == 0;
-  if (!same || cache.pending_count == ThreadCache::kPending) {
+                    std::memcmp(frames, cache.space->frames, depth * sizeof(*frames)) == 0;
+  if (!same || cache.pending_count == ThreadCacheSpace::kPending) {
     MutexLock lock(stack_lock_);
     if (!same) {
       stack = stacks_.InternUnreferenced(frames, depth);
@@ -53,16 +61,16 @@ StackId HeapRecorder::InternThroughCache(ThreadCache& cache, const std::uint64_t
         dropped_.fetch_add(1, std::memory_order_relaxed);
         return kInvalidStackId;
       }
-      cache.depth = depth <= ThreadCache::kDepth ? depth : 0;
+      cache.depth = depth <= ThreadCacheSpace::kDepth ? depth : 0;
       cache.stack = stack;
-      if (cache.depth != 0) std::memcpy(cache.frames, frames, depth * sizeof(*frames));
+      if (cache.depth != 0) std::memcpy(cache.space->frames, frames, depth * sizeof(*frames));
     }
-    if (cache.pending_count == ThreadCache::kPending) {
-      MergeHistoryLocked(cache.pending, cache.pending_count);
+    if (cache.pending_count == ThreadCacheSpace::kPending) {
+      MergeHistoryLocked(cache.space->pending, cache.pending_count);
       cache.pending_count = 0;
     }
   }
-  cache.pending[cache.pending_count++] = {stack, size, weight, 0};
+  cache.space->pending[cache.pending_count++] = {stack, size, weight, 0};
   return stack;
 }
 
@@ -78,7 +86,7 @@ void HeapRecorder::MergeAllPending() {
     MutexLock cache_lock(cache.mutex);
     if (cache.pending_count == 0) continue;
     MutexLock lock(stack_lock_);
-    MergeHistoryLocked(cache.pending, cache.pending_count);
+    MergeHistoryLocked(cache.space->pending, cache.pending_count);
     cache.pending_count = 0;
   }
 }
@@ -167,7 +175,7 @@ ObjectTicket HeapRecorder::RecordWithHandle(std::uint64_t key, const std::uint64
                                             std::uint64_t alloc_time_ns, std::uint32_t lane) {
   StackId stack;
   ThreadCache& cache = caches_[lane % kThreadCaches];
-  if (!objects_hold_stacks_ && cache.mutex.TryLock()) {
+  if (cache.space != nullptr && cache.mutex.TryLock()) {
     stack = InternThroughCache(cache, frames, depth, size, weight);
     cache.mutex.Unlock();
   } else {

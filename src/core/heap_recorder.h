@@ -59,6 +59,7 @@ struct ObjectTicket {
 class HeapRecorder {
  public:
   HeapRecorder(MemoryResource& memory, const RecorderOptions& options);
+  ~HeapRecorder();
   HeapRecorder(const HeapRecorder&) = delete;
   HeapRecorder& operator=(const HeapRecorder&) = delete;
 
@@ -134,15 +135,20 @@ class HeapRecorder {
   // history adds, merged kPending at a time. A lane's thread takes it with TryLock and, when
   // another thread of the same lane has it, goes the locked way; merges of every cache (a
   // snapshot, Stats, fork) wait for each.
-  struct ThreadCache {
+  // Its few words are the recorder's (a cache line each); its arrays come from the MemoryResource,
+  // which maps them without touching them, so that a process that samples little touches none.
+  struct ThreadCacheSpace {
     static constexpr std::uint32_t kDepth = 64;  // deeper stacks are interned under the lock
     static constexpr std::uint32_t kPending = 32;
-    Mutex mutex;
-    std::uint32_t depth = 0;  // of `frames`; 0: none yet
-    StackId stack = kInvalidStackId;
-    std::uint32_t pending_count = 0;
     std::uint64_t frames[kDepth];
     AllocationTotals pending[kPending];
+  };
+  struct alignas(64) ThreadCache {
+    Mutex mutex;
+    std::uint32_t depth = 0;  // of space->frames; 0: none yet
+    StackId stack = kInvalidStackId;
+    std::uint32_t pending_count = 0;
+    ThreadCacheSpace* space = nullptr;
   };
   static constexpr std::size_t kThreadCaches = 32;
 
@@ -160,6 +166,7 @@ class HeapRecorder {
   AllocationHistory history_;
   LiveTable live_;
   ThreadCache caches_[kThreadCaches];
+  ThreadCacheSpace* spaces_ = nullptr;
   // Samples and forgotten objects by key and through Detach; by handle, the live table counts
   // inserts and drops under its shard locks (no atomic operation of their own on the sampled
   // path), of which reattached_ are no new samples.

@@ -178,6 +178,12 @@ LiveTable::InsertResult LiveTable::Insert(std::uint64_t key, const LiveObject& o
   }
   std::uint32_t position;
   if (!NewPositionLocked(shard.indexed, &position)) return InsertResult::kOutOfMemory;
+  // In the filter first: a key it does not know is one free() never asks about.
+  if (!filter_.Insert(key)) {
+    FreeLocked(shard.indexed, position);
+    ++shard.indexed.used;  // FreeLocked counted a removal
+    return InsertResult::kOutOfMemory;
+  }
   Record& record = At(shard.indexed, position);
   record.key = key;
   record.object = object;
@@ -187,7 +193,6 @@ LiveTable::InsertResult LiveTable::Insert(std::uint64_t key, const LiveObject& o
   if (shard.index[i] == kTombstone) --shard.tombstones;
   shard.index[i] = Tag(hash) | (position + 1);
   ++shard.indexed.used;
-  filter_.Insert(key);
   Notify(shard, [&](LiveSetObserver& o, std::size_t s) { o.ObjectAdded(s, key, object); });
   return InsertResult::kInserted;
 }

@@ -60,7 +60,7 @@ struct LiveObject {
 
 class LiveTable {
  public:
-  explicit LiveTable(MemoryResource& memory) : memory_(memory) {}
+  explicit LiveTable(MemoryResource& memory) : memory_(memory), filter_(memory) {}
   ~LiveTable();
   LiveTable(const LiveTable&) = delete;
   LiveTable& operator=(const LiveTable&) = delete;

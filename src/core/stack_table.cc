@@ -9,9 +9,10 @@ namespace heaprec {
 StackTable::StackTable(MemoryResource& memory) : memory_(memory) {}
 
 StackTable::~StackTable() {
-  for (std::uint32_t c = 0; c < kMaxChunks && chunks_[c] != nullptr; ++c) {
+  for (std::uint32_t c = 0; chunks_ != nullptr && c < kMaxChunks && chunks_[c] != nullptr; ++c) {
     memory_.DeallocateArray(chunks_[c], kChunkNodes);
   }
+  memory_.DeallocateArray(chunks_, kMaxChunks);
   memory_.DeallocateArray(buckets_, bucket_count_);
   memory_.DeallocateArray(recent_, kRecentStacks);
 }
@@ -74,6 +75,10 @@ StackId StackTable::NewId() {
 // is never freed.
 bool StackTable::EnsureRoot() {
   if (next_unused_id_ != kRootId) return true;
+  if (chunks_ == nullptr) {
+    chunks_ = memory_.AllocateZeroedArray<Node*>(kMaxChunks);
+    if (chunks_ == nullptr) return false;
+  }
   if (bucket_count_ == 0 && !GrowBuckets()) return false;
   if (recent_ == nullptr) {
     recent_ = memory_.AllocateZeroedArray<RecentStack>(kRecentStacks);

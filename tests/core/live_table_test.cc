@@ -320,19 +320,44 @@ TEST(LiveTableTest, RemoveAllEmptiesBothKindsAndReportsEachObject) {
 }
 
 TEST(SampledKeyFilterTest, SaturatedCountersStayMaybe) {
-  SampledKeyFilter filter;
+  SystemMemoryResource memory;
+  SampledKeyFilter filter(memory);
   // 300 inserts of one key saturate its counter at 255; removing them all cannot prove absence.
   for (int i = 0; i < 300; ++i) filter.Insert(0x40);
   for (int i = 0; i < 300; ++i) filter.Remove(0x40);
   EXPECT_TRUE(filter.MayContain(0x40));
   // An unsaturated counter returns to zero.
-  SampledKeyFilter fresh;
+  SampledKeyFilter fresh(memory);
   fresh.Insert(0x80);
   fresh.Insert(0x80);
   fresh.Remove(0x80);
   EXPECT_TRUE(fresh.MayContain(0x80));
   fresh.Remove(0x80);
   EXPECT_FALSE(fresh.MayContain(0x80));
+}
+
+// The filter's counters are allocated by its first insert: a table used only by handle (the preload
+// library over glibc) never pays for them, and a key the filter could not take is refused by the
+// table (free() would never ask about it).
+TEST(SampledKeyFilterTest, CountersComeWithTheFirstInsert) {
+  FailingMemoryResource memory;
+  {
+    LiveTable table(memory);
+    std::uint32_t handle;
+    ASSERT_TRUE(table.InsertWithHandle(0x100, {1, 0, 8, 1, 0}, 0, &handle));
+    const std::size_t handled_only = memory.BytesInUse();
+    EXPECT_FALSE(table.MayContain(0x200));
+    memory.fail = true;
+    LiveObject scratch;
+    EXPECT_EQ(table.Insert(0x200, {1, 0, 8, 1, 0}, &scratch),
+              LiveTable::InsertResult::kOutOfMemory);
+    memory.fail = false;
+    EXPECT_EQ(table.size(), 1u);
+    ASSERT_EQ(table.Insert(0x200, {1, 0, 8, 1, 0}, &scratch), LiveTable::InsertResult::kInserted);
+    EXPECT_TRUE(table.MayContain(0x200));
+    EXPECT_GE(memory.BytesInUse(), handled_only + 65536);
+  }
+  EXPECT_EQ(memory.BytesInUse(), 0u);
 }
 
 }  // namespace
