@@ -141,7 +141,8 @@ class HeapProfileEncoder {
         strings_(memory),
         locations_(memory),
         functions_(memory),
-        buffer_(memory) {}
+        buffer_(memory),
+        packed_(memory) {}
 
   bool Encode() {
     strings_.Intern("");  // pprof requires string_table[0] == ""
@@ -377,27 +378,81 @@ class HeapProfileEncoder {
     return ok_;
   }
 
-  // `oldest_alloc_ns` is the allocation time of the group's oldest live object (CLOCK_REALTIME,
-  // as time_nanos), 0 when none is live.
-  void WriteSample(StackId stack, std::uint64_t size, std::uint64_t tag, const double values[4],
-                   std::uint64_t oldest_alloc_ns) {
+  // Makes `stack`'s location ids current (packed_): its locations written if new, the ids packed as
+  // a Sample's location_id field wants them. Samples come sorted by stack, so this runs once per
+  // stack, not per sample (the allocation history has a sample per size a stack allocated).
+  // packed_ok_ stays false when the stack's samples are to be dropped (a frame the describer does
+  // not know), or memory ran out (ok_ then false too).
+  void PackLocations(StackId stack) {
+    packed_stack_ = stack;
+    packed_ok_ = false;
+    packed_.clear();
     // The innermost kMaxDepth frames, turned into location ids in place.
     std::uint64_t ids[kMaxDepth];
     StackFrames frames = snapshot_.Frames(stack, ids, kMaxDepth);
-    if (!AllFramesDescribable(frames)) return;  // drop this sample only, before ids are assigned
+    if (!AllFramesDescribable(frames)) return;  // dropped before ids are assigned
     if (!EmitLocations(frames, ids)) {
       ok_ = false;
       return;
     }
+    char varint[kMaxVarint];
+    for (std::uint32_t i = 0; i < frames.depth; ++i) {
+      packed_.Append(varint, static_cast<std::size_t>(PutVarint(varint, ids[i]) - varint));
+    }
+    if (packed_.failed()) {
+      ok_ = false;
+      return;
+    }
+    packed_ok_ = true;
+  }
+
+  // `oldest_alloc_ns` is the allocation time of the group's oldest live object (CLOCK_REALTIME,
+  // as time_nanos), 0 when none is live.
+  void WriteSample(StackId stack, std::uint64_t size, std::uint64_t tag, const double values[4],
+                   std::uint64_t oldest_alloc_ns) {
+    if (stack != packed_stack_) PackLocations(stack);
+    if (!packed_ok_) return;  // this stack's samples are dropped
+    std::int64_t rounded[4];
+    for (int i = 0; i < 4; ++i) rounded[i] = RoundCount(values[i]);
+    // Without allocation totals only the inuse_ pair is written.
+    const int first = metadata_.allocation_totals ? 0 : 2;
+    if (metadata_.labeler != nullptr) {
+      WriteLabeledSample(size, tag, rounded + first, 4 - first, oldest_alloc_ns);
+      return;
+    }
+    // The sample written by hand, every length known before it is written (protozero reserves
+    // room for each nested length and moves the message back over what it did not use): the
+    // native profile's samples are most of the profile.
+    char tail[kMaxTail];
+    char* p = tail;
+    char values_bytes[4 * kMaxVarint];
+    char* v = values_bytes;
+    for (int i = first; i < 4; ++i) v = PutVarint(v, static_cast<std::uint64_t>(rounded[i]));
+    p = PutField(p, pprof::kSampleValue, values_bytes, static_cast<std::size_t>(v - values_bytes));
+    p = PutNumLabel(p, bytes_label_, static_cast<std::int64_t>(size), bytes_unit_);
+    if (oldest_alloc_ns != 0) {
+      p = PutNumLabel(p, age_label_, AgeNanos(oldest_alloc_ns), nanoseconds_unit_);
+    }
+    const std::size_t tail_size = static_cast<std::size_t>(p - tail);
+    char head[3 * kMaxVarint + 2];
+    char* h = PutTag(head, pprof::kProfileSample);
+    h = PutVarint(h, FieldSize(packed_.size()) + tail_size);
+    h = PutTag(h, pprof::kSampleLocationId);
+    h = PutVarint(h, packed_.size());
+    buffer_.Append(head, static_cast<std::size_t>(h - head));
+    buffer_.Append(packed_.data(), packed_.size());
+    buffer_.Append(tail, tail_size);
+    Flush();
+  }
+
+  // A sample with the front end's labels (the Ruby front end's class and age), through protozero.
+  void WriteLabeledSample(std::uint64_t size, std::uint64_t tag, const std::int64_t* values,
+                          int value_count, std::uint64_t oldest_alloc_ns) {
     {
       Writer top(buffer_);
       Writer sample(top, pprof::kProfileSample);
-      sample.add_packed_uint64(pprof::kSampleLocationId, ids, ids + frames.depth);
-      std::int64_t rounded[4];
-      for (int i = 0; i < 4; ++i) rounded[i] = std::llround(values[i]);
-      // Without allocation totals only the inuse_ pair is written.
-      int first = metadata_.allocation_totals ? 0 : 2;
-      sample.add_packed_int64(pprof::kSampleValue, rounded + first, rounded + 4);
+      sample.add_bytes(pprof::kSampleLocationId, packed_.data(), packed_.size());
+      sample.add_packed_int64(pprof::kSampleValue, values, values + value_count);
       {
         Writer label(sample, pprof::kSampleLabel);
         label.add_int64(pprof::kLabelKey, bytes_label_);
@@ -410,9 +465,66 @@ class HeapProfileEncoder {
         label.add_int64(pprof::kLabelNum, AgeNanos(oldest_alloc_ns));
         label.add_int64(pprof::kLabelNumUnit, nanoseconds_unit_);
       }
-      if (metadata_.labeler != nullptr) WriteFrontEndLabels(sample, tag);
+      WriteFrontEndLabels(sample, tag);
     }
     Flush();
+  }
+
+  // The wire format, for the samples written by hand: varints, and length-delimited fields.
+  static constexpr std::size_t kMaxVarint = 10;
+  static char* PutVarint(char* p, std::uint64_t value) {
+    while (value >= 0x80) {
+      *p++ = static_cast<char>((value & 0x7f) | 0x80);
+      value >>= 7;
+    }
+    *p++ = static_cast<char>(value);
+    return p;
+  }
+  static std::size_t VarintSize(std::uint64_t value) {
+    std::size_t n = 1;
+    while (value >= 0x80) {
+      value >>= 7;
+      ++n;
+    }
+    return n;
+  }
+  // The tag of a length-delimited field (wire type 2), one byte for the fields written here.
+  static char* PutTag(char* p, std::uint32_t field) {
+    *p++ = static_cast<char>(field << 3 | 2);
+    return p;
+  }
+  static std::size_t FieldSize(std::size_t payload) { return 1 + VarintSize(payload) + payload; }
+  static char* PutField(char* p, std::uint32_t field, const char* payload, std::size_t size) {
+    p = PutTag(p, field);
+    p = PutVarint(p, size);
+    std::memcpy(p, payload, size);
+    return p + size;
+  }
+  // A Label with a key, a number and its unit (varint fields, wire type 0).
+  static char* PutNumLabel(char* p, std::int64_t key, std::int64_t num, std::int64_t unit) {
+    char label[3 * (1 + kMaxVarint)];
+    char* l = label;
+    *l++ = static_cast<char>(pprof::kLabelKey << 3);
+    l = PutVarint(l, static_cast<std::uint64_t>(key));
+    *l++ = static_cast<char>(pprof::kLabelNum << 3);
+    l = PutVarint(l, static_cast<std::uint64_t>(num));
+    *l++ = static_cast<char>(pprof::kLabelNumUnit << 3);
+    l = PutVarint(l, static_cast<std::uint64_t>(unit));
+    return PutField(p, pprof::kSampleLabel, label, static_cast<std::size_t>(l - label));
+  }
+  // The values field (4 varints) and two labels, with their tags and lengths.
+  static constexpr std::size_t kMaxTail = 2 + 4 * kMaxVarint + 2 * (2 + 3 * (1 + kMaxVarint));
+  static_assert(pprof::kProfileSample < 16 && pprof::kSampleValue < 16 &&
+                    pprof::kSampleLabel < 16 && pprof::kLabelNumUnit < 16,
+                "one-byte tags");
+
+  // A sum of weights as the profile's integer count: rounded half up, as llround rounds the
+  // non-negative values it gets, without its call; capped below INT64_MAX.
+  static std::int64_t RoundCount(double value) {
+    constexpr double kLargest = 9.2e18;
+    double rounded = value + 0.5;
+    if (!(rounded > 0)) return 0;
+    return static_cast<std::int64_t>(rounded < kLargest ? rounded : kLargest);
   }
 
   // How long before the profile's time an object allocated at `alloc_ns` was allocated; 0 for a
@@ -503,6 +615,9 @@ class HeapProfileEncoder {
   LocationIndex locations_;
   LocationIndex functions_;  // FrameDescriber function id -> profile function id
   ArenaBuffer buffer_;
+  ArenaBuffer packed_;  // the packed location ids of packed_stack_ (PackLocations)
+  StackId packed_stack_ = kInvalidStackId;
+  bool packed_ok_ = false;
   bool ok_ = true;
   std::int64_t bytes_label_ = 0, bytes_unit_ = 0, age_label_ = 0, nanoseconds_unit_ = 0;
 };
