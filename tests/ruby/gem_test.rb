@@ -30,6 +30,22 @@ class GemTest < HeaprecTestCase
     assert_includes spec.files, "ext/heaprec/extconf.rb"
   end
 
+  # What `gem install` does: extconf.rb, make, and the extension loads (a core source left out of
+  # the build links, then fails to load with an undefined symbol).
+  def test_the_extension_extconf_builds_loads
+    Dir.mktmpdir("heaprec-extconf-build") do |dir|
+      out, status = Open3.capture2e(RbConfig.ruby, File.join(ROOT, "ruby/ext/heaprec/extconf.rb"),
+                                    chdir: dir)
+      assert status.success?, out
+      out, status = Open3.capture2e("make", "-j2", chdir: dir)
+      assert status.success?, out
+      out, status = Open3.capture2e(RbConfig.ruby, "-e", "require './heaprec_ext.so'; print :loaded",
+                                    chdir: dir)
+      assert status.success?, out
+      assert_equal "loaded", out
+    end
+  end
+
   def test_extconf_compiles_the_checkouts_version_into_the_extension
     Dir.mktmpdir("heaprec-extconf") do |dir|
       out, status = Open3.capture2e(RbConfig.ruby, File.join(ROOT, "ruby/ext/heaprec/extconf.rb"),
