@@ -46,10 +46,11 @@ bool AllocationHistory::AddMerged(const AllocationTotals& add) {
     if (e.stack == add.stack && e.size == add.size) {
       e.objects += add.objects;
       e.bytes += bytes;
+      e.temporary += add.temporary;
       return false;
     }
     if (e.stack == kInvalidStackId) {
-      e = {add.stack, add.size, add.objects, bytes};
+      e = {add.stack, add.temporary, add.size, add.objects, bytes};
       ++used_;
       return true;
     }

@@ -24,6 +24,11 @@ namespace heaprec {
 
 struct AllocationTotals {
   StackId stack;
+  // Sampled objects of this (stack, size) that were temporary: freed by their thread before it
+  // allocated anything else (HeapRecorder::CountTemporary). A count of samples, not of weights: in
+  // what would be padding, and every sample of one (stack, size) has the same weight while the
+  // interval stays (the encoder multiplies).
+  std::uint32_t temporary;
   std::uint64_t size;
   double objects;  // sum of weights
   double bytes;    // sum of weight * size
@@ -36,7 +41,8 @@ class AllocationHistory {
   AllocationHistory(const AllocationHistory&) = delete;
   AllocationHistory& operator=(const AllocationHistory&) = delete;
 
-  // Adds `count` sampled allocations (`objects` of each is its weight; `bytes` is ignored):
+  // Adds `count` sampled allocations (`objects` of each is its weight, `temporary` its temporary
+  // samples; `bytes` is ignored):
   // new_entry(stack) for each that starts a new (stack, size) entry (the caller then owes it a
   // reference on the stack), dropped() for each lost to exhausted memory.
   template <typename NewEntry, typename Dropped>

@@ -9,6 +9,7 @@
 #include "schema/pprof_fields.h"
 #include "schema/profile_schema.h"
 #include "schema/runtime_frames.h"
+#include "schema/sampling_weight.h"
 
 namespace heaprec {
 namespace {
@@ -152,6 +153,7 @@ class HeapProfileEncoder {
     bytes_unit_ = S(schema::kBytesUnit);
     age_label_ = S(schema::kAgeLabel);
     nanoseconds_unit_ = S(schema::kNanosecondsUnit);
+    count_unit_ = S(schema::kCountUnit);
     WriteHeader();
     WriteMappings();
     WriteSamples();
@@ -408,16 +410,18 @@ class HeapProfileEncoder {
 
   // `oldest_alloc_ns` is the allocation time of the group's oldest live object (CLOCK_REALTIME,
   // as time_nanos), 0 when none is live.
+  // `temporary` counts the samples of the history entry that were temporary.
   void WriteSample(StackId stack, std::uint64_t size, std::uint64_t tag, const double values[4],
-                   std::uint64_t oldest_alloc_ns) {
+                   std::uint64_t oldest_alloc_ns, std::uint32_t temporary) {
     if (stack != packed_stack_) PackLocations(stack);
     if (!packed_ok_) return;  // this stack's samples are dropped
     std::int64_t rounded[4];
     for (int i = 0; i < 4; ++i) rounded[i] = RoundCount(values[i]);
     // Without allocation totals only the inuse_ pair is written.
     const int first = metadata_.allocation_totals ? 0 : 2;
+    const std::int64_t temporary_objects = TemporaryObjects(temporary, size);
     if (metadata_.labeler != nullptr) {
-      WriteLabeledSample(size, tag, rounded + first, 4 - first, oldest_alloc_ns);
+      WriteLabeledSample(size, tag, rounded + first, 4 - first, oldest_alloc_ns, temporary_objects);
       return;
     }
     // The sample written by hand, every length known before it is written (protozero reserves
@@ -433,6 +437,9 @@ class HeapProfileEncoder {
     if (oldest_alloc_ns != 0) {
       p = PutNumLabel(p, age_label_, AgeNanos(oldest_alloc_ns), nanoseconds_unit_);
     }
+    if (temporary_objects != 0) {
+      p = PutNumLabel(p, TemporaryLabel(), temporary_objects, count_unit_);
+    }
     const std::size_t tail_size = static_cast<std::size_t>(p - tail);
     char head[3 * kMaxVarint + 2];
     char* h = PutTag(head, pprof::kProfileSample);
@@ -447,7 +454,8 @@ class HeapProfileEncoder {
 
   // A sample with the front end's labels (the Ruby front end's class and age), through protozero.
   void WriteLabeledSample(std::uint64_t size, std::uint64_t tag, const std::int64_t* values,
-                          int value_count, std::uint64_t oldest_alloc_ns) {
+                          int value_count, std::uint64_t oldest_alloc_ns,
+                          std::int64_t temporary_objects) {
     {
       Writer top(buffer_);
       Writer sample(top, pprof::kProfileSample);
@@ -465,9 +473,28 @@ class HeapProfileEncoder {
         label.add_int64(pprof::kLabelNum, AgeNanos(oldest_alloc_ns));
         label.add_int64(pprof::kLabelNumUnit, nanoseconds_unit_);
       }
+      if (temporary_objects != 0) {
+        Writer label(sample, pprof::kSampleLabel);
+        label.add_int64(pprof::kLabelKey, TemporaryLabel());
+        label.add_int64(pprof::kLabelNum, temporary_objects);
+        label.add_int64(pprof::kLabelNumUnit, count_unit_);
+      }
       WriteFrontEndLabels(sample, tag);
     }
     Flush();
+  }
+
+  // The objects `temporary` samples of `size` bytes stand for: each sample's weight (the same for
+  // every sample of one size while the interval stays what it is now).
+  std::int64_t TemporaryObjects(std::uint32_t temporary, std::uint64_t size) const {
+    if (temporary == 0) return 0;
+    return RoundCount(temporary * schema::PerByteSampleWeight(size, metadata_.sample_interval));
+  }
+  // The label's key, interned the first time a sample has temporaries: profiles without any keep
+  // the string table they had.
+  std::int64_t TemporaryLabel() {
+    if (temporary_label_ < 0) temporary_label_ = S(schema::kTemporaryLabel);
+    return temporary_label_;
   }
 
   // The wire format, for the samples written by hand: varints, and length-delimited fields.
@@ -512,8 +539,8 @@ class HeapProfileEncoder {
     l = PutVarint(l, static_cast<std::uint64_t>(unit));
     return PutField(p, pprof::kSampleLabel, label, static_cast<std::size_t>(l - label));
   }
-  // The values field (4 varints) and two labels, with their tags and lengths.
-  static constexpr std::size_t kMaxTail = 2 + 4 * kMaxVarint + 2 * (2 + 3 * (1 + kMaxVarint));
+  // The values field (4 varints) and three labels, with their tags and lengths.
+  static constexpr std::size_t kMaxTail = 2 + 4 * kMaxVarint + 3 * (2 + 3 * (1 + kMaxVarint));
   static_assert(pprof::kProfileSample < 16 && pprof::kSampleValue < 16 &&
                     pprof::kSampleLabel < 16 && pprof::kLabelNumUnit < 16,
                 "one-byte tags");
@@ -575,9 +602,11 @@ class HeapProfileEncoder {
         take_history = false;
       }
       double values[4] = {0, 0, 0, 0};
+      std::uint32_t temporary = 0;
       if (take_history) {
         values[0] = history[hi].objects;
         values[1] = history[hi].bytes;
+        temporary = history[hi].temporary;
         ++hi;
       }
       std::uint64_t oldest = 0;
@@ -591,7 +620,7 @@ class HeapProfileEncoder {
       }
       // Without allocation totals a group whose objects all died has nothing left to show.
       if (!metadata_.allocation_totals && values[2] == 0 && values[3] == 0) continue;
-      WriteSample(stack, size, tag, values, oldest);
+      WriteSample(stack, size, tag, values, oldest, temporary);
     }
   }
 
@@ -620,6 +649,7 @@ class HeapProfileEncoder {
   bool packed_ok_ = false;
   bool ok_ = true;
   std::int64_t bytes_label_ = 0, bytes_unit_ = 0, age_label_ = 0, nanoseconds_unit_ = 0;
+  std::int64_t count_unit_ = 0, temporary_label_ = -1;
 };
 
 }  // namespace

@@ -26,7 +26,11 @@ HeapRecorder::~HeapRecorder() { memory_.DeallocateArray(spaces_, kThreadCaches);
 // allocation. The estimate needs only the same value when an object comes and goes, which any
 // deterministic rounding gives; weight x size is never negative, and sizes are below 2^63.
 std::int64_t HeapRecorder::Contribution(const LiveObject& o) {
-  double bytes = o.weight * static_cast<double>(o.size) + 0.5;
+  return Contribution(o.size, o.weight);
+}
+
+std::int64_t HeapRecorder::Contribution(std::uint64_t size, double weight) {
+  double bytes = weight * static_cast<double>(size) + 0.5;
   constexpr double kLargest = 9.2e18;  // below INT64_MAX, so the conversion is defined
   return static_cast<std::int64_t>(bytes < kLargest ? bytes : kLargest);
 }
@@ -42,9 +46,13 @@ StackId HeapRecorder::InternForRecord(const std::uint64_t* frames, std::uint32_t
     return kInvalidStackId;
   }
   if (options_.keep_allocation_history) {
-    const AllocationTotals add = {stack, size, weight, 0};
+    const AllocationTotals add = {stack, 0, size, weight, 0};
     MergeHistoryLocked(&add, 1);
   }
+  // Only this thread writes under the lock: no read-modify-write.
+  allocated_locked_.store(
+      allocated_locked_.load(std::memory_order_relaxed) + Contribution(size, weight),
+      std::memory_order_relaxed);
   return stack;
 }
 
@@ -70,8 +78,39 @@ StackId HeapRecorder::InternThroughCache(ThreadCache& cache, const std::uint64_t
       cache.pending_count = 0;
     }
   }
-  cache.space->pending[cache.pending_count++] = {stack, size, weight, 0};
+  cache.space->pending[cache.pending_count++] = {stack, 0, size, weight, 0};
+  cache.allocated.store(
+      cache.allocated.load(std::memory_order_relaxed) + Contribution(size, weight),
+      std::memory_order_relaxed);
   return stack;
+}
+
+void HeapRecorder::AddPendingLocked(ThreadCache& cache, const AllocationTotals& add) {
+  if (cache.pending_count == ThreadCacheSpace::kPending) {
+    MutexLock lock(stack_lock_);
+    MergeHistoryLocked(cache.space->pending, cache.pending_count);
+    cache.pending_count = 0;
+  }
+  cache.space->pending[cache.pending_count++] = add;
+}
+
+void HeapRecorder::CountTemporary(StackId stack, std::uint64_t size, std::uint32_t lane) {
+  if (!options_.keep_allocation_history || stack == kInvalidStackId) return;
+  const AllocationTotals add = {stack, 1, size, 0, 0};
+  ThreadCache& cache = caches_[lane % kThreadCaches];
+  if (cache.space != nullptr && cache.mutex.TryLock()) {
+    AddPendingLocked(cache, add);
+    cache.mutex.Unlock();
+    return;
+  }
+  MutexLock lock(stack_lock_);
+  MergeHistoryLocked(&add, 1);
+}
+
+std::int64_t HeapRecorder::AllocatedBytesEstimate() const {
+  std::int64_t total = allocated_locked_.load(std::memory_order_relaxed);
+  for (const ThreadCache& cache : caches_) total += cache.allocated.load(std::memory_order_relaxed);
+  return total;
 }
 
 void HeapRecorder::MergeHistoryLocked(const AllocationTotals* adds, std::size_t count) {

@@ -115,6 +115,14 @@ class HeapRecorder {
   // The estimated live bytes: the sum of weight × size over live objects, kept up to date by every
   // change to the live set. Lock-free; for peak detection.
   std::int64_t LiveBytesEstimate() const { return live_bytes_.load(std::memory_order_relaxed); }
+  // The estimated bytes allocated since recording began (every sample's weight × size, freed ones
+  // too): for the allocation rate over time. Lock-free; a sum over the lanes.
+  std::int64_t AllocatedBytesEstimate() const;
+
+  // A sampled object of (`stack`, `size`) that was temporary (its thread freed it before allocating
+  // anything else: the front end decides), counted in the history's entry through `lane`'s cache.
+  // May lock; no malloc.
+  void CountTemporary(StackId stack, std::uint64_t size, std::uint32_t lane);
 
   // Tells `observer` of every change to the live set and every stack node from now on, after
   // telling it of everything there is (see LiveSetObserver); null stops telling. The observer must
@@ -149,6 +157,9 @@ class HeapRecorder {
     StackId stack = kInvalidStackId;
     std::uint32_t pending_count = 0;
     ThreadCacheSpace* space = nullptr;
+    // The bytes this cache's records stand for (AllocatedBytesEstimate): written under `mutex`,
+    // read without it.
+    std::atomic<std::int64_t> allocated{0};
   };
   static constexpr std::size_t kThreadCaches = 32;
 
@@ -176,6 +187,7 @@ class HeapRecorder {
   std::atomic<std::uint64_t> replaced_{0};
   std::atomic<std::uint64_t> dropped_{0};
   alignas(64) std::atomic<std::int64_t> live_bytes_{0};  // written by every thread
+  std::atomic<std::int64_t> allocated_locked_{0};  // AllocatedBytesEstimate's share of stack_lock_
 
   // Drops a forgotten object's reference on `stack`, when objects hold them.
   void ReleaseStack(StackId stack);
@@ -189,12 +201,15 @@ class HeapRecorder {
   // the object when objects hold them, or kInvalidStackId (counted as dropped) when out of memory.
   StackId InternForRecord(const std::uint64_t* frames, std::uint32_t depth, std::uint64_t size,
                           double weight);
+  // Adds to `cache`'s pending history adds (merging them first when full). `cache` held.
+  void AddPendingLocked(ThreadCache& cache, const AllocationTotals& add);
   // The same through `cache`, held by the caller.
   StackId InternThroughCache(ThreadCache& cache, const std::uint64_t* frames, std::uint32_t depth,
                              std::uint64_t size, double weight);
 
   // What one live object adds to LiveBytesEstimate(); the same value is subtracted when it leaves.
   static std::int64_t Contribution(const LiveObject& o);
+  static std::int64_t Contribution(std::uint64_t size, double weight);
   // The ticket of an object inserted at `handle`, 0 for none.
   static ObjectTicket TicketFor(std::uint32_t handle, const LiveObject& o) {
     return {handle, handle != 0 ? o.stack : kInvalidStackId, handle != 0 ? Contribution(o) : 0};

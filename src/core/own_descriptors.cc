@@ -36,6 +36,16 @@ int OpenOwn(const char* path, int flags, mode_t mode) {
   return MoveToOwnRange(open(path, flags | O_CLOEXEC, mode));
 }
 
+ssize_t ReadSmallFile(const char* path, char* text, std::size_t size) {
+  int fd = OpenOwn(path, O_RDONLY, 0);
+  if (fd < 0) return -1;
+  ssize_t n = read(fd, text, size - 1);
+  close(fd);
+  if (n < 0) return -1;
+  text[n] = '\0';
+  return n;
+}
+
 bool OpenOwnFile(const char* path, int flags, mode_t mode, OwnFile* file) {
   int fd = OpenOwn(path, flags, mode);
   if (fd < 0) return false;

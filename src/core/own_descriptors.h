@@ -32,6 +32,10 @@ int MoveToOwnRange(int fd);
 // open() with O_CLOEXEC, moved to the own range. Returns the descriptor or -1 with errno set.
 int OpenOwn(const char* path, int flags, mode_t mode);
 
+// Reads up to size - 1 bytes of a small file (a /proc/self file) in one read() through an own
+// descriptor, NUL-terminated. Returns the length, or -1 when it could not be opened or read.
+ssize_t ReadSmallFile(const char* path, char* text, std::size_t size);
+
 // A file heaprec opened, with the identity of what it opened.
 struct OwnFile {
   int fd = -1;

@@ -27,6 +27,7 @@
 #include "preload/dump/dump.h"
 #include "preload/dump/dump_thread.h"
 #include "preload/dump/profile_writer.h"
+#include "preload/dump/timeline.h"
 #include "preload/http/server.h"
 #include "preload/messages.h"
 #include "preload/objects/loaded_objects.h"
@@ -126,13 +127,8 @@ void StopFollowingExec() {
 // are newer belong to an earlier program of this process, and are never overwritten.
 std::uint64_t ProcessStartNs() {
   std::uint64_t fallback = NowNs(CLOCK_REALTIME);
-  int fd = OpenOwn("/proc/self/stat", O_RDONLY, 0);
-  if (fd < 0) return fallback;
   char text[1024];
-  ssize_t n = read(fd, text, sizeof(text) - 1);
-  close(fd);
-  if (n <= 0) return fallback;
-  text[n] = '\0';
+  if (ReadSmallFile("/proc/self/stat", text, sizeof(text)) <= 0) return fallback;
   // Field 22, starttime in clock ticks since boot, counted after the ")" that ends the name.
   const char* p = strrchr(text, ')');
   if (p == nullptr) return fallback;
@@ -168,6 +164,7 @@ namespace {
 // profiles name, the profiler's memory, the fork handlers, the unwinder's library.
 void PrepareProcess() {
   g_start_time_ns = NowNs(CLOCK_REALTIME);
+  StartTimeline(g_start_time_ns);
   g_process_start_ns = ProcessStartNs();
   RememberOwnPid();
   RememberExecutablePath();

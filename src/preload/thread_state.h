@@ -26,6 +26,10 @@ struct ThreadState {
   // This thread's lane in the recorder (HeapRecorder::RecordWithHandle): its number in the order
   // threads were seeded, so that the first threads of a process never share one.
   std::uint32_t lane;
+  // The last block this thread sampled, while it may still turn out temporary (slow_paths.cc).
+  void* temporary_candidate;
+  std::uint64_t temporary_size;
+  std::uint64_t countdown_after_candidate;
 };
 
 extern __thread ThreadState t_state __attribute__((tls_model("initial-exec")));

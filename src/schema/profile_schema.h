@@ -29,12 +29,26 @@ inline constexpr char kObjectsSuffix[] = "objects";
 inline constexpr char kPerBytePeriodType[] = "space";
 inline constexpr char kPerObjectPeriodType[] = "objects";
 
+// The heap over time, in every profile: one comment, which pprof's header leaves out (it skips
+// comments starting with '#'), pprof -comments prints and pprof's merge keeps:
+//   #heaprec-timeline v=1 start_ns=S interval=I peak_ms=P peak=B points=T,L,M,R,A;T,L,M,R,A;...
+// S: CLOCK_REALTIME ns of the timeline's start; I: the sampling interval (1 in exact mode); P, B:
+// when (ms after S) the live-heap estimate was highest, and that estimate. Each point, at T ms
+// after S in time order: L the live-heap estimate then, M the highest estimate since the point
+// before, R the resident bytes (0: unknown), A the bytes allocated since the start (an estimate,
+// freed ones too). Points are at least 100 ms apart; a long run's are merged two by two, so the
+// spacing doubles. An estimate's 95% interval is +-1.96 * sqrt(I * L).
+inline constexpr char kTimelinePrefix[] = "#heaprec-timeline v=1";
+
 // Sample labels. `bytes`: the object size (numeric, as Go writes it). `age_ns`: the age of the
 // sample's oldest live object when the profile was taken (its time_nanos), in `nanoseconds`, which
 // pprof shows as a duration. `class`: a Ruby object's class.
 inline constexpr char kBytesLabel[] = "bytes";
 inline constexpr char kAgeLabel[] = "age_ns";
 inline constexpr char kClassLabel[] = "class";
+// `temporary_objects`: of the allocations a sample counts, how many were temporary (freed by their
+// thread before it allocated anything else), in `count`; only on samples that have some.
+inline constexpr char kTemporaryLabel[] = "temporary_objects";
 // What profiles written before `age_ns` carry instead: when the oldest live object was allocated
 // (CLOCK_REALTIME ns). Readers still accept it (analysis/object_age.h).
 inline constexpr char kOldestAllocLabel[] = "oldest_alloc_ns";
@@ -73,6 +87,17 @@ inline constexpr char kPeakWriteUsField[] = "peak_write_us";
 inline constexpr char kPeakCapturesField[] = "peak_captures";
 inline constexpr char kPeakCaptureUsField[] = "peak_capture_us";
 inline constexpr char kHeapRecordBytesField[] = "heap_record_bytes";
+// The memory the heap lives in, when the profile was written: the resident set and, of it, the
+// part backed by files (libraries, mapped files: /proc/self/statm); with glibc, its own accounting
+// (mallinfo2): bytes in the chunks the program holds, free bytes it keeps in its arenas, and what
+// its arenas and mmapped chunks span. With the live-heap estimate they say how much of the RSS the
+// program's heap explains. mallinfo2's are absent where a signal may have interrupted malloc (a
+// crash, a termination signal, _exit).
+inline constexpr char kRssField[] = "rss";
+inline constexpr char kRssFileField[] = "rss_file";
+inline constexpr char kMallocInUseField[] = "malloc_in_use";
+inline constexpr char kMallocFreeField[] = "malloc_free";
+inline constexpr char kMallocArenaField[] = "malloc_arena";
 // In a process started dormant (HEAPREC_DORMANT) that was attached: how many times, and when the
 // latest attach was (Unix seconds). Such a profile covers only allocations sampled while attached:
 // blocks allocated before the first attach (or while detached) are not in it.

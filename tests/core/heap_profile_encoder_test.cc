@@ -15,6 +15,7 @@
 
 #include "core/gzip_file_sink.h"
 #include "profile/pprof_reader.h"
+#include "schema/sampling_weight.h"
 #include "write_and_read.h"
 
 namespace heaprec {
@@ -125,6 +126,43 @@ TEST_F(HeapProfileEncoderTest, OldestLiveObjectsAgeIsALabel) {
       EXPECT_EQ(s.labels.size(), 1u);
     }
   }
+}
+
+// Temporary samples reach the profile as a `temporary_objects` count on their (stack, size) sample,
+// each sample counting as the objects it stands for (its weight at the profile's interval, 4096);
+// a sample without temporaries has no such label.
+TEST_F(HeapProfileEncoderTest, TemporaryObjectsAreALabelWhereThereAreSome) {
+  Profile without = WriteAndRead(recorder_, Metadata(), memory_);
+  for (const Sample& s : without.samples) {
+    for (const Label& l : s.labels) EXPECT_NE(l.key, "temporary_objects");
+  }
+  StackId stack = 0;
+  {
+    HeapSnapshot snapshot;
+    ASSERT_TRUE(snapshot.Take(recorder_, SnapshotGrouping::kEachObject));
+    for (std::size_t i = 0; i < snapshot.object_count(); ++i) {
+      if (snapshot.objects()[i].size == 100) stack = snapshot.objects()[i].stack;
+    }
+  }
+  ASSERT_NE(stack, 0u);
+  for (int i = 0; i < 3; ++i) recorder_.CountTemporary(stack, 100, 0);
+  Profile p = WriteAndRead(recorder_, Metadata(), memory_);
+  const std::int64_t expected =
+      std::llround(3 * schema::PerByteSampleWeight(100, Metadata().sample_interval));
+  int labelled = 0;
+  for (const Sample& s : p.samples) {
+    std::int64_t size = 0, temporary = 0;
+    for (const Label& l : s.labels) {
+      if (l.key == "bytes") size = l.num;
+      if (l.key == "temporary_objects") {
+        temporary = l.num;
+        EXPECT_EQ(l.num_unit, "count");
+      }
+    }
+    if (temporary != 0) ++labelled;
+    EXPECT_EQ(temporary, size == 100 ? expected : 0) << size;
+  }
+  EXPECT_EQ(labelled, 1);
 }
 
 TEST_F(HeapProfileEncoderTest, GzipFileSinkWritesAReadableFile) {

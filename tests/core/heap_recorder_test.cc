@@ -106,6 +106,44 @@ TEST_F(HeapRecorderTest, TheHistoryKeepsStacksWhoseObjectsDiedBeforeItsAddsWereM
   EXPECT_EQ(recorder_->Stats().stacks, 3 * kRounds);  // each kept by its history entry
 }
 
+// Temporaries and the bytes allocated: the history counts the temporary samples of each (stack,
+// size), through a lane's cache or the locked way alike, and the allocated estimate sums every
+// sample's weight x size, freed or not.
+TEST_F(HeapRecorderTest, TemporariesAndAllocatedBytesAreCounted) {
+  std::uint64_t s1[] = {0x11}, s2[] = {0x22};
+  std::int64_t expected_allocated = 0;
+  for (std::uint64_t i = 0; i < 100; ++i) {
+    ObjectTicket t = recorder_->RecordWithHandle(0x1000 + 16 * i, s1, 1, 40, 2.0, 0, 0);
+    expected_allocated += 80;
+    if (i % 4 == 0) recorder_->CountTemporary(t.stack, 40, 0);  // lane 0: its cache
+    ASSERT_TRUE(recorder_->ForgetByTicket(t, 0x1000 + 16 * i));
+  }
+  recorder_->Record(0x9000, s2, 1, 1000, 1.0, 0);  // by key: the locked way
+  expected_allocated += 1000;
+  std::uint32_t s2_stack = 0;
+  {
+    HeapSnapshot snapshot;
+    ASSERT_TRUE(snapshot.Take(*recorder_, SnapshotGrouping::kEachObject));
+    s2_stack = snapshot.objects()[0].stack;
+  }
+  recorder_->CountTemporary(s2_stack, 1000, 7);  // lane 7: a cache nobody used yet
+  EXPECT_EQ(recorder_->AllocatedBytesEstimate(), expected_allocated);
+  HeapSnapshot snapshot;
+  ASSERT_TRUE(snapshot.Take(*recorder_, SnapshotGrouping::kEachObject));
+  std::map<std::uint64_t, std::pair<std::uint32_t, double>> by_leaf;  // temporary, objects
+  for (std::size_t i = 0; i < snapshot.history_count(); ++i) {
+    const AllocationTotals& h = snapshot.history()[i];
+    std::uint64_t leaf = 0;
+    snapshot.Frames(h.stack, &leaf, 1);
+    by_leaf[leaf].first += h.temporary;
+    by_leaf[leaf].second += h.objects;
+  }
+  EXPECT_EQ(by_leaf[0x11].first, 25u);
+  EXPECT_EQ(by_leaf[0x11].second, 200);
+  EXPECT_EQ(by_leaf[0x22].first, 1u);
+  EXPECT_EQ(by_leaf[0x22].second, 1);
+}
+
 TEST_F(HeapRecorderTest, LiveBytesEstimateFollowsTheLiveSet) {
   std::uint64_t s[] = {1};
   recorder_->Record(0x100, s, 1, 100, 2.5, 0);  // 250

@@ -27,8 +27,8 @@ TEST_F(ExactTest, CAllocatorSites) {
            {WL_C_SITES, std::to_string(kCount), std::to_string(kChurn)});
   Profile profile = OnlyProfile();
   // Three comments, so that pprof's header shows three lines: what the profile is, its counters,
-  // and what the peak profile and the heap record cost.
-  ASSERT_EQ(profile.comments.size(), 3u);
+  // and what the peak profile and the heap record cost; then the timeline, which is for heaprec.
+  ASSERT_EQ(profile.comments.size(), 4u);
   EXPECT_TRUE(std::regex_match(
       profile.comments[0], std::regex("heaprec " HEAPREC_VERSION
                                       " pid=[0-9]+ reason=exit sample_interval=1 unwinder=\\w+")))
@@ -36,7 +36,9 @@ TEST_F(ExactTest, CAllocatorSites) {
   EXPECT_TRUE(std::regex_match(profile.comments[1],
                                std::regex("samples=[0-9]+ live_samples=[0-9]+ dropped=0 "
                                           "unwind_failures=[0-9]+ truncated_stacks=[0-9]+ "
-                                          "missed_frees=[0-9]+ profiler_bytes=[0-9]+")))
+                                          "missed_frees=[0-9]+ profiler_bytes=[0-9]+ "
+                                          "rss=[0-9]+ rss_file=[0-9]+ malloc_in_use=[0-9]+ "
+                                          "malloc_free=[0-9]+ malloc_arena=[0-9]+")))
       << profile.comments[1];
   // heap_record_bytes only when the record was started (the dump thread starts it): a program this
   // short may end first, and then the field is absent (profile_comments.cc), as it is in 1 run of
@@ -46,6 +48,7 @@ TEST_F(ExactTest, CAllocatorSites) {
                                                        "peak_captures=[0-9]+ peak_capture_us=[0-9]+"
                                                        "( heap_record_bytes=[0-9]+)?")))
       << profile.comments[2];
+  EXPECT_EQ(profile.comments[3].rfind("#heaprec-timeline v=1 ", 0), 0u) << profile.comments[3];
   EXPECT_EQ(CommentValue(profile, "sample_interval"), 1);
   ExpectSites(profile, CSites(kCount, kChurn));
 }

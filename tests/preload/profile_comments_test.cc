@@ -62,6 +62,9 @@ ProfileFacts LongestFacts() {
   facts.held_by_size = kWidestClasses.c_str();
   facts.peak_writes = facts.peak_write_us = kMax;
   facts.peak_captures = facts.peak_capture_us = facts.heap_record_bytes = kMax;
+  facts.rss = facts.rss_file = kMax;
+  facts.malloc_stats = true;
+  facts.malloc_in_use = facts.malloc_free = facts.malloc_arena = kMax;
   return facts;
 }
 
@@ -70,7 +73,7 @@ TEST(ProfileCommentsTest, TheLongestCommentsThereCanBeFitWithEveryField) {
   EXPECT_TRUE(comments.complete());
   ASSERT_EQ(comments.count(), 4u);
   std::string text = Joined(comments);
-  EXPECT_EQ(FieldNames(text).size(), 29u) << text;
+  EXPECT_EQ(FieldNames(text).size(), 34u) << text;
   for (const char* field : {schema::kPidField,
                             schema::kReasonField,
                             schema::kSignalField,
@@ -94,7 +97,12 @@ TEST(ProfileCommentsTest, TheLongestCommentsThereCanBeFitWithEveryField) {
                             schema::kPeakWriteUsField,
                             schema::kPeakCapturesField,
                             schema::kPeakCaptureUsField,
-                            schema::kHeapRecordBytesField}) {
+                            schema::kHeapRecordBytesField,
+                            schema::kRssField,
+                            schema::kRssFileField,
+                            schema::kMallocInUseField,
+                            schema::kMallocFreeField,
+                            schema::kMallocArenaField}) {
     EXPECT_EQ(FieldNames(text).count(field), 1u) << field << " missing from:\n" << text;
   }
   EXPECT_NE(text.find("signal=SIGSEGV"), std::string::npos) << text;

@@ -17,6 +17,7 @@
 #include "preload/alloc/tagged_blocks.h"
 #include "preload/control/settings.h"
 #include "preload/dump/peak.h"
+#include "preload/dump/timeline.h"
 #include "preload/process/endings.h"
 #include "preload/state.h"
 #include "preload/thread_state.h"
@@ -33,6 +34,27 @@ std::uint64_t AllocationTimeNs() { return NowNs(CLOCK_REALTIME_COARSE); }
 
 // This thread's lane in the recorder (HeapRecorder::RecordWithHandle), set when it was seeded.
 std::uint32_t Lane() { return t_state.lane; }
+
+// Temporaries: a sampled block its thread frees before allocating anything else (memray's
+// definition with a threshold of 0). Every allocation takes its size + 1 off the thread's
+// countdown (hooks.cc), so "nothing else allocated" is "the countdown is what it was just after
+// the sample": no work on the fast paths. The definition is per thread: a block freed by another
+// thread is not temporary.
+void NoteTemporaryCandidate(void* block, std::size_t size) {
+  ThreadState& t = t_state;
+  t.temporary_candidate = block;
+  t.temporary_size = size;
+  t.countdown_after_candidate = t.sampler.bytes_until_sample;
+}
+
+// Whether freeing `block` now makes it temporary (and forgets the candidate either way).
+bool IsTemporary(void* block) {
+  ThreadState& t = t_state;
+  const bool temporary =
+      block == t.temporary_candidate && t.sampler.bytes_until_sample == t.countdown_after_candidate;
+  t.temporary_candidate = nullptr;
+  return temporary;
+}
 
 void Record(HeapRecorder& recorder, void* block, std::size_t size, std::uint64_t interval,
             const WalkStart& start) {
@@ -55,6 +77,7 @@ void Record(HeapRecorder& recorder, void* block, std::size_t size, std::uint64_t
     recorder.Record(key, frames, depth, size, weight, now);
   }
   MaybeCapturePeak(recorder);
+  NoteTimeline(recorder, now);
 }
 
 // Forgets a sampled block the program is giving back: by its ticket when it is tagged.
@@ -75,6 +98,7 @@ void RecordBlock(void* block, std::size_t size, std::uint64_t interval, const Wa
   int saved_errno = errno;
   HookGuard guard;
   Record(*recorder, block, size, interval, start);
+  NoteTemporaryCandidate(block, size);
   errno = saved_errno;
 }
 
@@ -227,7 +251,11 @@ void ReleaseSampled(void* block) {
   HeapRecorder* recorder = g_recorder.load(std::memory_order_acquire);
   if (recorder != nullptr) {
     HookGuard guard;  // a signal handler that allocates must not wait for the locks Forget takes
+    if (IsTemporary(block) && g_real.tagged_blocks()) {
+      recorder->CountTemporary(TicketOf(block).stack, t.temporary_size, Lane());
+    }
     Forget(*recorder, block);
+    NoteTimeline(*recorder, AllocationTimeNs());
   }
   ReleaseToAllocator(block);
 }

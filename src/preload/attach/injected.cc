@@ -23,6 +23,7 @@
 #include "preload/dump/dump_thread.h"
 #include "preload/export.h"
 #include "preload/process/environment.h"
+#include "preload/process/process_memory.h"
 #include "preload/startup.h"
 #include "preload/state.h"
 
@@ -179,25 +180,17 @@ void RememberHeldBySize(const AttachRequest& request) {
 }
 
 std::uint64_t ResidentBytes() {
-  int fd = OpenOwn("/proc/self/statm", O_RDONLY, 0);
-  if (fd < 0) return 0;
-  char text[128];
-  ssize_t n = read(fd, text, sizeof(text) - 1);
-  close(fd);
-  if (n <= 0) return 0;
-  text[n] = '\0';
-  const char* p = strchr(text, ' ');  // size, then resident (pages)
-  std::uint64_t pages = 0;
-  for (++p; p != nullptr && *p >= '0' && *p <= '9'; ++p) pages = pages * 10 + (*p - '0');
-  return pages * static_cast<std::uint64_t>(getpagesize());
+  std::uint64_t resident, file_backed;
+  ReadResidentBytes(&resident, &file_backed);
+  return resident;
 }
 
 // glibc's bytes in use: every arena's allocated chunks and the mmapped blocks. mallinfo2 takes
 // each arena's lock briefly; called on the dump thread only, never from a handler.
 std::uint64_t HeapInUse() {
-  if (!IsGlibc()) return 0;
-  struct mallinfo2 info = mallinfo2();
-  return info.uordblks + info.hblkhd;
+  MallocStats stats;
+  ReadMallocStats(&stats);
+  return stats.in_use;
 }
 
 void SampleHeap(bool at_attach) {

@@ -24,6 +24,15 @@ ProfileComments::ProfileComments(const ProfileFacts& facts) {
   Add(schema::kTruncatedStacksField, facts.truncated_stacks);
   Add(schema::kMissedFreesField, facts.missed_frees);
   Add(schema::kProfilerBytesField, facts.profiler_bytes);
+  if (facts.rss != 0) {
+    Add(schema::kRssField, facts.rss);
+    Add(schema::kRssFileField, facts.rss_file);
+  }
+  if (facts.malloc_stats) {
+    Add(schema::kMallocInUseField, facts.malloc_in_use);
+    Add(schema::kMallocFreeField, facts.malloc_free);
+    Add(schema::kMallocArenaField, facts.malloc_arena);
+  }
   if (facts.unwind_checked) {
     Add(schema::kUnwindChecksField, facts.unwind_checks);
     Add(schema::kUnwindMismatchesField, facts.unwind_mismatches);

@@ -48,6 +48,12 @@ struct ProfileFacts {
   std::uint64_t peak_captures = 0;
   std::uint64_t peak_capture_us = 0;
   std::uint64_t heap_record_bytes = 0;  // 0: no record
+  std::uint64_t rss = 0;                // 0: unknown (no /proc)
+  std::uint64_t rss_file = 0;
+  bool malloc_stats = false;  // glibc's accounting was read: the three below are meaningful
+  std::uint64_t malloc_in_use = 0;
+  std::uint64_t malloc_free = 0;
+  std::uint64_t malloc_arena = 0;
 };
 
 class ProfileComments {
@@ -62,8 +68,10 @@ class ProfileComments {
   // False when a field did not fit and was left out.
   bool complete() const { return complete_; }
 
+  static constexpr std::size_t kCapacity = 4;
+
  private:
-  static constexpr std::size_t kCapacity = 4, kLength = 768;
+  static constexpr std::size_t kLength = 768;
 
   // Starts the next comment with `text`.
   void Begin(const char* text);

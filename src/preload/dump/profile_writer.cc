@@ -9,6 +9,7 @@
 #include "preload/attach/dormant.h"
 #include "preload/attach/injected.h"
 #include "preload/dump/peak.h"
+#include "preload/process/process_memory.h"
 #include "preload/record/heap_record.h"
 #include "preload/unwind/unwinder.h"
 
@@ -101,6 +102,19 @@ ProfileFacts GatherFacts(const HeapSnapshot& snapshot, DumpReason reason, int si
   facts.peak_captures = costs.captures;
   facts.peak_capture_us = costs.capture_ns / 1000;
   facts.heap_record_bytes = HeapRecordBytes();
+  ReadResidentBytes(&facts.rss, &facts.rss_file);
+  // mallinfo2 takes the arenas' locks: not where a signal may have interrupted malloc (a crash or
+  // a termination signal ends the process from its handler; _exit is often called from one).
+  if (reason != DumpReason::kCrash && reason != DumpReason::kTerminated &&
+      reason != DumpReason::kUnderscoreExit) {
+    MallocStats stats;
+    if (ReadMallocStats(&stats)) {
+      facts.malloc_stats = true;
+      facts.malloc_in_use = stats.in_use;
+      facts.malloc_free = stats.kept_free;
+      facts.malloc_arena = stats.arena;
+    }
+  }
   return facts;
 }
 

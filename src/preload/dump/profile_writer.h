@@ -16,6 +16,7 @@
 #include "core/profile_file.h"
 #include "preload/dump/dump_reason.h"
 #include "preload/dump/profile_comments.h"
+#include "preload/dump/timeline.h"
 #include "preload/objects/process_mappings.h"
 #include "preload/state.h"
 
@@ -45,13 +46,23 @@ int WithMetadata(HeapSnapshot& snapshot, DumpReason reason, int signal_number,
   ProcessMappings mappings(*g_arena);
   if (!mappings.Read(snapshot)) return ENOMEM;
   ProfileComments comments(GatherFacts(snapshot, reason, signal_number));
+  // The comments every profile carries, then the timeline's.
+  const char* all_comments[ProfileComments::kCapacity + 1];
+  std::size_t comment_count = 0;
+  for (std::size_t i = 0; i < comments.count(); ++i)
+    all_comments[comment_count++] = comments.list()[i];
+  // The timeline runs to now, not to when the snapshot was taken: a peak profile written a while
+  // after its capture tells what came after too (peak_ms marks the capture).
+  TimelineComment timeline(g_recorder.load(std::memory_order_acquire), NowNs(CLOCK_REALTIME),
+                           *g_arena);
+  if (timeline.text() != nullptr) all_comments[comment_count++] = timeline.text();
   ProfileMetadata metadata = {g_interval.load(),
                               static_cast<std::int64_t>(taken_ns),
                               static_cast<std::int64_t>(taken_ns - g_start_time_ns),
                               mappings.mappings(),
                               mappings.count(),
-                              comments.list(),
-                              comments.count()};
+                              all_comments,
+                              comment_count};
   return write(metadata);
 }
 

@@ -14,6 +14,7 @@
 #include "preload/attach/got_patch.h"
 #include "preload/dump/dump.h"
 #include "preload/dump/dump_thread.h"
+#include "preload/dump/timeline.h"
 #include "preload/http/server.h"
 #include "preload/objects/unloaded_libraries.h"
 #include "preload/process/endings.h"
@@ -83,6 +84,7 @@ void ForkChild() {
   // before anything can, and keeps its own.
   DropParentHeapRecordInChild();
   ResetDumpsAfterForkInChild();
+  StartTimeline(NowNs(CLOCK_REALTIME));  // the child's own story, from its birth
   UnlockSignalTableAfterFork();
   pthread_sigmask(SIG_SETMASK, &g_mask_before_fork, nullptr);
   StartDumpThreadIfConfigured();
