@@ -4,9 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "analysis/timeline.h"
 #include "profile/profile.h"
 
 namespace heaprec::analysis {
@@ -15,7 +17,10 @@ struct ProfileHeader {
   int64_t period = 0;  // the sampling interval (bytes), or 1 in `period` objects; <= 1: exact
   profile::ValueType period_type{};
   bool per_object = false;  // sampled per object (the Ruby front end's), not per byte
+  // The comments people read: the profile's, but for those starting with '#', which are data (the
+  // timeline), as pprof leaves them out of its header too.
   std::vector<std::string> comments{};
+  std::optional<Timeline> timeline{};  // the profile's timeline comment, if it has a valid one
 
   bool sampled() const { return period > 1; }
 };

@@ -68,6 +68,7 @@ bool IsHeapSampleType(const std::string& type) {
 std::optional<std::string> CommentField(const Profile& p, const std::string& name) {
   std::string prefix = name + "=";
   for (const std::string& comment : p.comments) {
+    if (comment.rfind('#', 0) == 0) continue;  // data (the timeline), not NAME=VALUE fields
     size_t pos = 0;
     while (pos < comment.size()) {
       size_t end = comment.find(' ', pos);

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   int exit_code = heaprec::cli::kExitOk;
   heaprec::cli::RegisterRunCommand(app, &exit_code);
   heaprec::cli::RegisterReportCommand(app, &exit_code);
+  heaprec::cli::RegisterSummaryCommand(app, &exit_code);
   heaprec::cli::RegisterSymbolizeCommand(app, &exit_code);
   heaprec::cli::RegisterFetchCommand(app, &exit_code);
   heaprec::cli::RegisterFlameCommand(app, &exit_code);

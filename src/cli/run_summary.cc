@@ -1,5 +1,6 @@
 #include "cli/run_summary.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <iostream>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "analysis/report.h"
+#include "cli/run_stories.h"
 #include "profile/pprof_reader.h"
 #include "render/format.h"
 #include "render/report.h"
@@ -159,6 +161,35 @@ void PrintTopSites(const RunOptions& o, const ManifestEntry& summarized) {
   }
 }
 
+// `path` relative to the working directory when it is under it: a command to copy and paste.
+std::string ShownPath(const std::string& path) {
+  std::error_code error;
+  const std::string cwd = std::filesystem::current_path(error).string() + "/";
+  return !error && path.rfind(cwd, 0) == 0 ? path.substr(cwd.size()) : path;
+}
+
+// The program's story (cli/run_stories.h) from its final and peak profiles, then what to try next.
+void PrintStory(const RunOptions& o, const ManifestEntry& final_profile,
+                const ManifestEntry* peak) {
+  try {
+    std::vector<Profile> profiles;
+    profiles.push_back(profile::ReadProfileFile(final_profile.path));
+    if (peak != nullptr) profiles.insert(profiles.begin(), profile::ReadProfileFile(peak->path));
+    std::cerr << "\n";
+    PrintStories(GroupByProcess(profiles), 1, o.top == 0 ? 0 : std::min<size_t>(o.top, 5),
+                 std::cerr);
+    const std::string shown = ShownPath(final_profile.path);
+    std::cerr << "\nNext: heaprec report --lines " << shown << "   (every site, by line)\n"
+              << "      heaprec flame " << shown << "   (a flame graph page)\n";
+    if (peak != nullptr) {
+      std::cerr << "      heaprec diff " << ShownPath(peak->path) << " " << shown
+                << "   (what was freed after the peak)\n";
+    }
+  } catch (const std::exception& error) {
+    std::cerr << "heaprec: " << error.what() << "\n";
+  }
+}
+
 }  // namespace
 
 void PrintSummary(const RunOptions& o, pid_t root, const Manifest& manifest, bool unprofiled) {
@@ -194,6 +225,11 @@ void PrintSummary(const RunOptions& o, pid_t root, const Manifest& manifest, boo
     summarized = peak;
   }
   if (summarized != nullptr) PrintTopSites(o, *summarized);
+  if (final_profile != nullptr && o.top != 0) {
+    PrintStory(o, *final_profile, LastProfileOf(profiles, root, [](const std::string& reason) {
+                 return reason == schema::kReasonPeak;
+               }));
+  }
 }
 
 }  // namespace heaprec::cli

@@ -104,8 +104,8 @@ TEST_F(CommandLineTest, UnknownOptionSuggestsTheClosest) {
   ExpectUsageError("--verison", "heaprec: unknown option --verison; did you mean --version?");
   // A command's option before the command.
   ExpectUsageError("--top 5 report" + file,
-                   "heaprec: --top goes after the command (it is an option of run, report, diff "
-                   "and leaks: heaprec run --top ...)");
+                   "heaprec: --top goes after the command (it is an option of run, report, "
+                   "summary, diff and leaks: heaprec run --top ...)");
 }
 
 TEST_F(CommandLineTest, ValuesOfTheWrongKindAreSaidInWords) {
@@ -238,8 +238,8 @@ TEST_F(CommandLineTest, NoCommandPrintsTheShortUsage) {
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err,
             "Usage: heaprec COMMAND [OPTIONS] [ARGS...]\n"
-            "Commands: run, report, symbolize, fetch, flame, diff, leaks, agent, recover, attach, "
-            "detach, dump\n"
+            "Commands: run, report, summary, symbolize, fetch, flame, diff, leaks, agent, recover, "
+            "attach, detach, dump\n"
             "heaprec --help describes them; heaprec help COMMAND shows a command's options and "
             "examples.\n");
 }

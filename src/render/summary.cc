@@ -1,0 +1,191 @@
+#include "render/summary.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "render/format.h"
+#include "schema/profile_schema.h"
+
+namespace heaprec::render {
+namespace {
+
+using analysis::RunStory;
+using analysis::StoryRanking;
+
+constexpr const char* kLabelIndent = "  ";
+constexpr const char* kSiteIndent = "      ";
+
+std::string Bytes(int64_t value) { return FormatValue(value, schema::kBytesUnit); }
+
+// "12.0 MiB ±1.1 MiB", or "12.0 MiB" when exact.
+std::string BytesWithError(int64_t value, double error, bool unicode) {
+  std::string text = Bytes(value);
+  if (error > 0) text += std::string(unicode ? " ±" : " +-") + FormatBytes(error);
+  return text;
+}
+
+// A count with thousands separated: "1,234,567".
+std::string Count(int64_t value) {
+  std::string digits = std::to_string(value < 0 ? -value : value);
+  for (int at = static_cast<int>(digits.size()) - 3; at > 0; at -= 3) digits.insert(at, ",");
+  return value < 0 ? "-" + digits : digits;
+}
+
+std::string Sites(size_t n) { return std::to_string(n) + (n == 1 ? " site" : " sites"); }
+
+void PrintSites(const StoryRanking& ranking, bool bytes, bool unicode, std::ostream& out) {
+  for (const analysis::StorySite& site : ranking.top) {
+    std::string value = bytes ? BytesWithError(site.value, site.error, unicode) : Count(site.value);
+    out << kSiteIndent << value << std::string(value.size() < 22 ? 22 - value.size() : 1, ' ')
+        << site.label << "\n";
+  }
+}
+
+// What the final profile's reason says of the moment the story ends.
+const char* EndOf(const std::string& reason) {
+  if (reason == schema::kReasonExit || reason == schema::kReasonUnderscoreExit) return "at exit";
+  if (reason == schema::kReasonCrash) return "at the crash";
+  if (reason == schema::kReasonTerminated || reason == schema::kReasonKilled) return "when killed";
+  return "when the profile was written";
+}
+
+void PrintTimeline(const RunStory& story, const SummaryOptions& options, std::ostream& out) {
+  out << kLabelIndent << "peak         "
+      << BytesWithError(story.peak, story.peak_error, options.unicode);
+  if (story.peak_ms && story.timeline) {
+    out << " at " << FormatSeconds(*story.peak_ms / 1000.0) << " of "
+        << FormatSeconds(story.timeline->duration_ms() / 1000.0);
+  }
+  out << "\n";
+  if (story.timeline) {
+    const std::string line = Sparkline(*story.timeline, options.sparkline_width, options.unicode);
+    if (!line.empty()) out << kLabelIndent << "heap         " << line << "\n";
+  }
+}
+
+void PrintNeverFreed(const RunStory& story, const SummaryOptions& options, std::ostream& out) {
+  const bool at_exit =
+      story.reason == schema::kReasonExit || story.reason == schema::kReasonUnderscoreExit;
+  out << kLabelIndent << (at_exit ? "never freed  " : "still held   ")
+      << BytesWithError(story.never_freed.total, story.never_freed.error, options.unicode) << " "
+      << EndOf(story.reason);
+  if (story.never_freed.sites == 0) {
+    out << "\n";
+    return;
+  }
+  out << ", in " << Sites(story.never_freed.sites)
+      << (at_exit ? " (leaks, or memory kept until exit)" : "") << ":\n";
+  PrintSites(story.never_freed, true, options.unicode, out);
+}
+
+void PrintFreed(const RunStory& story, const SummaryOptions& options, std::ostream& out) {
+  if (story.freed_before_exit.sites == 0) return;
+  out << kLabelIndent << "freed later  "
+      << BytesWithError(story.freed_before_exit.total, story.freed_before_exit.error,
+                        options.unicode)
+      << " held at the peak and freed before the end (caches, buffers: not leaks), in "
+      << Sites(story.freed_before_exit.sites) << ":\n";
+  PrintSites(story.freed_before_exit, true, options.unicode, out);
+}
+
+void PrintRss(const RunStory& story, const SummaryOptions& options, std::ostream& out) {
+  const analysis::RssAccount& r = story.rss;
+  if (r.rss < 0) return;
+  out << kLabelIndent << "RSS          " << Bytes(r.rss) << " " << EndOf(story.reason) << ": heap "
+      << BytesWithError(r.heap, r.heap_error, options.unicode);
+  auto part = [&out](const char* name, int64_t bytes) {
+    if (bytes > 0) out << ", " << name << " " << Bytes(bytes);
+  };
+  // The overhead is malloc's count minus the heap's estimate: it carries the estimate's error.
+  if (r.overhead() > 0) {
+    out << ", malloc overhead " << (r.heap_error > 0 ? (options.unicode ? "≈" : "~") : "")
+        << Bytes(r.overhead());
+  }
+  part("free but kept by malloc", r.malloc_free);
+  part("heaprec", r.profiler);
+  part("mapped files", r.file_backed);
+  part("the rest (stacks, other mappings)", r.rest());
+  out << "\n";
+}
+
+void PrintTemporaries(const RunStory& story, const SummaryOptions& options, std::ostream& out) {
+  if (story.temporaries.sites == 0) return;
+  out << kLabelIndent << "temporaries  " << (options.unicode ? "≈" : "~")
+      << Count(story.temporaries.total)
+      << " objects freed before their thread allocated again, from "
+      << Sites(story.temporaries.sites) << ":\n";
+  PrintSites(story.temporaries, false, options.unicode, out);
+}
+
+// "≤16 B", "≤1.0 KiB", ">4.0 MiB".
+std::string BucketName(const analysis::SizeBucket& b, bool unicode) {
+  if (b.high == UINT64_MAX) return ">" + Bytes(static_cast<int64_t>(b.low - 1));
+  return (unicode ? "≤" : "<=") + Bytes(static_cast<int64_t>(b.high));
+}
+
+void PrintSizes(const RunStory& story, const SummaryOptions& options, std::ostream& out) {
+  if (story.sizes.empty() || story.allocations <= 0) return;
+  int64_t bytes = 0;
+  for (const analysis::SizeBucket& b : story.sizes) bytes += b.bytes;
+  out << kLabelIndent << "sizes        " << (options.unicode ? "≈" : "~")
+      << Count(story.allocations) << " allocations, " << Bytes(bytes)
+      << " (of allocations / of bytes):";
+  const char* separator = " ";
+  for (const analysis::SizeBucket& b : story.sizes) {
+    const double objects = Percent(b.objects, story.allocations),
+                 of_bytes = Percent(b.bytes, bytes);
+    if (objects < 0.5 && of_bytes < 0.5) continue;  // both would read 0%
+    out << separator << BucketName(b, options.unicode) << " " << FormatFixed(objects, 0) << "%/"
+        << FormatFixed(of_bytes, 0) << "%";
+    separator = ", ";
+  }
+  out << "\n";
+}
+
+}  // namespace
+
+std::string Sparkline(const analysis::Timeline& timeline, size_t width, bool unicode) {
+  const auto& points = timeline.points;
+  if (points.empty() || width == 0) return "";
+  const size_t columns = std::min(width, points.size());
+  std::vector<int64_t> highest(columns, 0);
+  for (size_t i = 0; i < points.size(); ++i) {
+    const size_t column = i * columns / points.size();
+    highest[column] = std::max({highest[column], points[i].max, points[i].live});
+  }
+  const int64_t top = std::max<int64_t>(1, *std::max_element(highest.begin(), highest.end()));
+  static const char* const kBlocks[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+  static const char kAscii[] = "_.-:=+*#";
+  std::string line;
+  for (int64_t value : highest) {
+    const double share =
+        std::clamp(static_cast<double>(value) / static_cast<double>(top), 0.0, 1.0);
+    const int level = std::min(7, static_cast<int>(std::floor(share * 8)));
+    if (unicode) {
+      line += kBlocks[level];
+    } else {
+      line += kAscii[level];
+    }
+  }
+  return line;
+}
+
+void PrintRunStory(const RunStory& story, const SummaryOptions& options, std::ostream& out) {
+  out << "Summary";
+  if (story.pid) out << " of pid " << *story.pid;
+  if (story.sampled) {
+    out << " (sampled every " << FormatValue(story.header.period, schema::kBytesUnit)
+        << (options.unicode ? "; ±" : "; +-") << " is a 95% interval)";
+  } else {
+    out << " (exact)";
+  }
+  out << ":\n";
+  PrintTimeline(story, options, out);
+  PrintNeverFreed(story, options, out);
+  PrintFreed(story, options, out);
+  PrintRss(story, options, out);
+  PrintTemporaries(story, options, out);
+  PrintSizes(story, options, out);
+}
+
+}  // namespace heaprec::render

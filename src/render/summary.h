@@ -1,0 +1,27 @@
+// The run story (analysis/run_story.h) as the few lines `heaprec run` ends with and `heaprec
+// summary` prints: the heap over time as a sparkline with its peak, what was never freed, what was
+// freed before the exit, the resident set explained, the temporaries, the sizes.
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include "analysis/run_story.h"
+
+namespace heaprec::render {
+
+struct SummaryOptions {
+  // Block characters (▁▂▃▄▅▆▇█) for the sparkline and "±" / "≈"; else ASCII only (a terminal or
+  // pipe whose locale is not UTF-8).
+  bool unicode = true;
+  size_t sparkline_width = 40;
+};
+
+void PrintRunStory(const analysis::RunStory& story, const SummaryOptions& options,
+                   std::ostream& out);
+
+// The sparkline of `timeline`'s highest estimates, `width` columns (each the highest of the points
+// it covers), scaled from 0 to the highest; "" without points.
+std::string Sparkline(const analysis::Timeline& timeline, size_t width, bool unicode);
+
+}  // namespace heaprec::render

@@ -1,0 +1,117 @@
+#include "analysis/run_story.h"
+
+#include <gtest/gtest.h>
+
+#include "leak_profiles.h"
+#include "schema/profile_schema.h"
+
+namespace heaprec::analysis {
+namespace {
+
+using test_support::leaks::Group;
+using test_support::leaks::kChurn;
+using test_support::leaks::kFlat;
+using test_support::leaks::kLeak;
+using test_support::leaks::MakeProfile;
+using test_support::leaks::SetReason;
+
+// An exact run: a leak (10 x 1000 B, never freed), a cache (100 x 1000 B at the peak, freed by
+// the exit) and churn (64 B objects, 40 of them temporary).
+struct LeakAndCache {
+  profile::Profile peak, final_profile;
+  LeakAndCache() {
+    peak = MakeProfile(7, 1, 1, {{kLeak, 10, 1000}, {kFlat, 100, 1000}});
+    SetReason(peak, "peak");
+    final_profile = MakeProfile(7, 2, 1, {{kLeak, 10, 1000}, {kFlat, 0, 1000}, {kChurn, 0, 64}});
+    SetReason(final_profile, "exit");
+    profile::Sample& churn = final_profile.samples.back();
+    churn.values = {500, 500 * 64, 0, 0};  // allocated, none live
+    churn.labels.push_back({.key = schema::kTemporaryLabel, .num = 40, .num_unit = "count"});
+    final_profile.samples[1].values = {100, 100 * 1000, 0, 0};
+    final_profile.comments.push_back(
+        "rss=1000000 rss_file=200000 malloc_in_use=12000 malloc_free=50000 profiler_bytes=3000");
+  }
+};
+
+TEST(RunStory, SeparatesTheLeakFromTheCache) {
+  LeakAndCache run;
+  const RunStory story = ComputeRunStory(run.final_profile, &run.peak, 5);
+  EXPECT_FALSE(story.sampled);
+  EXPECT_EQ(story.pid, 7);
+  EXPECT_EQ(story.reason, "exit");
+  EXPECT_EQ(story.peak, 110000);
+  EXPECT_FALSE(story.peak_ms.has_value());  // no timeline: the peak profile's total
+  EXPECT_EQ(story.never_freed.total, 10000);
+  ASSERT_EQ(story.never_freed.top.size(), 1u);
+  EXPECT_EQ(story.never_freed.top[0].value, 10000);
+  EXPECT_NE(story.never_freed.top[0].label.find("leak"), std::string::npos);
+  EXPECT_EQ(story.freed_before_exit.total, 100000);
+  ASSERT_EQ(story.freed_before_exit.top.size(), 1u);
+  EXPECT_NE(story.freed_before_exit.top[0].label.find("flat"), std::string::npos);
+  EXPECT_EQ(story.freed_before_exit.top[0].value, 100000);
+}
+
+TEST(RunStory, RanksTemporariesAndCountsSizes) {
+  LeakAndCache run;
+  const RunStory story = ComputeRunStory(run.final_profile, &run.peak, 5);
+  EXPECT_EQ(story.temporaries.total, 40);
+  ASSERT_EQ(story.temporaries.top.size(), 1u);
+  EXPECT_NE(story.temporaries.top[0].label.find("churn"), std::string::npos);
+  EXPECT_EQ(story.allocations, 10 + 100 + 500);
+  ASSERT_EQ(story.sizes.size(), 2u);
+  EXPECT_EQ(story.sizes[0].high, 64u);  // 64 B objects: the <=64 B bucket
+  EXPECT_EQ(story.sizes[0].objects, 500);
+  EXPECT_EQ(story.sizes[1].low, 257u);  // 1000 B: (256 B, 1 KiB]
+  EXPECT_EQ(story.sizes[1].objects, 110);
+  EXPECT_EQ(story.sizes[1].bytes, 110000);
+}
+
+TEST(RunStory, ExplainsTheResidentSet) {
+  LeakAndCache run;
+  const RssAccount rss = ComputeRunStory(run.final_profile, nullptr, 5).rss;
+  EXPECT_EQ(rss.rss, 1000000);
+  EXPECT_EQ(rss.heap, 10000);
+  EXPECT_EQ(rss.overhead(), 2000);
+  EXPECT_EQ(rss.malloc_free, 50000);
+  EXPECT_EQ(rss.rest(), 1000000 - 200000 - 12000 - 50000 - 3000);
+  // Without malloc's accounting (another allocator, a crash), the rest is after the heap alone.
+  run.final_profile.comments.back() = "rss=1000000";
+  const RssAccount bare = ComputeRunStory(run.final_profile, nullptr, 5).rss;
+  EXPECT_EQ(bare.overhead(), -1);
+  EXPECT_EQ(bare.rest(), 1000000 - 10000);
+}
+
+TEST(RunStory, TheTimelineGivesThePeakAndWhen) {
+  LeakAndCache run;
+  run.final_profile.comments.push_back(
+      std::string(schema::kTimelinePrefix) +
+      " start_ns=1 interval=1 peak_ms=2500 peak=150000"
+      " points=0,0,0,0,0;2500,150000,150000,0,0;3000,10000,150000,0,0");
+  const RunStory story = ComputeRunStory(run.final_profile, &run.peak, 5);
+  EXPECT_EQ(story.peak, 150000);  // higher than the peak profile: the timeline saw every sample
+  EXPECT_EQ(story.peak_ms, 2500u);
+  ASSERT_TRUE(story.timeline.has_value());
+  EXPECT_EQ(story.timeline->points.size(), 3u);
+}
+
+TEST(RunStory, SampledNoiseIsNotReportedAsFreed) {
+  // Sampled at 512 KiB, the same heap in both profiles but for a wobble of one sample.
+  profile::Profile peak = MakeProfile(7, 1, 524288, {{kFlat, 200, 4096}});
+  profile::Profile final_profile = MakeProfile(7, 2, 524288, {{kFlat, 199, 4096}});
+  SetReason(peak, "peak");
+  SetReason(final_profile, "exit");
+  const RunStory story = ComputeRunStory(final_profile, &peak, 5);
+  EXPECT_TRUE(story.sampled);
+  EXPECT_EQ(story.freed_before_exit.sites, 0u);
+  EXPECT_GT(story.never_freed.error, 0);
+}
+
+TEST(RunStory, TopLimitsTheSitesNotTheirCount) {
+  LeakAndCache run;
+  const RunStory story = ComputeRunStory(run.final_profile, &run.peak, 0);
+  EXPECT_EQ(story.never_freed.sites, 1u);
+  EXPECT_TRUE(story.never_freed.top.empty());
+}
+
+}  // namespace
+}  // namespace heaprec::analysis

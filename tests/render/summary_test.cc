@@ -1,0 +1,118 @@
+#include "render/summary.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+
+namespace heaprec::render {
+namespace {
+
+using analysis::RunStory;
+
+analysis::Timeline Rising(int points) {
+  analysis::Timeline t;
+  t.interval = 1;
+  for (int i = 0; i < points; ++i) {
+    t.points.push_back({.t_ms = static_cast<uint64_t>(i) * 100, .live = i, .max = i});
+  }
+  return t;
+}
+
+TEST(Sparkline, ScalesFromNothingToTheHighestInBlocksOrAscii) {
+  const analysis::Timeline t = Rising(8);
+  EXPECT_EQ(Sparkline(t, 8, true), "▁▂▃▄▅▆▇█");
+  EXPECT_EQ(Sparkline(t, 8, false), "_.-:=+*#");
+}
+
+TEST(Sparkline, AColumnShowsTheHighestOfItsPointsAndWidthBounds) {
+  analysis::Timeline t = Rising(100);
+  t.points[10].max = 1000;  // a spike between points: must not vanish when columns merge points
+  const std::string line = Sparkline(t, 10, false);
+  EXPECT_EQ(line.size(), 10u);
+  EXPECT_EQ(line[1], '#');
+  EXPECT_EQ(Sparkline(Rising(3), 40, false).size(), 3u);  // no wider than its points
+  EXPECT_EQ(Sparkline(analysis::Timeline{}, 40, true), "");
+}
+
+RunStory Story() {
+  RunStory s;
+  s.pid = 42;
+  s.reason = "exit";
+  s.sampled = true;
+  s.header.period = 524288;
+  s.timeline = Rising(8);
+  s.peak = 300 << 20;
+  s.peak_error = 5 << 20;
+  s.peak_ms = 700;
+  s.never_freed = {.total = 26 << 20,
+                   .error = 1 << 20,
+                   .sites = 1,
+                   .top = {{"Session::Session service.cc:88", 26 << 20, 1 << 20}}};
+  s.freed_before_exit = {.total = 270 << 20,
+                         .error = 4 << 20,
+                         .sites = 1,
+                         .top = {{"Cache::Put cache.cc:40", 270 << 20, 4 << 20}}};
+  s.rss = {.rss = 400 << 20,
+           .file_backed = 10 << 20,
+           .heap = 26 << 20,
+           .heap_error = 1 << 20,
+           .malloc_in_use = 28 << 20,
+           .malloc_free = 300 << 20,
+           .profiler = 2 << 20};
+  s.temporaries = {.total = 1234567, .sites = 1, .top = {{"Parse parse.cc:12", 1234567, 0}}};
+  s.allocations = 2000;
+  s.sizes = {{.low = 0, .high = 16, .objects = 1500, .bytes = 15000},
+             {.low = 1048577, .high = UINT64_MAX, .objects = 500, .bytes = 985000}};
+  return s;
+}
+
+TEST(RunStoryText, TellsPeakLeakCacheRssTemporariesAndSizesInOrder) {
+  std::ostringstream out;
+  PrintRunStory(Story(), {.unicode = true}, out);
+  const std::string text = out.str();
+  const char* in_order[] = {
+      "Summary of pid 42 (sampled every 512.0 KiB; ± is a 95% interval):",
+      "  peak         300.0 MiB ±5.0 MiB at 700 ms of 700 ms",
+      "  heap         ▁▂▃▄▅▆▇█",
+      "  never freed  26.0 MiB ±1.0 MiB at exit, in 1 site",
+      "Session::Session service.cc:88",
+      "  freed later  270.0 MiB ±4.0 MiB held at the peak and freed before the end",
+      "Cache::Put cache.cc:40",
+      "  RSS          400.0 MiB at exit: heap 26.0 MiB ±1.0 MiB, malloc overhead ≈2.0 MiB, free "
+      "but "
+      "kept by malloc 300.0 MiB, heaprec 2.0 MiB, mapped files 10.0 MiB, the rest (stacks, other "
+      "mappings) 60.0 MiB",
+      "  temporaries  ≈1,234,567 objects",
+      "      1,234,567             Parse parse.cc:12",
+      "  sizes        ≈2,000 allocations, 976.6 KiB (of allocations / of bytes): ≤16 B 75%/2%, "
+      ">1.0 MiB 25%/98%",
+  };
+  size_t at = 0;
+  for (const char* expected : in_order) {
+    const size_t found = text.find(expected, at);
+    ASSERT_NE(found, std::string::npos) << "missing after offset " << at << ": " << expected << "\n"
+                                        << text;
+    at = found;
+  }
+}
+
+TEST(RunStoryText, AsciiOnlyWithoutAUtf8Locale) {
+  std::ostringstream out;
+  PrintRunStory(Story(), {.unicode = false}, out);
+  for (unsigned char c : out.str()) ASSERT_LT(c, 0x80) << out.str();
+  EXPECT_NE(out.str().find("300.0 MiB +-5.0 MiB"), std::string::npos) << out.str();
+}
+
+TEST(RunStoryText, AProcessKilledIsStillHeldNotNeverFreed) {
+  RunStory s = Story();
+  s.reason = "killed";
+  std::ostringstream out;
+  PrintRunStory(s, {}, out);
+  EXPECT_NE(out.str().find("  still held   26.0 MiB ±1.0 MiB when killed"), std::string::npos)
+      << out.str();
+  EXPECT_EQ(out.str().find("never freed"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace heaprec::render
