@@ -134,8 +134,10 @@ class ResponseCache {
       index_.erase(entries_.back().item);
       entries_.pop_back();
     }
-    entries_.push_front(
-        Entry{item, std::vector<char>(page.begin(), page.end())});  // site: ResponseCache::Insert
+    entries_.push_front(Entry{
+        item,
+        std::vector<char>(page.begin(),
+                          page.end())});  // site: (anonymous namespace)::ResponseCache::Insert
     index_[item] = entries_.begin();
     bytes_ += page.size();
     return entries_.front().page;
@@ -174,7 +176,7 @@ class SessionManager {
   __attribute__((noinline)) void Open(std::uint64_t user) {
     auto session = std::make_shared<Session>();
     session->user = user;
-    session->state.assign(16 * 1024, 's');  // site: SessionManager::Open
+    session->state.assign(16 * 1024, 's');  // site: (anonymous namespace)::SessionManager::Open
     auto connection = std::make_shared<Connection>();
     connection->buffer.assign(4 * 1024, 'c');
     connection->owner = session;
@@ -197,9 +199,10 @@ class SessionManager {
 class RenderLog {
  public:
   __attribute__((noinline)) void Append(const Request& request, std::size_t bytes) {
-    lines_.push_back("rendered item=" + std::to_string(request.item) +  // site: RenderLog::Append
-                     " for user=" + std::to_string(request.user) +
-                     " bytes=" + std::to_string(bytes));
+    lines_.push_back(
+        "rendered item=" +
+        std::to_string(request.item) +  // site: (anonymous namespace)::RenderLog::Append
+        " for user=" + std::to_string(request.user) + " bytes=" + std::to_string(bytes));
   }
   std::size_t size() const { return lines_.size(); }
 
