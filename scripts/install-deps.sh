@@ -1,11 +1,26 @@
 #!/usr/bin/env bash
-# Installs what heaprec needs to build and test on Debian 12, as root. Skips apt entirely when every
-# package is already there, so repeated runs cost nothing.
+# Installs what heaprec needs on Debian 12, as root. Skips apt entirely when every package is
+# already there, so repeated runs cost nothing.
+#
+#   scripts/install-deps.sh           everything: build heaprec and run the whole test suite and the
+#                                     benchmarks' builds (scripts/test.sh, bench/run.sh)
+#   scripts/install-deps.sh --demo    only what scripts/demo.sh needs: build heaprec, its library,
+#                                     the flame-graph page and the Ruby front end, and run the demos
 set -euo pipefail
 
+profile=all
+case ${1:-} in
+  "") ;;
+  --demo) profile=demo ;;
+  *)
+    echo "install-deps: unknown argument '$1' (usage: scripts/install-deps.sh [--demo])" >&2
+    exit 2
+    ;;
+esac
+
+# What building heaprec (tests and benchmarks off) and running the demos need.
 packages=(
-  build-essential cmake ninja-build pkg-config binutils python3
-  clang-format        # scripts/check-format.sh, which scripts/test.sh runs before building
+  build-essential cmake ninja-build pkg-config binutils
   libgcc-s1           # stack unwinding in the profiled process (libgcc_s, loaded privately)
   libdw-dev libelf-dev  # symbolization (elfutils), outside the profiled process
   libiberty-dev       # demangling Rust names (GNU libiberty, static), in the heaprec command only
@@ -15,20 +30,27 @@ packages=(
   libzstd-dev         # recognizing zstd files (heaptrack's recordings) handed to the CLI
   libprotozero-dev    # protobuf wire format, header-only
   libcli11-dev        # command-line parsing
-  libgtest-dev libgmock-dev libbenchmark-dev
-  debuginfod          # the server tests/cli starts on loopback to test fetching debug files
-  golang-go golang-github-google-pprof-dev  # the standalone pprof used to validate our output
-  libdevel-nytprof-perl  # ships flamegraph.pl, which reads `report --format folded` in tests/cli
-  rustc               # tests/e2e: builds the Rust program profiled end to end (no cargo needed)
-  chromium            # headless browser for the flame-graph page test (tests/cli)
   ruby ruby-dev       # the Ruby front end (ruby/): headers and libruby for its extension; minitest
-  # tests/reliability: other allocators beside heaprec, and real programs run under it
-  libjemalloc2 libtcmalloc-minimal4 sqlite3 git perl
-  heaptrack           # tests/cli: a real heaptrack recording, which heaprec must recognize
-  procps util-linux   # tests/e2e: pgrep, and unshare for the container test's pid namespace
-  gdb                 # tests/attach: a debugger attached after heaprec reads its library
-  lintian             # tests/package: checks the Debian package CPack makes
 )
+# What only the test suite, its formatting check and the benchmarks' builds need.
+if [ "$profile" = all ]; then
+  packages+=(
+    python3
+    clang-format        # scripts/check-format.sh, which scripts/test.sh runs before building
+    libgtest-dev libgmock-dev libbenchmark-dev
+    debuginfod          # the server tests/cli starts on loopback to test fetching debug files
+    golang-go golang-github-google-pprof-dev  # the standalone pprof used to validate our output
+    libdevel-nytprof-perl  # ships flamegraph.pl, which reads `report --format folded` in tests/cli
+    rustc               # tests/e2e: builds the Rust program profiled end to end (no cargo needed)
+    chromium            # headless browser for the flame-graph page test (tests/cli)
+    # tests/reliability: other allocators beside heaprec, and real programs run under it
+    libjemalloc2 libtcmalloc-minimal4 sqlite3 git perl
+    heaptrack           # tests/cli: a real heaptrack recording, which heaprec must recognize
+    procps util-linux   # tests/e2e: pgrep, and unshare for the container test's pid namespace
+    gdb                 # tests/attach: a debugger attached after heaprec reads its library
+    lintian             # tests/package: checks the Debian package CPack makes
+  )
+fi
 # Node.js and npm install the flame-graph page's packages at build time (web/package-lock.json).
 # The machines come with them (Node.js 20, npm bundled); Debian's packages only where they are missing.
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
