@@ -9,7 +9,7 @@
 #include "cli/commands.h"
 #include "cli/frame_options.h"
 #include "cli/option_helpers.h"
-#include "cli/read_for_display.h"
+#include "cli/profile_inputs.h"
 #include "cli/symbolization.h"
 #include "render/diff.h"
 #include "render/output_file.h"
@@ -18,8 +18,8 @@ namespace heaprec::cli {
 namespace {
 
 struct DiffArgs {
-  std::string base;
-  std::string next;
+  std::vector<std::string> base;  // each side: one profile, or several (or a directory) merged
+  std::vector<std::string> next;
   std::string sample_index;
   size_t top = 10;
   std::string format = "text";
@@ -29,11 +29,12 @@ struct DiffArgs {
 };
 
 int RunDiff(const DiffArgs& args) {
-  std::vector<profile::Profile> profiles = ReadProfilesForDisplay(
-      {args.base, args.next},
-      {.command = "diff", .sample_index = args.sample_index, .compared = true}, args.symbols);
-  const profile::Profile& base = profiles[0];
-  const profile::Profile& next = profiles[1];
+  const ProfileInputs base_in = LoadProfileInputs(args.base, {.command = "diff"}, args.symbols);
+  const ProfileInputs next_in = LoadProfileInputs(
+      args.next, {.command = "diff", .sample_index = args.sample_index}, args.symbols);
+  const profile::Profile& base = base_in.merged;
+  const profile::Profile& next = next_in.merged;
+  analysis::CheckCompatible(base, next);
   // Everything that can be wrong with the inputs is found before any output is written.
   const analysis::Diff diff =
       analysis::ComputeDiff(base, next, args.sample_index, MakeViewOptions(args.frames));
@@ -41,8 +42,8 @@ int RunDiff(const DiffArgs& args) {
     render::WriteProfileFile(analysis::MakeDiffProfile(base, next), args.output);
   }
   render::DiffOptions options;
-  options.base_source = args.base;
-  options.next_source = args.next;
+  options.base_source = base_in.source;
+  options.next_source = next_in.source;
   options.top = args.top;
   options.format = args.format == "json" ? render::Format::kJson : render::Format::kText;
   render::PrintDiff(diff, options, std::cout);
@@ -59,8 +60,15 @@ void RegisterDiffCommand(CLI::App& app, int* exit_code) {
       "diff",
       "Show what grew and what shrank from BASE to NEW, per function and per stack.\n"
       "Changes larger than sampling noise are marked with *.");
-  cmd->add_option("BASE", args->base, "The earlier profile")->required();
-  cmd->add_option("NEW", args->next, "The later profile (same sample types as BASE)")->required();
+  cmd->add_option("BASE", args->base,
+                  "The earlier profile; several, or a directory, joined with commas, are merged")
+      ->required()
+      ->expected(1)
+      ->delimiter(',');
+  cmd->add_option("NEW", args->next, "The later profile (same sample types as BASE); likewise")
+      ->required()
+      ->expected(1)
+      ->delimiter(',');
   AddSampleIndexOption(cmd, args->sample_index,
                        "Value to compare: inuse_space, inuse_objects, alloc_space or alloc_objects "
                        "(default: NEW's default, normally inuse_space)");
@@ -73,6 +81,8 @@ void RegisterDiffCommand(CLI::App& app, int* exit_code) {
   cmd->footer(
       "Examples:\n"
       "  heaprec diff before.pb.gz after.pb.gz\n"
+      "  heaprec diff before/ after/             (each directory's processes merged)\n"
+      "  heaprec diff a.1.pb.gz,b.1.pb.gz a.2.pb.gz,b.2.pb.gz\n"
       "  heaprec diff --top 5 --sample-index inuse_objects before.pb.gz after.pb.gz\n"
       "  heaprec diff -o growth.pb.gz before.pb.gz after.pb.gz && pprof -top growth.pb.gz");
   AddFrameOptions(*cmd, args->frames, LinesOption::kOffered);
