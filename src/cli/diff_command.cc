@@ -17,9 +17,20 @@
 namespace heaprec::cli {
 namespace {
 
+// "a.pb.gz,b.pb.gz" -> {"a.pb.gz", "b.pb.gz"}: the profiles of one side, merged.
+std::vector<std::string> SplitSide(const std::string& side) {
+  std::vector<std::string> paths;
+  size_t start = 0;
+  for (size_t comma; (comma = side.find(',', start)) != std::string::npos; start = comma + 1) {
+    if (comma > start) paths.push_back(side.substr(start, comma - start));
+  }
+  if (start < side.size()) paths.push_back(side.substr(start));
+  return paths;
+}
+
 struct DiffArgs {
-  std::vector<std::string> base;  // each side: one profile, or several (or a directory) merged
-  std::vector<std::string> next;
+  std::string base;  // each side: one profile, or several (or directories) joined with commas
+  std::string next;
   std::string sample_index;
   size_t top = 10;
   std::string format = "text";
@@ -29,9 +40,10 @@ struct DiffArgs {
 };
 
 int RunDiff(const DiffArgs& args) {
-  const ProfileInputs base_in = LoadProfileInputs(args.base, {.command = "diff"}, args.symbols);
+  const ProfileInputs base_in =
+      LoadProfileInputs(SplitSide(args.base), {.command = "diff"}, args.symbols);
   const ProfileInputs next_in = LoadProfileInputs(
-      args.next, {.command = "diff", .sample_index = args.sample_index}, args.symbols);
+      SplitSide(args.next), {.command = "diff", .sample_index = args.sample_index}, args.symbols);
   const profile::Profile& base = base_in.merged;
   const profile::Profile& next = next_in.merged;
   analysis::CheckCompatible(base, next);
@@ -62,13 +74,9 @@ void RegisterDiffCommand(CLI::App& app, int* exit_code) {
       "Changes larger than sampling noise are marked with *.");
   cmd->add_option("BASE", args->base,
                   "The earlier profile; several, or a directory, joined with commas, are merged")
-      ->required()
-      ->expected(1)
-      ->delimiter(',');
+      ->required();
   cmd->add_option("NEW", args->next, "The later profile (same sample types as BASE); likewise")
-      ->required()
-      ->expected(1)
-      ->delimiter(',');
+      ->required();
   AddSampleIndexOption(cmd, args->sample_index,
                        "Value to compare: inuse_space, inuse_objects, alloc_space or alloc_objects "
                        "(default: NEW's default, normally inuse_space)");
