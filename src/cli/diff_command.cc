@@ -40,13 +40,13 @@ struct DiffArgs {
 };
 
 int RunDiff(const DiffArgs& args) {
-  const ProfileInputs base_in =
-      LoadProfileInputs(SplitSide(args.base), {.command = "diff"}, args.symbols);
-  const ProfileInputs next_in = LoadProfileInputs(
-      SplitSide(args.next), {.command = "diff", .sample_index = args.sample_index}, args.symbols);
+  std::vector<ProfileInputs> sides = LoadProfileInputSides(
+      {SplitSide(args.base), SplitSide(args.next)},
+      {.command = "diff", .sample_index = args.sample_index, .compared = true}, args.symbols);
+  const ProfileInputs& base_in = sides[0];
+  const ProfileInputs& next_in = sides[1];
   const profile::Profile& base = base_in.merged;
   const profile::Profile& next = next_in.merged;
-  analysis::CheckCompatible(base, next);
   // Everything that can be wrong with the inputs is found before any output is written.
   const analysis::Diff diff =
       analysis::ComputeDiff(base, next, args.sample_index, MakeViewOptions(args.frames));

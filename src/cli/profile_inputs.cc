@@ -57,44 +57,79 @@ std::string DescribeSource(const std::vector<std::string>& args, size_t count) {
   return std::to_string(count) + " profiles merged (" + joined + ")";
 }
 
-}  // namespace
-
-ProfileInputs LoadProfileInputs(const std::vector<std::string>& args, DisplayReading reading,
-                                const SymbolSearchArgs& symbols) {
+// The files of one side: a directory's profiles (CollectProfileFiles), a file as named (the reader
+// says what is wrong with one that is missing or is not a profile); each process's last.
+std::vector<ReadFile> ReadSide(const std::vector<std::string>& args, const std::string& command) {
   std::vector<ReadFile> files;
   for (const std::string& arg : args) {
     std::error_code ec;
-    bool directory = std::filesystem::is_directory(arg, ec);
+    if (!std::filesystem::is_directory(arg, ec)) {
+      files.push_back({arg, false, profile::ReadProfileFile(arg)});
+      continue;
+    }
     for (std::string& path : CollectProfileFiles({arg})) {
-      files.push_back({path, directory, profile::ReadProfileFile(path)});
+      files.push_back({path, true, profile::ReadProfileFile(path)});
     }
   }
   if (size_t left_out = KeepLastProfileOfEachProcess(files); left_out > 0) {
-    std::cerr << "heaprec " << reading.command << ": merging each process's last profile; "
-              << left_out << " earlier or peak profile" << (left_out == 1 ? "" : "s")
+    std::cerr << "heaprec " << command << ": merging each process's last profile; " << left_out
+              << " earlier or peak profile" << (left_out == 1 ? "" : "s")
               << " of the same processes left out\n";
   }
-  ProfileInputs result;
+  return files;
+}
+
+}  // namespace
+
+std::vector<ProfileInputs> LoadProfileInputSides(const std::vector<std::vector<std::string>>& sides,
+                                                 DisplayReading reading,
+                                                 const SymbolSearchArgs& symbols) {
   std::vector<std::string> paths;
   std::vector<profile::Profile> profiles;
-  for (ReadFile& f : files) {
-    paths.push_back(f.path);
-    profiles.push_back(std::move(f.profile));
-  }
-  reading.merged = true;
-  reading.one_line = reading.one_line || profiles.size() > 1;
-  PrepareForDisplay(profiles, paths, reading, symbols);
-  for (size_t i = 0; i < profiles.size(); ++i) {
-    ProfileInput input{.path = paths[i], .pid = analysis::ProfilePid(profiles[i])};
-    if (!profiles[i].mappings.empty()) {
-      input.program = analysis::BaseName(profiles[i].mappings.front().filename);
+  std::vector<size_t> side_sizes;
+  for (const std::vector<std::string>& args : sides) {
+    std::vector<ReadFile> files = ReadSide(args, reading.command);
+    std::vector<profile::Profile> side;
+    std::vector<std::string> side_paths;
+    for (ReadFile& f : files) {
+      side_paths.push_back(f.path);
+      side.push_back(std::move(f.profile));
     }
-    input.profile = profiles[i];
-    result.inputs.push_back(std::move(input));
+    profile::CheckMergeable(side, side_paths);
+    side_sizes.push_back(side.size());
+    for (size_t i = 0; i < side.size(); ++i) {
+      paths.push_back(side_paths[i]);
+      profiles.push_back(std::move(side[i]));
+    }
   }
-  result.merged = profile::MergeProfiles(std::move(profiles), paths);
-  result.source = DescribeSource(args, result.inputs.size());
+  reading.one_line = reading.one_line || profiles.size() > sides.size();
+  PrepareForDisplay(profiles, paths, reading, symbols);
+  std::vector<ProfileInputs> result;
+  size_t next = 0;
+  for (size_t s = 0; s < sides.size(); ++s) {
+    ProfileInputs in;
+    std::vector<profile::Profile> side;
+    std::vector<std::string> side_paths;
+    for (size_t i = 0; i < side_sizes[s]; ++i, ++next) {
+      ProfileInput input{.path = paths[next], .pid = analysis::ProfilePid(profiles[next])};
+      if (!profiles[next].mappings.empty()) {
+        input.program = analysis::BaseName(profiles[next].mappings.front().filename);
+      }
+      input.profile = profiles[next];
+      in.inputs.push_back(std::move(input));
+      side.push_back(std::move(profiles[next]));
+      side_paths.push_back(paths[next]);
+    }
+    in.merged = profile::MergeProfiles(std::move(side), side_paths);
+    in.source = DescribeSource(sides[s], in.inputs.size());
+    result.push_back(std::move(in));
+  }
   return result;
+}
+
+ProfileInputs LoadProfileInputs(const std::vector<std::string>& args, DisplayReading reading,
+                                const SymbolSearchArgs& symbols) {
+  return std::move(LoadProfileInputSides({args}, std::move(reading), symbols).front());
 }
 
 std::string InputLabel(const ProfileInput& input) {

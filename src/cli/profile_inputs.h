@@ -36,11 +36,19 @@ struct ProfileInputs {
   std::string source;                // for a header: the one file, or "N profiles (ARGS)"
 };
 
-// Reads, checks (as ReadProfilesForDisplay does, with reading.merged) and symbolizes the profiles
+// Reads, checks (as ReadProfilesForDisplay does, and that they merge) and symbolizes the profiles
 // `args` name, then merges them. Throws std::runtime_error for a missing path or a directory
 // without profiles, and what ReadProfilesForDisplay and profile::MergeProfiles throw.
 ProfileInputs LoadProfileInputs(const std::vector<std::string>& args, DisplayReading reading,
                                 const SymbolSearchArgs& symbols = {});
+
+// The same for several sets of profiles, each merged into one: the sides of `heaprec diff`. Every
+// file of every side is read and checked before any is symbolized (read_for_display.h's order):
+// each side must merge, every profile must be comparable with the first (reading.compared), and the
+// last side has the sample index (reading.sample_index). One symbolizer serves all.
+std::vector<ProfileInputs> LoadProfileInputSides(const std::vector<std::vector<std::string>>& sides,
+                                                 DisplayReading reading,
+                                                 const SymbolSearchArgs& symbols = {});
 
 // How an input is named in a per-process breakdown: "pid 1234 (server)", else its file's name.
 std::string InputLabel(const ProfileInput& input);

@@ -4,7 +4,6 @@
 
 #include "analysis/diff.h"
 #include "analysis/profile_view.h"
-#include "profile/merge.h"
 #include "profile/pprof_reader.h"
 
 namespace heaprec::cli {
@@ -21,7 +20,6 @@ std::vector<profile::Profile> ReadProfilesForDisplay(const std::vector<std::stri
 void PrepareForDisplay(std::vector<profile::Profile>& profiles,
                        const std::vector<std::string>& files, const DisplayReading& reading,
                        const SymbolSearchArgs& symbols) {
-  if (reading.merged) profile::CheckMergeable(profiles, files);
   if (reading.compared) {
     for (size_t i = 1; i < profiles.size(); ++i) {
       analysis::CheckCompatible(profiles.front(), profiles[i]);

@@ -22,7 +22,6 @@ struct DisplayReading {
   std::optional<std::string> sample_index{};
   bool compared = false;  // each profile is compared with the first (diff): they must be comparable
   bool one_line = false;  // one line for all the profiles left unnamed, however many (a series)
-  bool merged = false;    // the profiles are merged into one (profile/merge.h): they must merge
 };
 
 // The profiles of `files`, in order, read and symbolized as above. Throws what
@@ -31,8 +30,7 @@ std::vector<profile::Profile> ReadProfilesForDisplay(const std::vector<std::stri
                                                      const DisplayReading& reading,
                                                      const SymbolSearchArgs& symbols);
 
-// The same on profiles already read from `files`: checks them, then symbolizes them in place. Also
-// throws what profile::CheckMergeable throws (reading.merged).
+// The same on profiles already read from `files`: checks them, then symbolizes them in place.
 void PrepareForDisplay(std::vector<profile::Profile>& profiles,
                        const std::vector<std::string>& files, const DisplayReading& reading,
                        const SymbolSearchArgs& symbols);
