@@ -1,8 +1,12 @@
-// `heaprec flame FILE [-o OUT.html]`: writes an interactive flame graph of a profile as one HTML
-// file that works offline (d3 and d3-flame-graph are inlined; no network access).
+// `heaprec flame FILE... [-o OUT.html]`: writes an interactive flame graph of a profile (several,
+// or a directory's, merged into one: cli/profile_inputs.h) as one HTML file that works offline (d3
+// and d3-flame-graph are inlined; no network access).
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
+#include <system_error>
+#include <vector>
 
 #include "analysis/flame_graph.h"
 #include "base/file_io.h"
@@ -10,7 +14,7 @@
 #include "cli/frame_options.h"
 #include "cli/option_helpers.h"
 #include "cli/profile_files.h"
-#include "cli/read_for_display.h"
+#include "cli/profile_inputs.h"
 #include "cli/symbolization.h"
 #include "render/flame_page.h"
 
@@ -18,7 +22,7 @@ namespace heaprec::cli {
 namespace {
 
 struct FlameArgs {
-  std::string file;
+  std::vector<std::string> files;
   std::string output;
   std::string sample_index;
   FrameArgs frames;
@@ -31,12 +35,19 @@ int RunFlame(const FlameArgs& args) {
                  "with -DHEAPREC_FLAME_PAGE=ON (needs Node.js and npm) to get it\n";
     return kExitFailure;
   }
-  std::string output = args.output.empty() ? DerivedFileName(args.file, ".html") : args.output;
-  profile::Profile profile = std::move(ReadProfilesForDisplay(
-      {args.file}, {.command = "flame", .sample_index = args.sample_index}, args.symbols)[0]);
+  std::error_code ec;
+  if (args.output.empty() &&
+      (args.files.size() > 1 || std::filesystem::is_directory(args.files.front(), ec))) {
+    std::cerr << "heaprec flame: several profiles make one page: name it with -o FILE\n";
+    return kExitUsage;
+  }
+  std::string output =
+      args.output.empty() ? DerivedFileName(args.files.front(), ".html") : args.output;
+  ProfileInputs in = LoadProfileInputs(
+      args.files, {.command = "flame", .sample_index = args.sample_index}, args.symbols);
   std::string page = render::RenderFlamePage(
-      analysis::BuildFlameGraph(profile, args.sample_index, MakeViewOptions(args.frames)),
-      {.source = args.file});
+      analysis::BuildFlameGraph(in.merged, args.sample_index, MakeViewOptions(args.frames)),
+      {.source = in.source});
   if (output == "-") {
     std::cout << page;
     std::cout.flush();
@@ -59,7 +70,9 @@ void RegisterFlameCommand(CLI::App& app, int* exit_code) {
       "flame",
       "Write an interactive flame graph of a heap profile as one self-contained HTML file.\n"
       "Click to zoom, search, hover for values with their 95% intervals; it works offline.");
-  cmd->add_option("FILE", args->file, "Profile written by heaprec (gzipped or raw pprof)")
+  cmd->add_option("FILES", args->files,
+                  "Profiles written by heaprec (gzipped or raw pprof), or directories holding "
+                  "them; several are merged into one (then -o is needed)")
       ->required();
   cmd->add_option("-o,--output", args->output,
                   "HTML file to write ('-' for standard output; default: FILE with .pb.gz "

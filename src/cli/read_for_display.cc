@@ -13,6 +13,13 @@ std::vector<profile::Profile> ReadProfilesForDisplay(const std::vector<std::stri
                                                      const SymbolSearchArgs& symbols) {
   std::vector<profile::Profile> profiles;
   for (const std::string& file : files) profiles.push_back(profile::ReadProfileFile(file));
+  PrepareForDisplay(profiles, files, reading, symbols);
+  return profiles;
+}
+
+void PrepareForDisplay(std::vector<profile::Profile>& profiles,
+                       const std::vector<std::string>& files, const DisplayReading& reading,
+                       const SymbolSearchArgs& symbols) {
   if (reading.compared) {
     for (size_t i = 1; i < profiles.size(); ++i) {
       analysis::CheckCompatible(profiles.front(), profiles[i]);
@@ -24,7 +31,6 @@ std::vector<profile::Profile> ReadProfilesForDisplay(const std::vector<std::stri
   InMemorySymbolization symbolization(reading.command, symbols);
   for (size_t i = 0; i < profiles.size(); ++i) symbolization.Symbolize(profiles[i], files[i]);
   symbolization.PrintRemaining(std::cerr, reading.one_line);
-  return profiles;
 }
 
 }  // namespace heaprec::cli

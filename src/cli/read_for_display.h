@@ -30,4 +30,9 @@ std::vector<profile::Profile> ReadProfilesForDisplay(const std::vector<std::stri
                                                      const DisplayReading& reading,
                                                      const SymbolSearchArgs& symbols);
 
+// The same on profiles already read from `files`: checks them, then symbolizes them in place.
+void PrepareForDisplay(std::vector<profile::Profile>& profiles,
+                       const std::vector<std::string>& files, const DisplayReading& reading,
+                       const SymbolSearchArgs& symbols);
+
 }  // namespace heaprec::cli

@@ -61,6 +61,8 @@ inline constexpr char kPprofBaseLabel[] = "pprof::base";
 // Comment fields, "NAME=VALUE", several to a comment line, separated by spaces.
 inline constexpr char kPidField[] = "pid";
 inline constexpr char kReasonField[] = "reason";
+// How many profiles a merged profile holds (profile/merge.h): the CLI writes it, no process does.
+inline constexpr char kMergedField[] = "merged";
 inline constexpr char kSampleIntervalField[] = "sample_interval";
 // What the native profiler adds for judging a profile: samples taken so far, samples live now,
 // samples lost to exhausted profiler memory, stacks that could not be unwound or were cut at

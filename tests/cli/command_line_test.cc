@@ -132,7 +132,8 @@ TEST_F(CommandLineTest, ValuesOfTheWrongKindAreSaidInWords) {
                    "heaprec leaks: --pid expects a number, 0 or more, got \"-3\"");
   ExpectUsageError("run --top x -- true", "heaprec run: --top expects a number, got \"x\"");
   ExpectUsageError("run --quiet=x -- true", "heaprec run: --quiet takes no value, got \"x\"");
-  ExpectUsageError("report", "heaprec report: missing FILE (usage: heaprec report [OPTIONS] FILE)");
+  ExpectUsageError("report",
+                   "heaprec report: missing FILES (usage: heaprec report [OPTIONS] FILES...)");
   ExpectUsageError("diff a", "heaprec diff: missing NEW (usage: heaprec diff [OPTIONS] BASE NEW)");
   ExpectUsageError("symbolize -o out.pb.gz a b",
                    "heaprec symbolize: -o writes one profile, but 2 paths were given (without -o, "
@@ -186,7 +187,7 @@ TEST_F(CommandLineTest, EveryUsageErrorIsOneLineWithStatus2) {
                                           "help bogus",
                                           "report --top" + file + " --top",
                                           "report --sample-index cpu" + file,
-                                          "report a b",
+                                          "diff a b c",
                                           "report --format" + file,
                                           "symbolize -o",
                                           "flame --output",
