@@ -129,14 +129,27 @@ int64_t RssAccount::overhead() const {
   return std::max<int64_t>(0, malloc_in_use - heap);
 }
 
+namespace {
+
+// rss minus the parts other than malloc's free memory.
+int64_t RssBesidesMallocFree(const RssAccount& r) {
+  int64_t left = r.rss;
+  for (int64_t part : {r.file_backed, r.malloc_in_use < 0 ? r.heap : r.malloc_in_use, r.profiler}) {
+    if (part > 0) left -= part;
+  }
+  return std::max<int64_t>(0, left);
+}
+
+}  // namespace
+
+int64_t RssAccount::malloc_free_resident() const {
+  if (rss < 0 || malloc_free < 0) return malloc_free;
+  return std::min(malloc_free, RssBesidesMallocFree(*this));
+}
+
 int64_t RssAccount::rest() const {
   if (rss < 0) return -1;
-  int64_t rest = rss;
-  for (int64_t part :
-       {file_backed, malloc_in_use < 0 ? heap : malloc_in_use, malloc_free, profiler}) {
-    if (part > 0) rest -= part;
-  }
-  return std::max<int64_t>(0, rest);
+  return RssBesidesMallocFree(*this) - std::max<int64_t>(0, malloc_free_resident());
 }
 
 RunStory ComputeRunStory(const Profile& final_profile, const Profile* peak_profile, size_t top) {

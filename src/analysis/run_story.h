@@ -45,6 +45,10 @@ struct RssAccount {
   int64_t profiler = -1;       // heaprec's own memory
   // malloc_in_use - heap: the allocator's overhead per block (-1: unknown).
   int64_t overhead() const;
+  // How much of malloc_free can be resident: mallinfo2 counts free chunks whether or not their
+  // pages were ever touched or were given back with madvise, so at most what the resident set has
+  // left after the other known parts (malloc_free when rss is unknown).
+  int64_t malloc_free_resident() const;
   // rss minus every part above that is known: stacks, other anonymous mappings, the program's
   // own allocators (-1: rss unknown).
   int64_t rest() const;

@@ -101,7 +101,10 @@ void PrintRss(const RunStory& story, const SummaryOptions& options, std::ostream
     out << ", malloc overhead " << (r.heap_error > 0 ? (options.unicode ? "≈" : "~") : "")
         << Bytes(r.overhead());
   }
-  part("free but kept by malloc", r.malloc_free);
+  part("free but kept by malloc", r.malloc_free_resident());
+  if (r.malloc_free_resident() >= 0 && r.malloc_free_resident() < r.malloc_free) {
+    out << " (of " << Bytes(r.malloc_free) << " free in its arenas)";
+  }
   part("heaprec", r.profiler);
   part("mapped files", r.file_backed);
   part("the rest (stacks, other mappings)", r.rest());

@@ -1,5 +1,5 @@
-// Many profiles as one, end to end: wl_children forks N children under `heaprec run`, each writing its
-// own profile (and a peak profile beside it); `heaprec report DIR` merges each process's last
+// Many profiles as one, end to end: wl_children forks N children under `heaprec run`, each writing
+// its own profile (and a peak profile beside it); `heaprec report DIR` merges each process's last
 // profile, and its total is the sum of the children's (exact mode: to the byte; sampled: within the
 // merged 95% interval); `--by-process` lists every process.
 #include <gtest/gtest.h>

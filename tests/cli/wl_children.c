@@ -1,6 +1,6 @@
-/* wl_children CHILDREN BLOCKS SIZE: forks CHILDREN processes, each of which allocates BLOCKS blocks of
- * SIZE bytes in hold() and exits without freeing them; the parent holds nothing. Under heaprec run
- * each child writes its own profile: merged, they hold CHILDREN x BLOCKS x SIZE bytes. */
+/* wl_children CHILDREN BLOCKS SIZE: forks CHILDREN processes, each of which allocates BLOCKS blocks
+ * of SIZE bytes in hold() and exits without freeing them; the parent holds nothing. Under heaprec
+ * run each child writes its own profile: merged, they hold CHILDREN x BLOCKS x SIZE bytes. */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
