@@ -34,10 +34,12 @@ void AppendField(std::string& key, std::string_view value) {
   key += value;
 }
 
-// The NAME=VALUE fields of a profile's comments, in order.
+// The NAME=VALUE fields of a profile's comments, in order. '#' comments (a process's timeline) are
+// not fields: they describe one process, never the whole.
 std::vector<std::string> CommentFields(const Profile& p) {
   std::vector<std::string> fields;
   for (const std::string& comment : p.comments) {
+    if (comment.starts_with('#')) continue;
     size_t pos = 0;
     while (pos <= comment.size()) {
       size_t end = std::min(comment.find(' ', pos), comment.size());

@@ -49,6 +49,31 @@ const char* EndOf(const std::string& reason) {
   return "when the profile was written";
 }
 
+// Bytes allocated per second between points, freed ones too: the churn that the heap's curve does
+// not show. The last point (written with the profile) can follow the one before by a millisecond;
+// only gaps of a full spacing count for the highest rate.
+void PrintAllocationRate(const analysis::Timeline& t, const SummaryOptions& options,
+                         std::ostream& out) {
+  constexpr uint64_t kMinGapMs = 100;
+  if (t.points.size() < 2 || t.duration_ms() == 0 || t.points.back().allocated <= 0) return;
+  std::vector<double> rates;
+  double highest = 0;
+  for (size_t i = 1; i < t.points.size(); ++i) {
+    const uint64_t gap_ms = t.points[i].t_ms - t.points[i - 1].t_ms;
+    const double bytes = static_cast<double>(t.points[i].allocated - t.points[i - 1].allocated);
+    const double rate = gap_ms == 0 ? 0 : std::max(0.0, bytes) * 1000 / static_cast<double>(gap_ms);
+    rates.push_back(rate);
+    if (gap_ms >= kMinGapMs) highest = std::max(highest, rate);
+  }
+  const double average =
+      static_cast<double>(t.points.back().allocated) * 1000 / static_cast<double>(t.duration_ms());
+  out << kLabelIndent << "allocating   "
+      << Sparkline(rates, options.sparkline_width, options.unicode) << " " << FormatBytes(average)
+      << "/s on average";
+  if (highest > 0) out << ", " << FormatBytes(highest) << "/s at most";
+  out << "\n";
+}
+
 void PrintTimeline(const RunStory& story, const SummaryOptions& options, std::ostream& out) {
   out << kLabelIndent << "peak         "
       << BytesWithError(story.peak, story.peak_error, options.unicode);
@@ -57,10 +82,20 @@ void PrintTimeline(const RunStory& story, const SummaryOptions& options, std::os
         << FormatSeconds(story.timeline->duration_ms() / 1000.0);
   }
   out << "\n";
-  if (story.timeline) {
-    const std::string line = Sparkline(*story.timeline, options.sparkline_width, options.unicode);
-    if (!line.empty()) out << kLabelIndent << "heap         " << line << "\n";
+  if (!story.timeline) return;
+  const analysis::Timeline& t = *story.timeline;
+  const std::string heap = Sparkline(t, options.sparkline_width, options.unicode);
+  if (heap.empty()) return;
+  out << kLabelIndent << "heap         " << heap << "\n";
+  std::vector<double> rss;
+  for (const analysis::TimelinePoint& p : t.points) rss.push_back(static_cast<double>(p.rss));
+  const double rss_top = *std::max_element(rss.begin(), rss.end());
+  if (rss_top > 0) {
+    out << kLabelIndent << "resident     "
+        << Sparkline(rss, options.sparkline_width, options.unicode) << " at most "
+        << Bytes(static_cast<int64_t>(rss_top)) << "\n";
   }
+  PrintAllocationRate(t, options, out);
 }
 
 void PrintNeverFreed(const RunStory& story, const SummaryOptions& options, std::ostream& out) {
@@ -147,23 +182,21 @@ void PrintSizes(const RunStory& story, const SummaryOptions& options, std::ostre
 
 }  // namespace
 
-std::string Sparkline(const analysis::Timeline& timeline, size_t width, bool unicode) {
-  const auto& points = timeline.points;
-  if (points.empty() || width == 0) return "";
-  const size_t columns = std::min(width, points.size());
-  std::vector<int64_t> highest(columns, 0);
-  for (size_t i = 0; i < points.size(); ++i) {
-    const size_t column = i * columns / points.size();
-    highest[column] = std::max({highest[column], points[i].max, points[i].live});
+std::string Sparkline(const std::vector<double>& values, size_t width, bool unicode) {
+  if (values.empty() || width == 0) return "";
+  const size_t columns = std::min(width, values.size());
+  std::vector<double> highest(columns, 0);
+  for (size_t i = 0; i < values.size(); ++i) {
+    const size_t column = i * columns / values.size();
+    highest[column] = std::max(highest[column], values[i]);
   }
-  const int64_t top = std::max<int64_t>(1, *std::max_element(highest.begin(), highest.end()));
+  const double top = std::max(1.0, *std::max_element(highest.begin(), highest.end()));
   static const char* const kBlocks[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
   static const char kAscii[] = "_.-:=+*#";
   std::string line;
-  for (int64_t value : highest) {
-    const double share =
-        std::clamp(static_cast<double>(value) / static_cast<double>(top), 0.0, 1.0);
-    const int level = std::min(7, static_cast<int>(std::floor(share * 8)));
+  for (double value : highest) {
+    const int level =
+        std::min(7, static_cast<int>(std::floor(std::clamp(value / top, 0.0, 1.0) * 8)));
     if (unicode) {
       line += kBlocks[level];
     } else {
@@ -171,6 +204,17 @@ std::string Sparkline(const analysis::Timeline& timeline, size_t width, bool uni
     }
   }
   return line;
+}
+
+std::string Sparkline(const analysis::Timeline& timeline, size_t width, bool unicode) {
+  std::vector<double> heap;
+  for (const analysis::TimelinePoint& p : timeline.points) {
+    heap.push_back(static_cast<double>(std::max(p.max, p.live)));
+  }
+  // The last point's maximum still holds the peak when the heap fell after the point before (a
+  // program that tears down at exit): the heap as it ended is one more column.
+  if (!timeline.points.empty()) heap.push_back(static_cast<double>(timeline.points.back().live));
+  return Sparkline(heap, width, unicode);
 }
 
 void PrintRunStory(const RunStory& story, const SummaryOptions& options, std::ostream& out) {

@@ -5,6 +5,7 @@
 
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "analysis/run_story.h"
 
@@ -20,8 +21,12 @@ struct SummaryOptions {
 void PrintRunStory(const analysis::RunStory& story, const SummaryOptions& options,
                    std::ostream& out);
 
-// The sparkline of `timeline`'s highest estimates, `width` columns (each the highest of the points
-// it covers), scaled from 0 to the highest; "" without points.
+// The sparkline of `values`, `width` columns (each the highest of the values it covers, so that a
+// spike never vanishes), scaled from 0 to the highest; "" without values.
+std::string Sparkline(const std::vector<double>& values, size_t width, bool unicode);
+
+// The sparkline of `timeline`'s live-heap estimates, each point's highest since the point before,
+// then the estimate at the last point.
 std::string Sparkline(const analysis::Timeline& timeline, size_t width, bool unicode);
 
 }  // namespace heaprec::render

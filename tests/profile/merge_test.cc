@@ -107,6 +107,19 @@ TEST(MergeProfilesTest, TheSameStackLoadedAtOtherAddressesIsOneSampleWithTheSums
   EXPECT_EQ(merged.duration_nanos, 2'000'000'000LL);
 }
 
+// A timeline is one process's: the fields it shares with another process's are not the whole's.
+TEST(MergeProfilesTest, TimelinesAreNotMergedIntoTheComments) {
+  Profile a = OneSiteProfile(0x7f0000000000, "Cache::Fill", 10, 1000, 11);
+  Profile b = OneSiteProfile(0x7f1000000000, "Cache::Fill", 5, 1000, 12);
+  for (Profile* p : {&a, &b}) {
+    p->comments.push_back(std::string(schema::kTimelinePrefix) +
+                          " start_ns=1 interval=524288 peak_ms=0 peak=0 points=0,0,0,0,0");
+  }
+  Profile merged = MergeProfiles({a, b}, {"a.pb.gz", "b.pb.gz"});
+  EXPECT_EQ(merged.comments, std::vector<std::string>{"merged=2 reason=exit sample_interval=" +
+                                                      std::to_string(kPeriod)});
+}
+
 TEST(MergeProfilesTest, UnsymbolizedAddressesMatchByTheirOffsetInTheFile) {
   // Another offset in the file: another location, another sample.
   Profile other = OneSiteProfile(0x7f2000000000, "", 4, 64, 3, false);

@@ -4,6 +4,7 @@
 
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace heaprec::render {
 namespace {
@@ -20,19 +21,28 @@ analysis::Timeline Rising(int points) {
 }
 
 TEST(Sparkline, ScalesFromNothingToTheHighestInBlocksOrAscii) {
-  const analysis::Timeline t = Rising(8);
-  EXPECT_EQ(Sparkline(t, 8, true), "▁▂▃▄▅▆▇█");
-  EXPECT_EQ(Sparkline(t, 8, false), "_.-:=+*#");
+  const std::vector<double> values = {0, 1, 2, 3, 4, 5, 6, 7};
+  EXPECT_EQ(Sparkline(values, 8, true), "▁▂▃▄▅▆▇█");
+  EXPECT_EQ(Sparkline(values, 8, false), "_.-:=+*#");
 }
 
 TEST(Sparkline, AColumnShowsTheHighestOfItsPointsAndWidthBounds) {
-  analysis::Timeline t = Rising(100);
+  analysis::Timeline t = Rising(99);
   t.points[10].max = 1000;  // a spike between points: must not vanish when columns merge points
   const std::string line = Sparkline(t, 10, false);
   EXPECT_EQ(line.size(), 10u);
   EXPECT_EQ(line[1], '#');
-  EXPECT_EQ(Sparkline(Rising(3), 40, false).size(), 3u);  // no wider than its points
+  EXPECT_EQ(Sparkline(Rising(3), 40, false).size(), 4u);  // its points and the end, no wider
   EXPECT_EQ(Sparkline(analysis::Timeline{}, 40, true), "");
+  EXPECT_EQ(Sparkline(std::vector<double>{}, 40, true), "");
+}
+
+// A program that frees its heap at exit after the last point: the last point's maximum is still
+// the peak, the heap's end is the last column.
+TEST(Sparkline, TheHeapsEndIsItsLastColumn) {
+  analysis::Timeline t = Rising(8);
+  t.points.back().live = 0;
+  EXPECT_EQ(Sparkline(t, 40, false), "_.-:=+*#_");
 }
 
 RunStory Story() {
@@ -42,9 +52,15 @@ RunStory Story() {
   s.sampled = true;
   s.header.period = 524288;
   s.timeline = Rising(8);
+  for (size_t i = 0; i < s.timeline->points.size(); ++i) {
+    analysis::TimelinePoint& p = s.timeline->points[i];
+    p.rss = i << 20;
+    p.allocated = static_cast<int64_t>(i) << 20;
+  }
+  s.timeline->points.back().t_ms = 650;  // 50 ms after the point before: 20 MiB/s, not counted
   s.peak = 300 << 20;
   s.peak_error = 5 << 20;
-  s.peak_ms = 700;
+  s.peak_ms = 600;
   s.never_freed = {.total = 26 << 20,
                    .error = 1 << 20,
                    .sites = 1,
@@ -73,8 +89,12 @@ TEST(RunStoryText, TellsPeakLeakCacheRssTemporariesAndSizesInOrder) {
   const std::string text = out.str();
   const char* in_order[] = {
       "Summary of pid 42 (sampled every 512.0 KiB; ± is a 95% interval):",
-      "  peak         300.0 MiB ±5.0 MiB at 700 ms of 700 ms",
-      "  heap         ▁▂▃▄▅▆▇█",
+      "  peak         300.0 MiB ±5.0 MiB at 600 ms of 650 ms",
+      "  heap         ▁▂▃▄▅▆▇██",
+      "  resident     ▁▂▃▄▅▆▇█ at most 7.0 MiB",
+      // 1 MiB per 100 ms, the last 1 MiB in 50 ms: twice the rate, but too short a gap to be the
+      // highest; 7 MiB in 650 ms on average.
+      "  allocating   ▅▅▅▅▅▅█ 10.8 MiB/s on average, 10.0 MiB/s at most",
       "  never freed  26.0 MiB ±1.0 MiB at exit, in 1 site",
       "Session::Session service.cc:88",
       "  freed later  270.0 MiB ±4.0 MiB held at the peak and freed before the end",
