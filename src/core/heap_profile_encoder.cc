@@ -634,7 +634,7 @@ class HeapProfileEncoder {
     }
   }
 
-  static constexpr std::uint32_t kMaxDepth = 1024;
+  static constexpr std::uint32_t kMaxDepth = kMaxEncodedDepth;
   static constexpr std::size_t kSendBytes = 64 * 1024;
 
   const HeapSnapshot& snapshot_;

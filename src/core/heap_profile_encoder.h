@@ -44,6 +44,10 @@ struct ProfileMapping {
   const char* build_id;  // lowercase hex, "" when unknown
 };
 
+// The most frames of one stack a profile keeps (the root-most are cut beyond). A front end that
+// marks truncation keeps one fewer of its own and adds its marker.
+inline constexpr std::uint32_t kMaxEncodedDepth = 1024;
+
 // Describes symbolic frames (an interpreter's methods with file and line). The strings must stay
 // valid until the profile is written.
 class FrameDescriber {

@@ -244,7 +244,7 @@ class HeapProfilerTest < HeaprecTestCase
     header = "heaprec #{Heaprec::VERSION} ruby front end (live objects) pid=#{Process.pid} " \
              "reason=api sample_every=1 #{RUBY_DESCRIPTION}"
     assert_equal header, profile.raw.comments[0]
-    assert_match(/\Asampled=\d+ skipped=\d+ tracked=\d+ stacks=\d+\z/, profile.raw.comments[1])
+    assert_match(/\Asampled=\d+ skipped=\d+ tracked=\d+ stacks=\d+ truncated_stacks=\d+\z/, profile.raw.comments[1])
     # autorun's dumps name their occasion, in the native profiler's words.
     %w[exit interval].each do |reason|
       Heaprec._dump(path("#{reason}.pb.gz"), reason)

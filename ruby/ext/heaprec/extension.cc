@@ -94,6 +94,13 @@ VALUE Start(VALUE, VALUE sample_every, VALUE seed, VALUE max_depth) {
   if (options.max_depth == 0 || options.max_depth > 10000) {
     rb_raise(rb_eArgError, "heaprec: max_depth must be between 1 and 10000");
   }
+  if (options.max_depth > kMaxRubyDepth) {
+    rb_warn(
+        "heaprec: max_depth %u is more than a profile keeps; using %u (deeper stacks end in a "
+        "truncation marker)",
+        options.max_depth, kMaxRubyDepth);
+    options.max_depth = kMaxRubyDepth;
+  }
   g_profiler = new HeapProfiler(options);
   if (NIL_P(g_tracepoint)) {
     g_tracepoint = rb_tracepoint_new(0, RUBY_INTERNAL_EVENT_NEWOBJ, OnNewObjectEvent, nullptr);
@@ -159,6 +166,7 @@ VALUE Stats(VALUE) {
   set("skipped", stats.skipped + recorder.dropped);
   set("pending", stats.pending);
   set("freed", stats.freed);
+  set("truncated", stats.truncated);
   set("tracked", recorder.live_objects);
   set("forgotten", recorder.forgotten);
   set("stacks", recorder.stacks);

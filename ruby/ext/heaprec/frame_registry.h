@@ -5,6 +5,14 @@
 // ask for the method's name there; it interns the VALUE instead and records the 64-bit frame
 // (index << 32 | line). Names are resolved later, in Ruby context, by ResolveNames().
 //
+// A method written in C has no file or line of its own; the hook interns it together with the
+// nearest Ruby frame that called it (its "caller"), whose file the entry takes and whose line the
+// recorded frame carries: String#initialize_copy at the line that called dup. One entry per
+// (method, caller) pair. A stack cut at max_depth ends, root-most, in the marker frame
+// kTruncatedIndex. Names are normalized so that the same code has one name in every process:
+// addresses of anonymous classes and Rails' per-process suffixes of compiled templates are dropped
+// (NormalizeFrameName).
+//
 // Keeping raw VALUEs is safe because the registry marks every one of them with rb_gc_mark(): a
 // marked object is neither freed (code loaded by eval can otherwise be collected) nor moved by
 // compaction (rb_gc_mark pins). The cost is that the registry keeps such code alive while heaprec
@@ -29,14 +37,17 @@ namespace heaprec::ruby {
 class FrameRegistry final : public FrameDescriber {
  public:
   static constexpr std::uint32_t kNoFrame = UINT32_MAX;
+  // The index of the marker that ends a truncated stack: "(truncated: deeper frames omitted)".
+  static constexpr std::uint32_t kTruncatedIndex = UINT32_MAX - 1;
 
   FrameRegistry() = default;
   ~FrameRegistry();
   FrameRegistry(const FrameRegistry&) = delete;
   FrameRegistry& operator=(const FrameRegistry&) = delete;
 
-  // The index of `frame`, added if new; kNoFrame when out of memory. Calls malloc, never Ruby.
-  std::uint32_t Intern(VALUE frame);
+  // The index of `frame` called from the Ruby frame `caller` (0 for a frame with its own file),
+  // added if new; kNoFrame when out of memory. Calls malloc, never Ruby.
+  std::uint32_t Intern(VALUE frame, VALUE caller);
 
   // The recorded form of a frame: registry index and line.
   static std::uint64_t Encode(std::uint32_t index, int line) {
@@ -61,9 +72,10 @@ class FrameRegistry final : public FrameDescriber {
 
   struct Entry {
     VALUE frame;
+    VALUE caller;               // 0, or the Ruby frame whose file a C method takes
     std::uint32_t function_id;  // valid once resolved
     std::string name;           // "Foo#bar", "block in Foo#bar", "Integer#times"
-    std::string file;           // "" for methods written in C
+    std::string file;           // a C method's caller's; "" for one with no Ruby caller
   };
 
   Entry& At(std::uint32_t index) const {
@@ -78,5 +90,10 @@ class FrameRegistry final : public FrameDescriber {
   std::size_t slot_count_ = 0;
   std::unordered_map<std::string, std::uint32_t> function_ids_;  // "name\nfile" -> id
 };
+
+// `name` as one name across processes: "0x" addresses of 8 or more hex digits become "0x..."
+// ("#<Class:0x...>#call"), and the suffix Rails appends to a compiled template's method
+// ("__<hash>_<id>", "___<hash>_<id>" when the hash is negative, its "-" made "_") is dropped.
+std::string NormalizeFrameName(std::string name);
 
 }  // namespace heaprec::ruby

@@ -177,7 +177,8 @@ void AddComments(DumpJob& job) {
   job.counters_comment = Field(schema::kSampledField, stats.sampled) + " " +
                          Field(schema::kSkippedField, stats.skipped + recorder.dropped) + " " +
                          Field(schema::kTrackedField, recorder.live_objects) + " " +
-                         Field(schema::kStacksField, recorder.stacks);
+                         Field(schema::kStacksField, recorder.stacks) + " " +
+                         Field(schema::kTruncatedStacksField, stats.truncated);
   job.comment_pointers[1] = job.counters_comment.c_str();
 }
 

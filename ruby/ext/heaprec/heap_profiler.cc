@@ -30,6 +30,10 @@ bool IsProgramObject(VALUE object) {
   }
 }
 
+// Whether a frame from rb_profile_frames is a method written in C: it has no instruction sequence,
+// so no path (rb_profile_frame_path reads the frame; it allocates nothing).
+bool IsCMethod(VALUE frame) { return NIL_P(rb_profile_frame_path(frame)); }
+
 }  // namespace
 
 std::uint64_t RealtimeNanoseconds() {
@@ -50,8 +54,9 @@ HeapProfiler::HeapProfiler(const ProfilerOptions& options)
       // Ruby's liveness comes from the VM, and only live objects are reported: no history, so a
       // stack is freed with its last object.
       recorder_(memory_, RecorderOptions{.keep_allocation_history = false}),
-      frame_buffer_(options.max_depth),
-      line_buffer_(options.max_depth),
+      // One more than kept: a stack that fills it was cut.
+      frame_buffer_(options.max_depth + 1),
+      line_buffer_(options.max_depth + 1),
       start_time_ns_(static_cast<std::int64_t>(RealtimeNanoseconds())) {
   sampler_.Configure(options.sample_every, options.seed);
   pending_.reserve(1024);
@@ -68,21 +73,38 @@ void HeapProfiler::OnNewObject(VALUE object) {
     ++skipped_;
     return;
   }
-  int depth = rb_profile_frames(0, static_cast<int>(options_.max_depth), frame_buffer_.data(),
-                                line_buffer_.data());
-  if (depth < 0) depth = 0;
+  const int captured = std::max(0, rb_profile_frames(0, static_cast<int>(frame_buffer_.size()),
+                                                     frame_buffer_.data(), line_buffer_.data()));
+  const int depth = std::min(captured, static_cast<int>(options_.max_depth));
   std::size_t first = pending_frames_.size();
   // Growing these vectors uses malloc, never the Ruby heap, so it cannot start a GC.
   for (int i = 0; i < depth; ++i) {
-    std::uint32_t index = frames_.Intern(frame_buffer_[i]);
+    VALUE caller = 0;
+    int line = line_buffer_[i];
+    if (line == 0 && IsCMethod(frame_buffer_[i])) {
+      // A C method takes the file and line of the nearest Ruby frame that called it.
+      for (int j = i + 1; j < captured; ++j) {
+        if (line_buffer_[j] > 0 && !IsCMethod(frame_buffer_[j])) {
+          caller = frame_buffer_[j];
+          line = line_buffer_[j];
+          break;
+        }
+      }
+    }
+    std::uint32_t index = frames_.Intern(frame_buffer_[i], caller);
     if (index == FrameRegistry::kNoFrame) {
       pending_frames_.resize(first);
       ++skipped_;
       return;
     }
-    pending_frames_.push_back(FrameRegistry::Encode(index, line_buffer_[i]));
+    pending_frames_.push_back(FrameRegistry::Encode(index, line));
   }
-  pending_.push_back({object, static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(depth),
+  if (captured > depth) {
+    pending_frames_.push_back(FrameRegistry::Encode(FrameRegistry::kTruncatedIndex, 0));
+    ++truncated_;
+  }
+  pending_.push_back({object, static_cast<std::uint32_t>(first),
+                      static_cast<std::uint32_t>(pending_frames_.size() - first),
                       RealtimeNanoseconds(), static_cast<std::uint32_t>(rb_gc_count())});
   if (pending_.size() == 1) rb_postponed_job_register_one(0, DrainPendingJob, nullptr);
 }
@@ -119,7 +141,9 @@ void HeapProfiler::Mark() const {
   for (const PendingObject& p : pending_) rb_gc_mark(p.object);
 }
 
-ProfilerStats HeapProfiler::Stats() const { return {sampled_, skipped_, pending_.size(), freed_}; }
+ProfilerStats HeapProfiler::Stats() const {
+  return {sampled_, skipped_, pending_.size(), freed_, truncated_};
+}
 
 void HeapProfiler::BeforeFork() { recorder_.LockForFork(); }
 void HeapProfiler::AfterForkInParent() { recorder_.UnlockAfterForkInParent(); }

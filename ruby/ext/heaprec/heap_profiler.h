@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/heap_profile_encoder.h"
 #include "core/heap_recorder.h"
 #include "core/memory_resource.h"
 #include "core/object_sampler.h"
@@ -35,14 +36,18 @@ namespace heaprec::ruby {
 struct ProfilerOptions {
   std::uint64_t sample_every = 1000;  // 1 tracks every object
   std::uint64_t seed = 0;
-  std::uint32_t max_depth = 400;
+  std::uint32_t max_depth = 400;  // at most kMaxRubyDepth
 };
 
+// The most Ruby frames a stack keeps: what a profile holds, less one for the truncation marker.
+inline constexpr std::uint32_t kMaxRubyDepth = kMaxEncodedDepth - 1;
+
 struct ProfilerStats {
-  std::uint64_t sampled;  // objects chosen by the sampler and queued
-  std::uint64_t skipped;  // sampled but dropped: pending list full or out of memory
-  std::uint64_t pending;  // queued, waiting for an object id
-  std::uint64_t freed;    // forgotten when the FREEOBJ hook saw them freed
+  std::uint64_t sampled;    // objects chosen by the sampler and queued
+  std::uint64_t skipped;    // sampled but dropped: pending list full or out of memory
+  std::uint64_t pending;    // queued, waiting for an object id
+  std::uint64_t freed;      // forgotten when the FREEOBJ hook saw them freed
+  std::uint64_t truncated;  // sampled with a stack deeper than max_depth (cut, marked)
 };
 
 struct DumpJob;
@@ -110,6 +115,7 @@ class HeapProfiler {
   std::uint64_t sampled_ = 0;
   std::uint64_t skipped_ = 0;
   std::uint64_t freed_ = 0;
+  std::uint64_t truncated_ = 0;
   std::int64_t start_time_ns_;
 };
 
