@@ -166,6 +166,7 @@ RunStory ComputeRunStory(const Profile& final_profile, const Profile* peak_profi
   story.peak = live.total;
   story.peak_error = story.never_freed.error;
   if (peak_profile != nullptr && HasSampleType(*peak_profile, schema::kInuseSpace)) {
+    story.peak_known = true;
     const Report peak = ComputeReport(*peak_profile, schema::kInuseSpace);
     if (peak.total > story.peak) {
       story.peak = peak.total;
@@ -174,6 +175,7 @@ RunStory ComputeRunStory(const Profile& final_profile, const Profile* peak_profi
     story.freed_before_exit = RankFreed(*peak_profile, final_profile, top);
   }
   // The timeline sees every sampled allocation, not only the moments a profile was written.
+  if (story.timeline) story.peak_known = true;
   if (story.timeline && story.timeline->peak >= story.peak) {
     story.peak = story.timeline->peak;
     story.peak_error = story.timeline->Error(story.peak);

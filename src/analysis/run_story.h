@@ -69,6 +69,9 @@ struct RunStory {
   std::optional<Timeline> timeline;
 
   // The highest live heap: the timeline's, else the peak profile's, else the final one's.
+  // Whether anything saw the peak (a timeline or a peak profile); without either (a Ruby
+  // profile), `peak` is only the final profile's total and is not told.
+  bool peak_known = false;
   int64_t peak = 0;
   double peak_error = 0;
   std::optional<uint64_t> peak_ms;  // when, since the timeline's start (with a timeline)

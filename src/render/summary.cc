@@ -75,6 +75,7 @@ void PrintAllocationRate(const analysis::Timeline& t, const SummaryOptions& opti
 }
 
 void PrintTimeline(const RunStory& story, const SummaryOptions& options, std::ostream& out) {
+  if (!story.peak_known) return;
   out << kLabelIndent << "peak         "
       << BytesWithError(story.peak, story.peak_error, options.unicode);
   if (story.peak_ms && story.timeline) {
@@ -221,8 +222,13 @@ void PrintRunStory(const RunStory& story, const SummaryOptions& options, std::os
   out << "Summary";
   if (story.pid) out << " of pid " << *story.pid;
   if (story.sampled) {
-    out << " (sampled every " << FormatValue(story.header.period, schema::kBytesUnit)
-        << (options.unicode ? "; ±" : "; +-") << " is a 95% interval)";
+    // Per byte for native profiles; a Ruby profile samples objects, 1 in `period`.
+    if (story.header.per_object) {
+      out << " (sampled 1 in " << Count(story.header.period) << " objects";
+    } else {
+      out << " (sampled every " << FormatValue(story.header.period, schema::kBytesUnit);
+    }
+    out << (options.unicode ? "; ±" : "; +-") << " is a 95% interval)";
   } else {
     out << " (exact)";
   }

@@ -40,7 +40,10 @@ TEST(RunStory, SeparatesTheLeakFromTheCache) {
   EXPECT_EQ(story.pid, 7);
   EXPECT_EQ(story.reason, "exit");
   EXPECT_EQ(story.peak, 110000);
+  EXPECT_TRUE(story.peak_known);
   EXPECT_FALSE(story.peak_ms.has_value());  // no timeline: the peak profile's total
+  // The final profile alone, without a timeline, saw no peak.
+  EXPECT_FALSE(ComputeRunStory(run.final_profile, nullptr, 5).peak_known);
   EXPECT_EQ(story.never_freed.total, 10000);
   ASSERT_EQ(story.never_freed.top.size(), 1u);
   EXPECT_EQ(story.never_freed.top[0].value, 10000);

@@ -60,6 +60,7 @@ RunStory Story() {
   s.timeline->points.back().t_ms = 650;  // 50 ms after the point before: 20 MiB/s, not counted
   s.peak = 300 << 20;
   s.peak_error = 5 << 20;
+  s.peak_known = true;
   s.peak_ms = 600;
   s.never_freed = {.total = 26 << 20,
                    .error = 1 << 20,
@@ -122,6 +123,23 @@ TEST(RunStoryText, AsciiOnlyWithoutAUtf8Locale) {
   PrintRunStory(Story(), {.unicode = false}, out);
   for (unsigned char c : out.str()) ASSERT_LT(c, 0x80) << out.str();
   EXPECT_NE(out.str().find("300.0 MiB +-5.0 MiB"), std::string::npos) << out.str();
+}
+
+// A Ruby profile: sampled per object, no timeline and no peak profile, so no peak to tell.
+TEST(RunStoryText, ARubyProfileSaysObjectsAndTellsNoPeak) {
+  RunStory s = Story();
+  s.header.per_object = true;
+  s.header.period = 1000;
+  s.timeline.reset();
+  s.peak_known = false;
+  std::ostringstream out;
+  PrintRunStory(s, {}, out);
+  EXPECT_EQ(
+      out.str().rfind("Summary of pid 42 (sampled 1 in 1,000 objects; ± is a 95% interval):\n", 0),
+      0u)
+      << out.str();
+  EXPECT_EQ(out.str().find("\n  peak "), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("never freed  26.0 MiB"), std::string::npos) << out.str();
 }
 
 TEST(RunStoryText, AProcessKilledIsStillHeldNotNeverFreed) {
