@@ -122,6 +122,21 @@ Liveness LookUp(std::uint64_t key, VALUE* object, int* state) {
   return dead ? Liveness::kDead : Liveness::kUncheckable;
 }
 
+// Lets a garbage collection that is under way end before liveness is asked. While an incremental
+// major GC marks, every object it has not reached yet looks alive to _id2ref (the VM calls an
+// object garbage only once marking is over and the object is unmarked), and the GC count has
+// already moved on, so a temporary allocated just before the GC began reads as having survived
+// one: dumps taken then reported the last requests' garbage as live. rb_gc_disable() finishes the
+// GC in progress, marking and sweeping (gc_rest), which the program would pay a moment later
+// anyway; the GC is enabled again at once unless the program had disabled it. Afterwards an
+// object of age >= 1 was marked by a finished GC, and one that died before is gone.
+void FinishGcInProgress() {
+  static const VALUE kState = ID2SYM(rb_intern("state"));
+  static const VALUE kNone = ID2SYM(rb_intern("none"));
+  if (rb_gc_latest_gc_info(kState) == kNone) return;
+  if (!RTEST(rb_gc_disable())) rb_gc_enable();
+}
+
 void LivenessPass(DumpJob& job) {
   HeapSnapshot::Object* objects = job.snapshot.mutable_objects();
   std::size_t count = job.snapshot.object_count(), kept = 0;
@@ -217,6 +232,7 @@ VALUE DumpBody(VALUE argument) {
   DumpJob& job = *reinterpret_cast<DumpJob*>(argument);
   job.hook_was_suppressed = SuppressHookOnThisThread(true);  // restored by the ensure handler
   job.profiler->DrainPending();
+  FinishGcInProgress();
   job.taken_ns = RealtimeNanoseconds();
   if (!job.snapshot.Take(job.profiler->recorder(), SnapshotGrouping::kEachObject)) {
     rb_raise(rb_eNoMemError, "heaprec: out of memory copying the live set");
