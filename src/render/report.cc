@@ -105,7 +105,10 @@ void PrintText(const Report& r, const ReportOptions& o, size_t shown, std::ostre
   const std::string& unit = r.sample_type.unit;
   if (!o.source.empty()) out << "File: " << o.source << "\n";
   out << "Sample index: " << r.sample_type.type << " (" << unit << ")\n";
-  out << "Total: " << FormatValue(r.total, unit) << " in " << r.samples << " samples";
+  // What is counted is the profile's records (one per stack and label set), not sampled objects:
+  // a record stands for every sampled object of its stack, so "samples" misled.
+  out << "Total: " << FormatValue(r.total, unit) << " in " << r.samples << " profile record"
+      << (r.samples == 1 ? "" : "s");
   if (r.sampled) out << " (" << FormatMargin(r.total_variance, unit) << " at 95%)";
   out << "\n";
   if (p.per_object) {

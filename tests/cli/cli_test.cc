@@ -35,7 +35,7 @@ class CliTest : public HeaprecCommandTest {
 TEST_F(CliTest, ReportText) {
   std::string out;
   ASSERT_EQ(Heaprec("report " + ShellQuote(profile_), &out), 0) << out;
-  EXPECT_NE(out.find("Total: 5.0 MiB in 4 samples"), std::string::npos) << out;
+  EXPECT_NE(out.find("Total: 5.0 MiB in 4 profile records"), std::string::npos) << out;
   EXPECT_NE(out.find("Alloc alloc.cc:41"), std::string::npos) << out;
 }
 
@@ -112,8 +112,9 @@ TEST_F(CliTest, SubcommandsReadRubyProfiles) {
   std::string out;
   ASSERT_EQ(Heaprec("report " + ShellQuote(ruby), &out), 0) << out;
   for (const char* expected :
-       {"Total: 125.0 KiB in 4 samples", "Sampling: 1 in 100 objects\n", "  <main> app.rb:7\n",
-        "  block in Cache#fill cache.rb:12\n", "  Cache#fill cache.rb:15\n", "  Hash\n"}) {
+       {"Total: 125.0 KiB in 4 profile records", "Sampling: 1 in 100 objects\n",
+        "  <main> app.rb:7\n", "  block in Cache#fill cache.rb:12\n", "  Cache#fill cache.rb:15\n",
+        "  Hash\n"}) {
     EXPECT_NE(out.find(expected), std::string::npos) << expected << "\n" << out;
   }
   // A C method that only calls is not a site: not a row.
