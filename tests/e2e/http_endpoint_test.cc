@@ -527,16 +527,49 @@ TEST_F(HttpEndpointTest, ExecServesAgainAndTheOldListenerIsGone) {
   ExpectOwnEnding(process, "ready\nready\ndone\n");
 }
 
-TEST_F(HttpEndpointTest, PortInUseIsOneLineAndTheProgramRunsProfiled) {
-  int busy = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+// A socket bound to a port of 127.0.0.1 the kernel chose, and "127.0.0.1:PORT"; -1 on failure.
+int BoundLoopbackSocket(std::string* where) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in address = {};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(bind(busy, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
-  ASSERT_EQ(listen(busy, 1), 0);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+    close(fd);
+    return -1;
+  }
   socklen_t length = sizeof(address);
-  getsockname(busy, reinterpret_cast<sockaddr*>(&address), &length);
-  std::string where = "127.0.0.1:" + std::to_string(ntohs(address.sin_port));
+  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+  *where = "127.0.0.1:" + std::to_string(ntohs(address.sin_port));
+  return fd;
+}
+
+// A port the user chose is announced as PORT 0's is, on stderr, the program's stdout untouched.
+TEST_F(HttpEndpointTest, ExplicitPortSaysWhereItServes) {
+  std::string where;
+  int probe = BoundLoopbackSocket(&where);
+  ASSERT_GE(probe, 0);
+  close(probe);  // free again: the program takes it (a race with other programs, unlikely)
+  RunResult run = RunProgram({HTTP_TARGET}, dir_.path(),
+                             {{"LD_PRELOAD", HEAPREC_LIB},
+                              {"HEAPREC_HTTP", where},
+                              {"HEAPREC_OUTPUT", dir_ / "p.%p.pb.gz"}},
+                             30);
+  EXPECT_EQ(run.status, 3);
+  EXPECT_EQ(run.out, "ready\ndone\n");
+  EXPECT_EQ(run.err, "heaprec: serving http://" + where + "/debug/pprof/heap\n");
+  RunResult cli = HeaprecRun(dir_.path(), {"--http", where, "--top", "0"}, {HTTP_TARGET});
+  EXPECT_EQ(cli.status, 3) << cli.err;
+  EXPECT_EQ(cli.out, "ready\ndone\n");
+  EXPECT_NE(cli.err.find("heaprec: serving http://" + where + "/debug/pprof/heap\n"),
+            std::string::npos)
+      << cli.err;
+}
+
+TEST_F(HttpEndpointTest, PortInUseIsOneLineAndTheProgramRunsProfiled) {
+  std::string where;
+  int busy = BoundLoopbackSocket(&where);
+  ASSERT_GE(busy, 0);
+  ASSERT_EQ(listen(busy, 1), 0);
   RunResult run = RunProgram({HTTP_TARGET}, dir_.path(),
                              {{"LD_PRELOAD", HEAPREC_LIB},
                               {"HEAPREC_HTTP", where},

@@ -132,20 +132,23 @@ int Listen() {
   return fd;
 }
 
-// The port the kernel chose for PORT 0, into g_address, and one line saying where it serves.
-void AnnounceEphemeralPort(int fd) {
-  socklen_t length = g_address.length;
-  if (getsockname(fd, &g_address.socket.any, &length) != 0) return;
-  char endpoint[128];
-  if (!FormatHttpEndpoint(g_address, endpoint, sizeof(endpoint))) return;
-  const char* parts[] = {"heaprec: serving ", endpoint, "\n"};
-  WriteStderr(parts, sizeof(parts) / sizeof(parts[0]));
-}
-
 bool IsEphemeral() {
   if (g_address.is_unix) return false;
   return (g_address.socket.any.sa_family == AF_INET6 ? g_address.socket.ipv6.sin6_port
                                                      : g_address.socket.ipv4.sin_port) == 0;
+}
+
+// One line on stderr saying where it serves, for every TCP address: the user who chose a port wants
+// to see it taken as much as the one who asked for PORT 0 wants to learn which (read back into
+// g_address). A Unix socket's path is the address the user gave, and there is nothing to learn:
+// silent. stdout stays the program's.
+void AnnounceEndpoint(int fd) {
+  socklen_t length = g_address.length;
+  if (IsEphemeral() && getsockname(fd, &g_address.socket.any, &length) != 0) return;
+  char endpoint[128];
+  if (!FormatHttpEndpoint(g_address, endpoint, sizeof(endpoint))) return;
+  const char* parts[] = {"heaprec: serving ", endpoint, "\n"};
+  WriteStderr(parts, sizeof(parts) / sizeof(parts[0]));
 }
 
 // Waits for `events` on `fd` until `deadline_ns` (CLOCK_MONOTONIC). False on timeout or error.
@@ -431,7 +434,7 @@ void StartHttpServerIfConfigured() {
   }
   int fd = Listen();
   if (fd < 0) return;
-  if (IsEphemeral()) AnnounceEphemeralPort(fd);
+  if (!g_address.is_unix) AnnounceEndpoint(fd);
   g_listener.store(fd);
   if (!StartHeaprecThread(ServeLoop)) {
     g_listener.store(-1);
