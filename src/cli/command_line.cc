@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <sstream>
@@ -249,6 +250,23 @@ CLI::Validator InRange(double min, double max) {
         double x = std::strtod(value.c_str(), nullptr);
         if (ParsesAsNumber(value) && x >= min && x <= max) return {};
         return "expects " + expected + ", got " + Quoted(value);
+      },
+      "");
+}
+
+CLI::Validator InExistingDirectory() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        std::filesystem::path directory = std::filesystem::absolute(value).parent_path();
+        if (directory.string().find('%') != std::string::npos) return {};
+        std::error_code ec;
+        if (std::filesystem::is_directory(directory, ec)) return {};
+        if (std::filesystem::exists(directory, ec)) {
+          return "expects a file in a directory, but " + Quoted(directory.string()) +
+                 " is not a directory";
+        }
+        return "expects a file in an existing directory: " + Quoted(directory.string()) +
+               " does not exist";
       },
       "");
 }

@@ -77,6 +77,40 @@ TEST_F(CliTest, BadFileIsAOneLineFailure) {
   EXPECT_NE(out.find("cannot open"), std::string::npos) << out;
 }
 
+// An output file in a directory that does not exist: one line naming it, exit status 2, before
+// any work (the program does not run, no profile is read); the preload says it in the same words.
+TEST_F(CliTest, MissingOutputDirectoryIsAOneLineUsageError) {
+  const std::string missing = dir_ + "/no/such";
+  struct Case {
+    std::string command;
+    std::string option;
+  };
+  for (const Case& c :
+       {Case{"run -o " + ShellQuote(missing + "/p.pb.gz") + " -- /bin/echo ran", "--output"},
+        Case{"flame -o " + ShellQuote(missing + "/f.html") + " " + ShellQuote(profile_),
+             "--output"},
+        Case{"leaks --html " + ShellQuote(missing + "/l.html") + " " + ShellQuote(profile_),
+             "--html"},
+        Case{"leaks --svg " + ShellQuote(missing + "/l.svg") + " " + ShellQuote(profile_),
+             "--svg"}}) {
+    std::string out;
+    EXPECT_EQ(Heaprec(c.command, &out), 2) << c.command << "\n" << out;
+    EXPECT_NE(out.find(c.option + " expects a file in an existing directory: \"" + missing +
+                       "\" does not exist"),
+              std::string::npos)
+        << c.command << "\n"
+        << out;
+    EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << c.command << "\n" << out;
+    EXPECT_EQ(out.find("ran"), std::string::npos) << "the program ran: " << out;
+  }
+  std::string out;
+  test_support::RunCommand("LD_PRELOAD=" + ShellQuote(HEAPREC_PRELOAD_LIBRARY) +
+                               " HEAPREC_OUTPUT=" + ShellQuote(missing + "/p.pb.gz") + " /bin/true",
+                           &out);
+  EXPECT_EQ(out, "heaprec: HEAPREC_OUTPUT='" + missing + "/p.pb.gz' is invalid: directory '" +
+                     missing + "' does not exist; profiling is off for this process\n");
+}
+
 TEST_F(CliTest, SymbolizeToOutputKeepsInputAndSummarizes) {
   std::string out_path = dir_ + "/out.pb.gz";
   std::string out;
