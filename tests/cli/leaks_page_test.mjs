@@ -11,38 +11,15 @@
 // Prints one line per check and "N passed, M failed"; exits 1 on any failure.
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
-import { createRequire } from "node:module";
-import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 
-const args = {};
-for (let i = 2; i < process.argv.length; i += 2) {
-  args[process.argv[i].replace(/^--/, "")] = process.argv[i + 1];
-}
-for (const required of ["heaprec", "workload", "node-modules", "chromium", "workdir"]) {
-  if (!args[required]) {
-    console.error(`leaks_page_test: missing --${required}`);
-    process.exit(2);
-  }
-}
-const require = createRequire(path.resolve(args["node-modules"], "noop.js"));
-const { chromium } = require("playwright-core");
+import { launchBrowser, makeChecks, parseArgs } from "./page_test_support.mjs";
 
-let passed = 0;
-let failed = 0;
-function check(condition, message, detail) {
-  if (condition) {
-    ++passed;
-    console.log(`ok - ${message}`);
-  } else {
-    ++failed;
-    console.log(`FAIL - ${message}${detail === undefined ? "" : `: ${JSON.stringify(detail)}`}`);
-  }
-}
+const args = parseArgs("leaks_page_test", ["heaprec", "workload", "node-modules", "chromium",
+  "workdir"]);
+const { check, finish } = makeChecks();
 
-args.workdir = path.resolve(args.workdir);
-fs.rmSync(args.workdir, { recursive: true, force: true });
 fs.mkdirSync(path.join(args.workdir, "profiles"), { recursive: true });
 const options = { cwd: args.workdir, stdio: ["ignore", "ignore", "inherit"] };
 execFileSync(path.resolve(args.heaprec), ["run", "--dump-interval", "0.1", "--seed", "7", "--top",
@@ -50,16 +27,8 @@ execFileSync(path.resolve(args.heaprec), ["run", "--dump-interval", "0.1", "--se
 execFileSync(path.resolve(args.heaprec), ["leaks", "profiles", "--html", "leaks.html"], options);
 const pageFile = path.join(args.workdir, "leaks.html");
 
-const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), "heaprec-leaks-chromium-"));
-const context = await chromium.launchPersistentContext(userDataDir, {
-  executablePath: args.chromium,
-  headless: true,
-  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  viewport: { width: 1000, height: 760 },
-  offline: true,
-});
-context.setDefaultTimeout(15000);
+const browser = await launchBrowser(args, { width: 1000, height: 760 });
+const context = browser.context;
 const requests = [];
 const errors = [];
 const url = pathToFileURL(pageFile).href;
@@ -125,9 +94,6 @@ try {
 } catch (e) {
   check(false, "the test ran to its end", String(e && e.stack || e));
 } finally {
-  await context.close();
-  fs.rmSync(userDataDir, { recursive: true, force: true });
+  await browser.close();
 }
-
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed === 0 && passed > 0 ? 0 : 1);
+finish();
