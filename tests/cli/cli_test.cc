@@ -111,6 +111,17 @@ TEST_F(CliTest, MissingOutputDirectoryIsAOneLineUsageError) {
                      missing + "' does not exist; profiling is off for this process\n");
 }
 
+// A program that allocates far less than the sampling interval: the run says how to get samples.
+TEST_F(CliTest, RunThatSampledNothingSaysHowToGetSamples) {
+  std::string out;
+  ASSERT_EQ(Heaprec("run --seed 7 -o " + ShellQuote(dir_ + "/p.pb.gz") + " -- /bin/echo ran", &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("No allocation was sampled"), std::string::npos) << out;
+  EXPECT_NE(out.find("--sample-interval 4K"), std::string::npos) << out;
+  EXPECT_EQ(out.find("Showing top"), std::string::npos) << out;
+}
+
 TEST_F(CliTest, SymbolizeToOutputKeepsInputAndSummarizes) {
   std::string out_path = dir_ + "/out.pb.gz";
   std::string out;

@@ -182,7 +182,28 @@ TEST(ReportTest, EmptyProfile) {
   p.sample_types = {{"inuse_space", "bytes"}};
   std::string text = Print(p, {});
   EXPECT_NE(text.find("Total: 0 B in 0 profile records"), std::string::npos) << text;
-  EXPECT_NE(text.find("Showing top 0 of 0 functions"), std::string::npos) << text;
+  EXPECT_NE(text.find("No allocation was recorded: the program allocated nothing"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("Showing top"), std::string::npos) << "no empty table\n" << text;
+}
+
+// Nothing sampled: how to get samples, in the profile's own sampling model, instead of a table.
+TEST(ReportTest, NothingSampledSaysHowToGetSamples) {
+  Profile native = test_support::MakeNativeHeapProfile(512 * 1024);
+  native.samples.clear();
+  std::string text = Print(native, {});
+  EXPECT_NE(text.find("No allocation was sampled: heaprec picks about one allocation per 512.0 KiB "
+                      "allocated"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("heaprec run --sample-interval 4K"), std::string::npos) << text;
+  EXPECT_EQ(text.find("Showing top"), std::string::npos) << text;
+  Profile ruby = test_support::MakeRubyProfile(1000);
+  ruby.samples.clear();
+  text = Print(ruby, {});
+  EXPECT_NE(text.find("No object was sampled (1 in 1000 objects)"), std::string::npos) << text;
+  EXPECT_NE(text.find("--sample-every 10"), std::string::npos) << text;
 }
 
 TEST(ReportIntervalTest, ObjectSizeFallsBackToSpaceOverObjects) {
