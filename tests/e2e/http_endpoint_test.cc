@@ -179,6 +179,12 @@ class HttpEndpointTest : public E2eTest {
     return options;
   }
 
+  // Both pprofs are there (the suite builds one; go comes from golang-go).
+  static void RequirePprofs() {
+    ASSERT_NE(std::string(GO_BIN), "") << "go not found: install golang-go";
+    ASSERT_NE(std::string(HEAPREC_PPROF), "") << "pprof was not built";
+  }
+
   // Where pprof may write what it saves: the test's directory.
   EnvChanges PprofEnvironment() const {
     return {{"HOME", dir_.path()}, {"PPROF_TMPDIR", dir_.path()}};
@@ -259,6 +265,49 @@ TEST_F(HttpEndpointTest, GoToolPprofAndStandalonePprofFetchIt) {
         << pprof << "\n"
         << out;
     EXPECT_NE(out.find("reason=http"), std::string::npos) << out;
+  }
+  ExpectOwnEnding(process, "ready\ndone\n");
+}
+
+// What Go users try after /heap: the index page at /debug/pprof/ and /debug/pprof/allocs, the same
+// profile opening on alloc_space in both pprofs (and /heap still on inuse_space).
+TEST_F(HttpEndpointTest, ServesTheIndexAndAllocsAsGoDoes) {
+  ASSERT_NO_FATAL_FAILURE(RequirePprofs());
+  BackgroundProcess process(Options("127.0.0.1:0"));
+  ASSERT_EQ(process.WaitForLine("ready"), "ready") << process.Stderr();
+  Endpoint endpoint{ServingPort(process), ""};
+  ASSERT_NE(endpoint.port, 0) << process.Stderr();
+
+  for (const char* path : {"/debug/pprof/", "/debug/pprof"}) {
+    Response index = Get(endpoint, path);
+    EXPECT_EQ(index.status, 200) << path << "\n" << index.head;
+    EXPECT_NE(index.head.find("\r\nContent-Type: text/html; charset=utf-8\r\n"), std::string::npos)
+        << index.head;
+    for (const char* link : {"<a href=\"heap\">heap</a>", "<a href=\"allocs\">allocs</a>",
+                             "<a href=\"symbol\">symbol</a>"}) {
+      EXPECT_NE(index.body.find(link), std::string::npos) << link << "\n" << index.body;
+    }
+  }
+  Response allocs = Get(endpoint, "/debug/pprof/allocs");
+  ASSERT_EQ(allocs.status, 200) << allocs.head;
+  EXPECT_NE(allocs.head.find("filename=\"allocs\""), std::string::npos) << allocs.head;
+  Profile profile = SymbolizedProfile(allocs.body, dir_.path());
+  EXPECT_EQ(profile.default_sample_type, "alloc_space");
+  EXPECT_EQ(SiteValues(profile, "http_site_live").inuse_space, kSiteBytes);
+  EXPECT_EQ(SymbolizedProfile(Get(endpoint).body, dir_.path()).default_sample_type, "inuse_space");
+
+  const std::string base = "http://127.0.0.1:" + std::to_string(endpoint.port) + "/debug/pprof/";
+  for (const auto& [path, type] : {std::pair<std::string, std::string>{"allocs", "alloc_space"},
+                                   std::pair<std::string, std::string>{"heap", "inuse_space"}}) {
+    for (const std::vector<std::string>& command :
+         {std::vector<std::string>{GO_BIN, "tool", "pprof", "-top", base + path},
+          std::vector<std::string>{HEAPREC_PPROF, "-top", base + path}}) {
+      RunResult pprof = RunProgram(command, dir_.path(), PprofEnvironment(), 60);
+      EXPECT_EQ(pprof.status, 0) << command[0] << "\n" << pprof.err;
+      EXPECT_NE(pprof.out.find("Type: " + type + "\n"), std::string::npos)
+          << command[0] << " " << path << "\n"
+          << pprof.out;
+    }
   }
   ExpectOwnEnding(process, "ready\ndone\n");
 }
@@ -384,7 +433,7 @@ TEST_F(HttpEndpointTest, AnswersWhatItDoesNotServeAndSurvivesBadClients) {
   ASSERT_NE(endpoint.port, 0) << process.Stderr();
 
   EXPECT_EQ(Get(endpoint, "/").status, 404);
-  EXPECT_EQ(Get(endpoint, "/debug/pprof/").status, 404);
+  EXPECT_EQ(Get(endpoint, "/debug/pprof/goroutine").status, 404);
   // Addresses in no object: no lines, as Go answers them.
   Response symbols =
       Exchange(endpoint, "POST /debug/pprof/symbol HTTP/1.1\r\nContent-Length: 3\r\n\r\n0x1");
