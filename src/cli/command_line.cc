@@ -257,9 +257,11 @@ CLI::Validator InRange(double min, double max) {
 CLI::Validator InExistingDirectory() {
   return CLI::Validator(
       [](std::string& value) -> std::string {
-        std::filesystem::path directory = std::filesystem::absolute(value).parent_path();
-        if (directory.string().find('%') != std::string::npos) return {};
+        // An empty value is the command's own error to name (run: "expected a non-empty path").
         std::error_code ec;
+        if (value.empty()) return {};
+        std::filesystem::path directory = std::filesystem::absolute(value, ec).parent_path();
+        if (ec || directory.string().find('%') != std::string::npos) return {};
         if (std::filesystem::is_directory(directory, ec)) return {};
         if (std::filesystem::exists(directory, ec)) {
           return "expects a file in a directory, but " + Quoted(directory.string()) +
