@@ -94,7 +94,7 @@ class Config:
             argv = heaptrack_argv(argv, d, wl.wrapper)
         elif self.key == "massif":
             argv = ["valgrind", "--tool=massif", "--trace-children=yes",
-                    f"--massif-out-file={d}/massif.%p"] + argv
+                    f"--massif-out-file={d}/massif.out.%p"] + argv
         return argv, env
 
 
@@ -146,7 +146,7 @@ def _main_file(files, main):
 
 def _profile_files(d, key):
     pattern = {"heaprec": "p.*.pb.gz", "jemalloc-prof": "jeprof.*.heap", "heaptrack": "ht*.*",
-               "massif": "massif.*"}
+               "massif": "massif.out.*"}
     for prefix, pat in pattern.items():
         if key.startswith(prefix):
             return [f for f in glob.glob(os.path.join(d, pat)) if not f.endswith(".sh")]

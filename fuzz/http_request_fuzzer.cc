@@ -41,6 +41,7 @@ void CheckVerdict(const HttpRequest& r) {
   switch (r.verdict) {
     case HttpVerdict::kIncomplete:
     case HttpVerdict::kServe:
+    case HttpVerdict::kIndex:
       return;
     case HttpVerdict::kSymbols:
       if (r.query != nullptr && r.query_size == 0) Bug("an empty query string given as one");

@@ -75,6 +75,30 @@ LinearFit FitLine(const std::vector<double>& t, const std::vector<double>& y,
 
 namespace {
 
+// The plateau test of leak_series.h on a site whose whole-series fit is `fit`: fills tail_fit and
+// says whether the growth stopped.
+bool IsPlateau(const std::vector<double>& t, const std::vector<double>& y,
+               const std::vector<double>& variances, const LinearFit& fit, double min_t,
+               LinearFit& tail_fit) {
+  const size_t n = std::min(t.size(), y.size());
+  if (n < kMinProfilesForPlateau) return false;
+  const size_t tail = std::max<size_t>(3, (n + 2) / 3);
+  const size_t from = n - tail;
+  auto part = [&](const std::vector<double>& v, size_t begin, size_t end) {
+    return std::vector<double>(v.begin() + static_cast<std::ptrdiff_t>(begin),
+                               v.begin() + static_cast<std::ptrdiff_t>(end));
+  };
+  const bool has_variances = variances.size() >= n;
+  tail_fit = FitLine(part(t, from, n), part(y, from, n),
+                     has_variances ? part(variances, from, n) : std::vector<double>{});
+  if (fit.t < min_t || fit.slope <= 0 || y[n - 1] <= y[0]) return false;  // it never rose
+  // Not rising: flat within its error, or falling (a cache that evicts is no leak either).
+  const bool not_rising = tail_fit.slope < kPlateauT * tail_fit.stderr_slope || tail_fit.slope <= 0;
+  // Slowed down, as strictly as a suspect must rise: a leak is let off only on firm evidence.
+  const bool slowed = fit.slope - tail_fit.slope > kPlateauSlowdownT * tail_fit.stderr_slope;
+  return not_rising && slowed;
+}
+
 struct SiteAccumulator {
   LeakSite site;
   LineTally lines;                // of the site's leaf frame
@@ -201,8 +225,10 @@ LeakSeries AnalyzeSeries(std::vector<LeakInput*> inputs, const LeakInput* final_
     site.first_bytes = site.points.front().bytes;
     site.last_bytes = site.points.back().bytes;
     site.fit = FitLine(seconds, acc.bytes, acc.variances);
+    site.plateau =
+        IsPlateau(seconds, acc.bytes, acc.variances, site.fit, options.min_t, site.tail_fit);
     site.suspect = n >= kMinProfilesForSuspect && site.fit.slope > 0 && site.growth() > 0 &&
-                   site.fit.t >= options.min_t && site.fit.r2 >= options.min_r2;
+                   site.fit.t >= options.min_t && site.fit.r2 >= options.min_r2 && !site.plateau;
     site.score = site.fit.slope * site.fit.r2;
     if (acc.has_age) site.age_seconds = static_cast<double>(acc.age_ns) / 1e9;
     series.sites.push_back(std::move(site));
@@ -215,6 +241,8 @@ LeakSeries AnalyzeSeries(std::vector<LeakInput*> inputs, const LeakInput* final_
                    });
   series.suspects = static_cast<size_t>(std::count_if(series.sites.begin(), series.sites.end(),
                                                       [](const LeakSite& s) { return s.suspect; }));
+  series.plateaus = static_cast<size_t>(std::count_if(series.sites.begin(), series.sites.end(),
+                                                      [](const LeakSite& s) { return s.plateau; }));
   return series;
 }
 

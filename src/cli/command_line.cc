@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <sstream>
@@ -249,6 +250,25 @@ CLI::Validator InRange(double min, double max) {
         double x = std::strtod(value.c_str(), nullptr);
         if (ParsesAsNumber(value) && x >= min && x <= max) return {};
         return "expects " + expected + ", got " + Quoted(value);
+      },
+      "");
+}
+
+CLI::Validator InExistingDirectory() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        // An empty value is the command's own error to name (run: "expected a non-empty path").
+        std::error_code ec;
+        if (value.empty()) return {};
+        std::filesystem::path directory = std::filesystem::absolute(value, ec).parent_path();
+        if (ec || directory.string().find('%') != std::string::npos) return {};
+        if (std::filesystem::is_directory(directory, ec)) return {};
+        if (std::filesystem::exists(directory, ec)) {
+          return "expects a file in a directory, but " + Quoted(directory.string()) +
+                 " is not a directory";
+        }
+        return "expects a file in an existing directory: " + Quoted(directory.string()) +
+               " does not exist";
       },
       "");
 }

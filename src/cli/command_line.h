@@ -30,4 +30,9 @@ CLI::Validator OneOf(std::vector<std::string> values);
 CLI::Validator InRange(double min, double max);
 CLI::Validator NotNegative();
 
+// For an output file's option (-o, --html, --svg): its directory exists, so that a typo stops the
+// command at once, before it reads profiles or runs a program for nothing. A directory holding a
+// '%' (a path template's pid or time) is not checked.
+CLI::Validator InExistingDirectory();
+
 }  // namespace heaprec::cli

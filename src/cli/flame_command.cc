@@ -10,6 +10,7 @@
 
 #include "analysis/flame_graph.h"
 #include "base/file_io.h"
+#include "cli/command_line.h"
 #include "cli/commands.h"
 #include "cli/frame_options.h"
 #include "cli/option_helpers.h"
@@ -77,7 +78,8 @@ void RegisterFlameCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("-o,--output", args->output,
                   "HTML file to write ('-' for standard output; default: FILE with .pb.gz "
                   "replaced by .html)")
-      ->option_text("FILE");
+      ->option_text("FILE")
+      ->check(InExistingDirectory());
   AddSampleIndexOption(
       cmd, args->sample_index,
       "Value shown first: inuse_space, inuse_objects, alloc_space or alloc_objects "

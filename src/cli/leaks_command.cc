@@ -111,9 +111,11 @@ void RegisterLeaksCommand(CLI::App& app, int* exit_code) {
       ->check(NotNegative())
       ->option_text("PID");
   cmd->add_option("--svg", args->svg, "Write a chart of live bytes over time of the top sites")
-      ->option_text("FILE");
+      ->option_text("FILE")
+      ->check(InExistingDirectory());
   cmd->add_option("--html", args->html, "Write a self-contained HTML page: charts and tables")
-      ->option_text("FILE");
+      ->option_text("FILE")
+      ->check(InExistingDirectory());
   cmd->add_option("--chart-sites", args->chart_sites, "Sites drawn in the charts, 1 to 10")
       ->check(InRange(1, 10))
       ->capture_default_str();

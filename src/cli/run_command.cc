@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/command_line.h"
 #include "cli/commands.h"
 #include "cli/install_layout.h"
 #include "cli/option_helpers.h"
@@ -272,7 +273,8 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
                  "1000; 1 = every object, exact)");
   cmd->add_option("-o,--output", options->output, "Profile path template")
       ->default_str(preload::kDefaultOutputTemplate)
-      ->option_text(preload::FindSettingByFlag("--output")->value_name);
+      ->option_text(preload::FindSettingByFlag("--output")->value_name)
+      ->check(InExistingDirectory());
   AddSettingFlag(cmd, options, "--dump-interval", "Also write a profile every SECONDS");
   AddSettingFlag(cmd, options, "--dump-signal",
                  "Native: also write a profile on this signal (e.g. SIGUSR2)");

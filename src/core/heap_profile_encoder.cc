@@ -229,7 +229,7 @@ class HeapProfileEncoder {
       top.add_int64(pprof::kProfileTimeNanos, metadata_.time_nanos);
       top.add_int64(pprof::kProfileDurationNanos, metadata_.duration_nanos);
       top.add_int64(pprof::kProfilePeriod, static_cast<std::int64_t>(metadata_.sample_interval));
-      top.add_int64(pprof::kProfileDefaultSampleType, S(schema::kInuseSpace));
+      top.add_int64(pprof::kProfileDefaultSampleType, S(metadata_.default_sample_type));
       // pprof charges each sample to the caller of the first frame that matches (from the root),
       // as heaprec's reports do from the leaf (analysis/site_rule.h); the start-up frames, kept,
       // are where it starts looking.

@@ -5,6 +5,7 @@
 //
 //   sample_type  alloc_objects/count  alloc_space/bytes  inuse_objects/count  inuse_space/bytes
 //   period_type  space/bytes, period = sampling interval, default_sample_type = inuse_space
+//                (ProfileMetadata::default_sample_type: alloc_space for the HTTP endpoint's allocs)
 //   drop_frames  schema::kRuntimeFrames, so that pprof charges samples to the user's code, as
 //                heaprec's reports do
 //   keep_frames  schema::kStartFrames, the start-up frames from which pprof's pruning starts
@@ -116,6 +117,9 @@ struct ProfileMetadata {
   // Writes alloc_objects/alloc_space from the allocation history; a front end that keeps no
   // history writes only the inuse_ types.
   bool allocation_totals = true;
+  // The sample type pprof shows first: inuse_space, or alloc_space for Go's /debug/pprof/allocs
+  // (which needs allocation_totals).
+  const char* default_sample_type = schema::kInuseSpace;
   const FrameDescriber* frames = nullptr;  // null: frames are addresses
   const SampleLabeler* labeler = nullptr;  // null: no labels beyond bytes and age_ns
   // Native frames: each location named by it gets a line with its function (no file, no line

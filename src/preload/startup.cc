@@ -81,13 +81,16 @@ bool CheckOutputDirectory() {
   if (access(directory, W_OK | X_OK) == 0) return true;
   int error = errno;
   if (error == EACCES && UseFallbackDirectoryIfPrepared(directory)) return true;
+  // A typo in the path (ENOENT) is the common case: say it in words, as `heaprec run -o` does.
+  const bool missing = error == ENOENT;
   const char* parts[] = {"heaprec: HEAPREC_OUTPUT='",
                          g_settings.output_template,
                          "' is invalid: directory '",
                          directory,
-                         "' is not writable (",
-                         strerrordesc_np(error),
-                         "); profiling is off for this process\n"};
+                         missing ? "' does not exist" : "' is not writable (",
+                         missing ? "" : strerrordesc_np(error),
+                         missing ? "" : ")",
+                         "; profiling is off for this process\n"};
   ReportMessage(parts, sizeof(parts) / sizeof(parts[0]));
   return false;
 }

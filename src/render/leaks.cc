@@ -26,6 +26,9 @@ std::string SeriesTitle(const LeakSeries& s) {
   title += DescribeSampling(s);
   title += "; " + std::to_string(s.suspects) + " suspect" + (s.suspects == 1 ? "" : "s") +
            " among " + std::to_string(s.sites.size()) + " site" + (s.sites.size() == 1 ? "" : "s");
+  if (s.plateaus > 0) {
+    title += ", " + std::to_string(s.plateaus) + " plateau" + (s.plateaus == 1 ? "" : "s");
+  }
   if (s.peak_profiles_left_out > 0) {
     title += " (" + std::to_string(s.peak_profiles_left_out) + " peak profile" +
              (s.peak_profiles_left_out == 1 ? "" : "s") + " left out)";
@@ -68,7 +71,8 @@ void PrintLeaksText(const std::vector<LeakSeries>& all, const LeakReportOptions&
         << (at_exit ? "      at exit" : "") << "   oldest  site\n";
     for (size_t i = 0; i < shown; ++i) {
       const LeakSite& site = s.sites[i];
-      out << PadLeft(std::to_string(i + 1), 4) << "  " << PadRight(site.suspect ? "yes" : "-", 7)
+      const char* verdict = site.suspect ? "yes" : site.plateau ? "plateau" : "-";
+      out << PadLeft(std::to_string(i + 1), 4) << "  " << PadRight(verdict, 7)
           << PadLeft(FormatBytes(site.fit.slope) + "/s", 14)
           << PadLeft(FormatFixed(site.fit.r2, 2), 6) << PadLeft(FormatT(site.fit.t), 9)
           << PadLeft(FormatChange(site.growth(), schema::kBytesUnit), 13)
@@ -83,7 +87,9 @@ void PrintLeaksText(const std::vector<LeakSeries>& all, const LeakReportOptions&
          "error included)\nsuspect: t >= "
       << FormatFixed(options.analysis.min_t, 1)
       << ", R2 >= " << FormatFixed(options.analysis.min_r2, 2) << ", last > first, "
-      << kMinProfilesForSuspect << "+ profiles; oldest: age of the oldest live sampled object\n";
+      << kMinProfilesForSuspect
+      << "+ profiles, not a plateau\nplateau: rose, then its last third stopped rising (a cache); "
+         "oldest: age of the oldest live sampled object\n";
 }
 
 void PrintLeaksJson(const std::vector<LeakSeries>& all, const LeakReportOptions& options,
@@ -118,6 +124,7 @@ void PrintLeaksJson(const std::vector<LeakSeries>& all, const LeakReportOptions&
     j.EndArray();
     j.Key("site_count").Int(static_cast<int64_t>(s.sites.size()));
     j.Key("suspect_count").Int(static_cast<int64_t>(s.suspects));
+    j.Key("plateau_count").Int(static_cast<int64_t>(s.plateaus));
     j.Key("sites").BeginArray();
     size_t shown = RowsShown(s.sites.size(), options.top);
     for (size_t i = 0; i < shown; ++i) {
@@ -131,6 +138,7 @@ void PrintLeaksJson(const std::vector<LeakSeries>& all, const LeakReportOptions&
       for (const std::string& frame : site.stack) j.String(frame);
       j.EndArray();
       j.Key("suspect").Bool(site.suspect);
+      j.Key("plateau").Bool(site.plateau);
       j.Key("score").Double(site.score, 1);
       j.Key("slope_bytes_per_second").Double(site.fit.slope, 1);
       j.Key("slope_stderr").Double(site.fit.stderr_slope, 1);

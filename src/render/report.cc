@@ -100,12 +100,34 @@ void PrintAttachNote(const std::vector<std::string>& comments, std::ostream& out
                   out);
 }
 
+// A profile without a single record: instead of an empty table, why, and how to get samples. A
+// sampled run of a program that allocates little (less than about one interval in all) is the
+// usual cause; an exact profile without records means nothing was allocated while profiled.
+void PrintNothingSampled(const analysis::ProfileHeader& p, std::ostream& out) {
+  if (p.per_object && p.period > 1) {
+    out << "No object was sampled (" << FormatObjectSampling(p.period)
+        << "): the program allocated too few objects to be picked. For samples, sample more often: "
+           "heaprec run --ruby --sample-every 10 (or 1 to record every object).\n";
+  } else if (p.period > 1) {
+    out << "No allocation was sampled: heaprec picks about one allocation per "
+        << FormatValue(p.period, "bytes")
+        << " allocated, and this program allocated less than that (or none was picked). For "
+           "samples, lower the interval: heaprec run --sample-interval 4K (or 1 to record every "
+           "allocation).\n";
+  } else {
+    out << "No allocation was recorded: the program allocated nothing while it was profiled.\n";
+  }
+}
+
 void PrintText(const Report& r, const ReportOptions& o, size_t shown, std::ostream& out) {
   const analysis::ProfileHeader& p = r.header;
   const std::string& unit = r.sample_type.unit;
   if (!o.source.empty()) out << "File: " << o.source << "\n";
   out << "Sample index: " << r.sample_type.type << " (" << unit << ")\n";
-  out << "Total: " << FormatValue(r.total, unit) << " in " << r.samples << " samples";
+  // What is counted is the profile's records (one per stack and label set), not sampled objects:
+  // a record stands for every sampled object of its stack, so "samples" misled.
+  out << "Total: " << FormatValue(r.total, unit) << " in " << r.samples << " profile record"
+      << (r.samples == 1 ? "" : "s");
   if (r.sampled) out << " (" << FormatMargin(r.total_variance, unit) << " at 95%)";
   out << "\n";
   if (p.per_object) {
@@ -120,6 +142,10 @@ void PrintText(const Report& r, const ReportOptions& o, size_t shown, std::ostre
     out << "Comments:";
     for (const std::string& c : p.comments) out << " " << c;
     out << "\n";
+  }
+  if (r.samples == 0 && r.rows.empty()) {
+    PrintNothingSampled(p, out);
+    return;
   }
   out << "Showing top " << shown << " of " << r.rows.size() << " functions";
   if (r.sampled) out << " (±: 95% interval)";

@@ -312,5 +312,96 @@ TEST(AnalyzeLeaksTest, FinalProfilePerProcess) {
   EXPECT_EQ(series[1].files.size(), 12u);
 }
 
+// The plateau rule (leak_series.h): the last third of the series does not rise, when the whole
+// series did. Series of 12 profiles 1 s apart, objects of 1 MiB.
+constexpr int64_t kMiB = 1 << 20;
+
+const LeakSite& OnlySite(const std::vector<LeakSeries>& series) {
+  EXPECT_EQ(series.size(), 1u);
+  EXPECT_EQ(series[0].sites.size(), 1u);
+  return series[0].sites[0];
+}
+
+TEST(PlateauTest, CacheThatFillsThenStaysIsAPlateauNotASuspect) {
+  // Fills for 6 s (64 MiB a second), then holds its 384 MiB.
+  std::vector<int64_t> cache;
+  for (int i = 0; i < 12; ++i) cache.push_back(64 * std::min(i + 1, 6));
+  for (int64_t period : {int64_t{1}, int64_t{512 * 1024}}) {
+    std::vector<LeakSeries> series = AnalyzeLeaks(OneSite(cache, kMiB, period), {});
+    const LeakSite& site = OnlySite(series);
+    EXPECT_GE(site.fit.t, 3) << "the whole series rose: without the rule, a suspect";
+    EXPECT_GE(site.fit.r2, 0.5);
+    EXPECT_TRUE(site.plateau) << period;
+    EXPECT_FALSE(site.suspect) << period;
+    EXPECT_EQ(site.tail_fit.n, 4u);  // the last ⌈12/3⌉ points
+    EXPECT_NEAR(site.tail_fit.slope, 0, 1e-6);
+    EXPECT_EQ(series[0].suspects, 0u);
+    EXPECT_EQ(series[0].plateaus, 1u);
+  }
+}
+
+TEST(PlateauTest, CacheThatEvictsAfterFillingIsAPlateau) {
+  std::vector<int64_t> cache = {50, 100, 150, 200, 250, 300, 300, 290, 290, 280, 285, 280};
+  const LeakSite& site = OnlySite(AnalyzeLeaks(OneSite(cache, kMiB), {}));
+  EXPECT_LT(site.tail_fit.slope, 0);
+  EXPECT_TRUE(site.plateau);
+  EXPECT_FALSE(site.suspect);
+}
+
+TEST(PlateauTest, SteadyLeakIsASuspectNotAPlateau) {
+  std::vector<int64_t> leak;
+  for (int i = 0; i < 12; ++i) leak.push_back(2 * (i + 1));
+  for (int64_t period : {int64_t{1}, int64_t{512 * 1024}}) {
+    const LeakSite& site = OnlySite(AnalyzeLeaks(OneSite(leak, kMiB, period), {}));
+    EXPECT_FALSE(site.plateau) << period;
+    EXPECT_TRUE(site.suspect) << period;
+    EXPECT_NEAR(site.tail_fit.slope, 2.0 * kMiB, 1e-3);
+  }
+}
+
+TEST(PlateauTest, LeakThatStartsLateIsASuspectNotAPlateau) {
+  // Flat at 10 MiB for 6 s, then 4 MiB more a second.
+  std::vector<int64_t> late;
+  for (int i = 0; i < 12; ++i) late.push_back(10 + 4 * std::max(0, i - 5));
+  const LeakSite& site = OnlySite(AnalyzeLeaks(OneSite(late, kMiB), {}));
+  EXPECT_FALSE(site.plateau);
+  EXPECT_TRUE(site.suspect);
+  EXPECT_GT(site.tail_fit.slope, site.fit.slope) << "the tail is the steep part";
+}
+
+TEST(PlateauTest, TooShortASeriesHasNoPlateauTest) {
+  // Five profiles: rose, then flat for 2; too few points for a tail of 3 after a rise.
+  const LeakSite& site = OnlySite(AnalyzeLeaks(OneSite({10, 20, 30, 30, 30}, kMiB), {}));
+  EXPECT_FALSE(site.plateau);
+  EXPECT_EQ(site.tail_fit.n, 0u);
+}
+
+TEST(PlateauTest, NoiseIsNeitherAndNoisyLeaksStaySuspects) {
+  // Flat noise (100 MiB ± 10) is neither; a steady leak in noise (1 MiB/s ± 2 MiB), whose tail
+  // alone is too noisy to tell from flat is no plateau: the tail has not shown that the growth
+  // slowed.
+  std::mt19937_64 rng(11);
+  std::normal_distribution<double> noise(0, 1);
+  int flat_plateaus = 0, flat_suspects = 0, leak_plateaus = 0, leak_suspects = 0;
+  const int kSeries = 200;
+  for (int k = 0; k < kSeries; ++k) {
+    std::vector<int64_t> flat, leak;
+    for (int i = 0; i < 12; ++i) {
+      flat.push_back(std::llround(1000 + 100 * noise(rng)));  // units of 0.1 MiB
+      leak.push_back(std::llround(1000 + 10 * i + 20 * noise(rng)));
+    }
+    const LeakSite& f = OnlySite(AnalyzeLeaks(OneSite(flat, kMiB / 10), {}));
+    flat_plateaus += f.plateau;
+    flat_suspects += f.suspect;
+    const LeakSite& l = OnlySite(AnalyzeLeaks(OneSite(leak, kMiB / 10), {}));
+    leak_plateaus += l.plateau;
+    leak_suspects += l.suspect;
+  }
+  EXPECT_LE(flat_plateaus, 2) << "of " << kSeries;
+  EXPECT_LE(flat_suspects, 2) << "of " << kSeries;
+  EXPECT_LE(leak_plateaus, 10) << "of " << kSeries;  // 5 with this seed (2.5%)
+  EXPECT_GE(leak_suspects, kSeries * 8 / 10) << "of " << kSeries;
+}
+
 }  // namespace
 }  // namespace heaprec::analysis

@@ -7,8 +7,12 @@ embed an <svg> and a <table>. Exits 1 with a message on the first failure. Print
 
     series pid=P profiles=N suspects=K sites=S final=0|1
     site rank=R name=NAME suspect=0|1 slope=B r2=X t=T growth=G last=L age=A points=N final=F
-    svg polylines=N errorbars=N fits=N legend=N title=TEXT
-    html svg=N table=N
+         plateau=0|1
+    svg polylines=N errorbars=N fits=N panels=N title=TEXT
+    html svg=N table=N at_exit=N
+
+panels: the small multiples' panels that chart a site (each with its title); at_exit: the
+<th> headers reading "at exit".
 """
 import json
 import sys
@@ -27,32 +31,39 @@ def main():
             0 if series["final_file"] is None else 1))
         for site in series["sites"]:
             print("site rank=%d name=%s suspect=%d slope=%.0f r2=%.4f t=%.2f growth=%d last=%d "
-                  "age=%s points=%d final=%s" % (
+                  "age=%s points=%d final=%s plateau=%d" % (
                       site["rank"], site["site"], 1 if site["suspect"] is True else 0,
                       site["slope_bytes_per_second"], site["r2"], site["t"], site["growth_bytes"],
                       site["last_bytes"], site["age_seconds"], len(site["points"]),
-                      site["final_bytes"]))
+                      site["final_bytes"], 1 if site["plateau"] is True else 0))
     if len(sys.argv) > 2:
         root = ET.parse(sys.argv[2]).getroot()
         if root.tag != SVG_NS + "svg":
             sys.exit("root element is %s, not svg" % root.tag)
         count = lambda tag, cls: sum(1 for e in root.iter(SVG_NS + tag) if e.get("class") == cls)
-        legend = [g for g in root.iter(SVG_NS + "g") if g.get("class") == "legend"]
         title = root.find(SVG_NS + "title")
-        print("svg polylines=%d errorbars=%d fits=%d legend=%d title=%s" % (
+        print("svg polylines=%d errorbars=%d fits=%d panels=%d title=%s" % (
             count("polyline", "series"), count("path", "errorbars"), count("line", "fit"),
-            len(legend[0].findall(SVG_NS + "text")) if legend else 0,
-            title.text if title is not None else ""))
+            count("text", "panel-title"), title.text if title is not None else ""))
     if len(sys.argv) > 3:
         tags = {}
+        headers = []
 
         class Parser(HTMLParser):
+            in_th = False
+
             def handle_starttag(self, tag, attrs):
                 tags[tag] = tags.get(tag, 0) + 1
+                self.in_th = tag == "th"
+
+            def handle_data(self, data):
+                if self.in_th:
+                    headers.append(data)
 
         with open(sys.argv[3], encoding="utf-8") as f:
             Parser().feed(f.read())
-        print("html svg=%d table=%d" % (tags.get("svg", 0), tags.get("table", 0)))
+        print("html svg=%d table=%d at_exit=%d" % (tags.get("svg", 0), tags.get("table", 0),
+                                                    headers.count("at exit")))
 
 
 if __name__ == "__main__":

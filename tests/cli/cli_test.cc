@@ -35,7 +35,7 @@ class CliTest : public HeaprecCommandTest {
 TEST_F(CliTest, ReportText) {
   std::string out;
   ASSERT_EQ(Heaprec("report " + ShellQuote(profile_), &out), 0) << out;
-  EXPECT_NE(out.find("Total: 5.0 MiB in 4 samples"), std::string::npos) << out;
+  EXPECT_NE(out.find("Total: 5.0 MiB in 4 profile records"), std::string::npos) << out;
   EXPECT_NE(out.find("Alloc alloc.cc:41"), std::string::npos) << out;
 }
 
@@ -77,6 +77,51 @@ TEST_F(CliTest, BadFileIsAOneLineFailure) {
   EXPECT_NE(out.find("cannot open"), std::string::npos) << out;
 }
 
+// An output file in a directory that does not exist: one line naming it, exit status 2, before
+// any work (the program does not run, no profile is read); the preload says it in the same words.
+TEST_F(CliTest, MissingOutputDirectoryIsAOneLineUsageError) {
+  const std::string missing = dir_ + "/no/such";
+  struct Case {
+    std::string command;
+    std::string option;
+  };
+  for (const Case& c :
+       {Case{"run -o " + ShellQuote(missing + "/p.pb.gz") + " -- /bin/echo ran", "--output"},
+        Case{"flame -o " + ShellQuote(missing + "/f.html") + " " + ShellQuote(profile_),
+             "--output"},
+        Case{"leaks --html " + ShellQuote(missing + "/l.html") + " " + ShellQuote(profile_),
+             "--html"},
+        Case{"leaks --svg " + ShellQuote(missing + "/l.svg") + " " + ShellQuote(profile_),
+             "--svg"}}) {
+    std::string out;
+    EXPECT_EQ(Heaprec(c.command, &out), 2) << c.command << "\n" << out;
+    EXPECT_NE(out.find(c.option + " expects a file in an existing directory: \"" + missing +
+                       "\" does not exist"),
+              std::string::npos)
+        << c.command << "\n"
+        << out;
+    EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << c.command << "\n" << out;
+    EXPECT_EQ(out.find("ran"), std::string::npos) << "the program ran: " << out;
+  }
+  std::string out;
+  test_support::RunCommand("LD_PRELOAD=" + ShellQuote(HEAPREC_PRELOAD_LIBRARY) +
+                               " HEAPREC_OUTPUT=" + ShellQuote(missing + "/p.pb.gz") + " /bin/true",
+                           &out);
+  EXPECT_EQ(out, "heaprec: HEAPREC_OUTPUT='" + missing + "/p.pb.gz' is invalid: directory '" +
+                     missing + "' does not exist; profiling is off for this process\n");
+}
+
+// A program that allocates far less than the sampling interval: the run says how to get samples.
+TEST_F(CliTest, RunThatSampledNothingSaysHowToGetSamples) {
+  std::string out;
+  ASSERT_EQ(Heaprec("run --seed 7 -o " + ShellQuote(dir_ + "/p.pb.gz") + " -- /bin/echo ran", &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("No allocation was sampled"), std::string::npos) << out;
+  EXPECT_NE(out.find("--sample-interval 4K"), std::string::npos) << out;
+  EXPECT_EQ(out.find("Showing top"), std::string::npos) << out;
+}
+
 TEST_F(CliTest, SymbolizeToOutputKeepsInputAndSummarizes) {
   std::string out_path = dir_ + "/out.pb.gz";
   std::string out;
@@ -112,8 +157,9 @@ TEST_F(CliTest, SubcommandsReadRubyProfiles) {
   std::string out;
   ASSERT_EQ(Heaprec("report " + ShellQuote(ruby), &out), 0) << out;
   for (const char* expected :
-       {"Total: 125.0 KiB in 4 samples", "Sampling: 1 in 100 objects\n", "  <main> app.rb:7\n",
-        "  block in Cache#fill cache.rb:12\n", "  Cache#fill cache.rb:15\n", "  Hash\n"}) {
+       {"Total: 125.0 KiB in 4 profile records", "Sampling: 1 in 100 objects\n",
+        "  <main> app.rb:7\n", "  block in Cache#fill cache.rb:12\n", "  Cache#fill cache.rb:15\n",
+        "  Hash\n"}) {
     EXPECT_NE(out.find(expected), std::string::npos) << expected << "\n" << out;
   }
   // A C method that only calls is not a site: not a row.

@@ -22,7 +22,7 @@ if(NOT HEAPREC_CHROMIUM)
                       "runs in headless Chromium")
 endif()
 add_custom_target(heaprec_flame_page_test_deps ALL
-  DEPENDS heaprec heaprec_preload heaprec_flame_workload heaprec_web_assets)
+  DEPENDS heaprec heaprec_preload heaprec_flame_workload heaprec_wl_leaks heaprec_web_assets)
 add_test(NAME flame_page_test
   COMMAND ${HEAPREC_NODE} ${CMAKE_CURRENT_SOURCE_DIR}/flame_page_test.mjs
           --heaprec $<TARGET_FILE:heaprec>
@@ -32,3 +32,15 @@ add_test(NAME flame_page_test
           --workdir ${CMAKE_CURRENT_BINARY_DIR}/flame_page_test
           --screenshot ${PROJECT_SOURCE_DIR}/docs/images/flame.png)
 set_tests_properties(flame_page_test PROPERTIES TIMEOUT 180 LABELS browser)
+
+# The same browser on `heaprec leaks --html` (leaks_page_test.mjs): wl_leaks's series, charted as
+# small multiples.
+add_test(NAME leaks_page_test
+  COMMAND ${HEAPREC_NODE} ${CMAKE_CURRENT_SOURCE_DIR}/leaks_page_test.mjs
+          --heaprec $<TARGET_FILE:heaprec>
+          --workload $<TARGET_FILE:heaprec_wl_leaks>
+          --node-modules ${HEAPREC_WEB_BINARY_DIR}/node_modules
+          --chromium ${HEAPREC_CHROMIUM}
+          --workdir ${CMAKE_CURRENT_BINARY_DIR}/leaks_page_test
+          --screenshot ${PROJECT_SOURCE_DIR}/docs/images/leaks.png)
+set_tests_properties(leaks_page_test PROPERTIES TIMEOUT 180 LABELS "browser;leaks")

@@ -12,39 +12,14 @@
 // failure.
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
-import { createRequire } from "node:module";
-import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 
-const args = {};
-for (let i = 2; i < process.argv.length; i += 2) {
-  args[process.argv[i].replace(/^--/, "")] = process.argv[i + 1];
-}
-for (const required of ["heaprec", "workload", "node-modules", "chromium", "workdir"]) {
-  if (!args[required]) {
-    console.error(`flame_page_test: missing --${required}`);
-    process.exit(2);
-  }
-}
-const require = createRequire(path.resolve(args["node-modules"], "noop.js"));
-const { chromium } = require("playwright-core");
+import { launchBrowser, makeChecks, parseArgs } from "./page_test_support.mjs";
 
-let passed = 0;
-let failed = 0;
-function check(condition, message, detail) {
-  if (condition) {
-    ++passed;
-    console.log(`ok - ${message}`);
-  } else {
-    ++failed;
-    console.log(`FAIL - ${message}${detail === undefined ? "" : `: ${JSON.stringify(detail)}`}`);
-  }
-}
-
-args.workdir = path.resolve(args.workdir);
-fs.rmSync(args.workdir, { recursive: true, force: true });
-fs.mkdirSync(args.workdir, { recursive: true });
+const args = parseArgs("flame_page_test", ["heaprec", "workload", "node-modules", "chromium",
+  "workdir"]);
+const { check, finish } = makeChecks();
 
 function profileAndRender(name, sampleInterval) {
   const profile = `${name}.pb.gz`;  // relative, as a user would type it: the page shows it
@@ -57,16 +32,8 @@ function profileAndRender(name, sampleInterval) {
 const exactPage = profileAndRender("exact", "1");
 const sampledPage = profileAndRender("sampled", "16K");
 
-const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), "heaprec-flame-chromium-"));
-const context = await chromium.launchPersistentContext(userDataDir, {
-  executablePath: args.chromium,
-  headless: true,
-  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  viewport: { width: 1280, height: 760 },
-  offline: true,
-});
-context.setDefaultTimeout(15000);
+const browser = await launchBrowser(args, { width: 1280, height: 760 });
+const context = browser.context;
 
 // Every request the page makes, and every error it reports.
 const requests = [];
@@ -240,9 +207,6 @@ try {
 } catch (e) {
   check(false, "the test ran to its end", String(e && e.stack || e));
 } finally {
-  await context.close();
-  fs.rmSync(userDataDir, { recursive: true, force: true });
+  await browser.close();
 }
-
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed === 0 && passed > 0 ? 0 : 1);
+finish();

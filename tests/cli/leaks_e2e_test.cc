@@ -143,12 +143,13 @@ class LeaksE2eTest : public ::testing::Test {
     EXPECT_GT(first.Number("age"), 1.0) << summary;
     EXPECT_LT(pool->Number("age"), first.Number("age") / 2) << summary;
 
-    // SVG: one polyline per charted site (the top 5, or fewer), the suspect's fitted line, a
-    // legend.
+    // SVG: one panel per charted site (the top 5, or fewer) with its polyline, the suspect's
+    // fitted line; HTML: the at exit column (the exit profile is set aside).
     size_t charted = std::min<size_t>(5, checked_.sites.size());
     EXPECT_EQ(checked_.svg["polylines"], std::to_string(charted)) << summary;
     EXPECT_EQ(checked_.svg["fits"], "1") << summary;
-    EXPECT_EQ(checked_.svg["legend"], std::to_string(charted)) << summary;
+    EXPECT_EQ(checked_.svg["panels"], std::to_string(charted)) << summary;
+    EXPECT_EQ(checked_.html["at_exit"], "1") << summary;
     EXPECT_EQ(checked_.html["svg"], "1") << summary;
     EXPECT_EQ(checked_.html["table"], "1") << summary;
     std::string svg = ReadFile(svg_path_);

@@ -179,6 +179,12 @@ class HttpEndpointTest : public E2eTest {
     return options;
   }
 
+  // Both pprofs are there (the suite builds one; go comes from golang-go).
+  static void RequirePprofs() {
+    ASSERT_NE(std::string(GO_BIN), "") << "go not found: install golang-go";
+    ASSERT_NE(std::string(HEAPREC_PPROF), "") << "pprof was not built";
+  }
+
   // Where pprof may write what it saves: the test's directory.
   EnvChanges PprofEnvironment() const {
     return {{"HOME", dir_.path()}, {"PPROF_TMPDIR", dir_.path()}};
@@ -259,6 +265,49 @@ TEST_F(HttpEndpointTest, GoToolPprofAndStandalonePprofFetchIt) {
         << pprof << "\n"
         << out;
     EXPECT_NE(out.find("reason=http"), std::string::npos) << out;
+  }
+  ExpectOwnEnding(process, "ready\ndone\n");
+}
+
+// What Go users try after /heap: the index page at /debug/pprof/ and /debug/pprof/allocs, the same
+// profile opening on alloc_space in both pprofs (and /heap still on inuse_space).
+TEST_F(HttpEndpointTest, ServesTheIndexAndAllocsAsGoDoes) {
+  ASSERT_NO_FATAL_FAILURE(RequirePprofs());
+  BackgroundProcess process(Options("127.0.0.1:0"));
+  ASSERT_EQ(process.WaitForLine("ready"), "ready") << process.Stderr();
+  Endpoint endpoint{ServingPort(process), ""};
+  ASSERT_NE(endpoint.port, 0) << process.Stderr();
+
+  for (const char* path : {"/debug/pprof/", "/debug/pprof"}) {
+    Response index = Get(endpoint, path);
+    EXPECT_EQ(index.status, 200) << path << "\n" << index.head;
+    EXPECT_NE(index.head.find("\r\nContent-Type: text/html; charset=utf-8\r\n"), std::string::npos)
+        << index.head;
+    for (const char* link : {"<a href=\"heap\">heap</a>", "<a href=\"allocs\">allocs</a>",
+                             "<a href=\"symbol\">symbol</a>"}) {
+      EXPECT_NE(index.body.find(link), std::string::npos) << link << "\n" << index.body;
+    }
+  }
+  Response allocs = Get(endpoint, "/debug/pprof/allocs");
+  ASSERT_EQ(allocs.status, 200) << allocs.head;
+  EXPECT_NE(allocs.head.find("filename=\"allocs\""), std::string::npos) << allocs.head;
+  Profile profile = SymbolizedProfile(allocs.body, dir_.path());
+  EXPECT_EQ(profile.default_sample_type, "alloc_space");
+  EXPECT_EQ(SiteValues(profile, "http_site_live").inuse_space, kSiteBytes);
+  EXPECT_EQ(SymbolizedProfile(Get(endpoint).body, dir_.path()).default_sample_type, "inuse_space");
+
+  const std::string base = "http://127.0.0.1:" + std::to_string(endpoint.port) + "/debug/pprof/";
+  for (const auto& [path, type] : {std::pair<std::string, std::string>{"allocs", "alloc_space"},
+                                   std::pair<std::string, std::string>{"heap", "inuse_space"}}) {
+    for (const std::vector<std::string>& command :
+         {std::vector<std::string>{GO_BIN, "tool", "pprof", "-top", base + path},
+          std::vector<std::string>{HEAPREC_PPROF, "-top", base + path}}) {
+      RunResult pprof = RunProgram(command, dir_.path(), PprofEnvironment(), 60);
+      EXPECT_EQ(pprof.status, 0) << command[0] << "\n" << pprof.err;
+      EXPECT_NE(pprof.out.find("Type: " + type + "\n"), std::string::npos)
+          << command[0] << " " << path << "\n"
+          << pprof.out;
+    }
   }
   ExpectOwnEnding(process, "ready\ndone\n");
 }
@@ -384,7 +433,7 @@ TEST_F(HttpEndpointTest, AnswersWhatItDoesNotServeAndSurvivesBadClients) {
   ASSERT_NE(endpoint.port, 0) << process.Stderr();
 
   EXPECT_EQ(Get(endpoint, "/").status, 404);
-  EXPECT_EQ(Get(endpoint, "/debug/pprof/").status, 404);
+  EXPECT_EQ(Get(endpoint, "/debug/pprof/goroutine").status, 404);
   // Addresses in no object: no lines, as Go answers them.
   Response symbols =
       Exchange(endpoint, "POST /debug/pprof/symbol HTTP/1.1\r\nContent-Length: 3\r\n\r\n0x1");
@@ -527,16 +576,49 @@ TEST_F(HttpEndpointTest, ExecServesAgainAndTheOldListenerIsGone) {
   ExpectOwnEnding(process, "ready\nready\ndone\n");
 }
 
-TEST_F(HttpEndpointTest, PortInUseIsOneLineAndTheProgramRunsProfiled) {
-  int busy = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+// A socket bound to a port of 127.0.0.1 the kernel chose, and "127.0.0.1:PORT"; -1 on failure.
+int BoundLoopbackSocket(std::string* where) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in address = {};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(bind(busy, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
-  ASSERT_EQ(listen(busy, 1), 0);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+    close(fd);
+    return -1;
+  }
   socklen_t length = sizeof(address);
-  getsockname(busy, reinterpret_cast<sockaddr*>(&address), &length);
-  std::string where = "127.0.0.1:" + std::to_string(ntohs(address.sin_port));
+  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+  *where = "127.0.0.1:" + std::to_string(ntohs(address.sin_port));
+  return fd;
+}
+
+// A port the user chose is announced as PORT 0's is, on stderr, the program's stdout untouched.
+TEST_F(HttpEndpointTest, ExplicitPortSaysWhereItServes) {
+  std::string where;
+  int probe = BoundLoopbackSocket(&where);
+  ASSERT_GE(probe, 0);
+  close(probe);  // free again: the program takes it (a race with other programs, unlikely)
+  RunResult run = RunProgram({HTTP_TARGET}, dir_.path(),
+                             {{"LD_PRELOAD", HEAPREC_LIB},
+                              {"HEAPREC_HTTP", where},
+                              {"HEAPREC_OUTPUT", dir_ / "p.%p.pb.gz"}},
+                             30);
+  EXPECT_EQ(run.status, 3);
+  EXPECT_EQ(run.out, "ready\ndone\n");
+  EXPECT_EQ(run.err, "heaprec: serving http://" + where + "/debug/pprof/heap\n");
+  RunResult cli = HeaprecRun(dir_.path(), {"--http", where, "--top", "0"}, {HTTP_TARGET});
+  EXPECT_EQ(cli.status, 3) << cli.err;
+  EXPECT_EQ(cli.out, "ready\ndone\n");
+  EXPECT_NE(cli.err.find("heaprec: serving http://" + where + "/debug/pprof/heap\n"),
+            std::string::npos)
+      << cli.err;
+}
+
+TEST_F(HttpEndpointTest, PortInUseIsOneLineAndTheProgramRunsProfiled) {
+  std::string where;
+  int busy = BoundLoopbackSocket(&where);
+  ASSERT_GE(busy, 0);
+  ASSERT_EQ(listen(busy, 1), 0);
   RunResult run = RunProgram({HTTP_TARGET}, dir_.path(),
                              {{"LD_PRELOAD", HEAPREC_LIB},
                               {"HEAPREC_HTTP", where},

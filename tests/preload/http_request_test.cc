@@ -47,9 +47,27 @@ TEST(HttpRequestTest, WaitsForTheWholeHead) {
   EXPECT_EQ(VerdictOf(full), HttpVerdict::kServe);
 }
 
+// Go's other paths users try first: the index and allocs (the heap profile opening on
+// alloc_space).
+TEST(HttpRequestTest, ServesTheIndexAndAllocs) {
+  for (const char* index :
+       {"GET /debug/pprof/ HTTP/1.1\r\n\r\n", "GET /debug/pprof HTTP/1.1\r\n\r\n",
+        "GET http://h:1/debug/pprof/?x=1 HTTP/1.1\r\n\r\n"}) {
+    EXPECT_EQ(VerdictOf(index), HttpVerdict::kIndex) << index;
+  }
+  EXPECT_TRUE(Parse("HEAD /debug/pprof/ HTTP/1.1\r\n\r\n").head_only);
+  EXPECT_EQ(VerdictOf("POST /debug/pprof/ HTTP/1.1\r\n\r\n"), HttpVerdict::kMethodNotAllowed);
+  HttpRequest allocs = Parse("GET /debug/pprof/allocs?gc=1 HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(allocs.verdict, HttpVerdict::kServe);
+  EXPECT_TRUE(allocs.allocs);
+  EXPECT_FALSE(Parse("GET /debug/pprof/heap HTTP/1.1\r\n\r\n").allocs);
+  EXPECT_EQ(VerdictOf("GET /debug/pprof/allocs?seconds=5 HTTP/1.1\r\n\r\n"),
+            HttpVerdict::kBadRequest);
+  EXPECT_STREQ(HttpStatusText(HttpVerdict::kIndex), "200 OK");
+}
+
 TEST(HttpRequestTest, RefusesOtherPathsMethodsAndQueries) {
   EXPECT_EQ(VerdictOf("GET / HTTP/1.1\r\n\r\n"), HttpVerdict::kNotFound);
-  EXPECT_EQ(VerdictOf("GET /debug/pprof/ HTTP/1.1\r\n\r\n"), HttpVerdict::kNotFound);
   EXPECT_EQ(VerdictOf("GET /debug/pprof/heapx HTTP/1.1\r\n\r\n"), HttpVerdict::kNotFound);
   EXPECT_EQ(VerdictOf("GET /debug/pprof/heap/ HTTP/1.1\r\n\r\n"), HttpVerdict::kNotFound);
   EXPECT_EQ(VerdictOf("GET /debug/pprof/profile HTTP/1.1\r\n\r\n"), HttpVerdict::kNotFound);

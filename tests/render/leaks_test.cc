@@ -112,8 +112,8 @@ TEST(LeaksOutputTest, SvgAndHtmlParseWithHostileNames) {
                 &out),
             0)
       << out << svg;
-  // Three sites; error bars on all (sampled); one fitted line (the suspect); three legend rows.
-  EXPECT_NE(out.find("svg polylines=3 errorbars=3 fits=1 legend=3"), std::string::npos) << out;
+  // Three sites, a panel each; error bars on all (sampled); one fitted line (the suspect).
+  EXPECT_NE(out.find("svg polylines=3 errorbars=3 fits=1 panels=3"), std::string::npos) << out;
   EXPECT_NE(out.find("html svg=1 table=1"), std::string::npos) << out;
 }
 

@@ -38,7 +38,7 @@ TEST(ReportTest, TextRowsInOrderWithUnits) {
       // Sampled at 512 KiB: every value carries the half-width of its 95% interval. The samples
       // have no `bytes` label, so object sizes come from inuse_space / inuse_objects: 1 MiB,
       // 74898 B and 256 KiB (margins checked against the formula in IntervalProfile's tests).
-      "Total: 5.0 MiB in 4 samples (±2.0 MiB at 95%)\n",
+      "Total: 5.0 MiB in 4 profile records (±2.0 MiB at 95%)\n",
       "Sampling interval: 512.0 KiB of space\n",
       "Comments: heaprec " HEAPREC_VERSION " sample_interval=524288\n",
       "Showing top 5 of 5 functions (±: 95% interval)\n",
@@ -65,7 +65,7 @@ TEST(ReportTest, CountsAreIntegersAndTopLimits) {
   ReportOptions options;
   options.top = 2;
   std::string text = Print(test_support::MakeReportProfile(), options, "inuse_objects");
-  EXPECT_NE(text.find("Total: 13 in 4 samples"), std::string::npos) << text;
+  EXPECT_NE(text.find("Total: 13 in 4 profile records"), std::string::npos) << text;
   EXPECT_NE(text.find("Showing top 2 of 5 functions"), std::string::npos) << text;
   // 7 objects of 74898 B at 512 KiB: w = 1/(1 - exp(-74899/524288)) = 7.51, margin
   // 1.96·sqrt(7·6.51) = 13.2.
@@ -181,8 +181,29 @@ TEST(ReportTest, EmptyProfile) {
   Profile p;
   p.sample_types = {{"inuse_space", "bytes"}};
   std::string text = Print(p, {});
-  EXPECT_NE(text.find("Total: 0 B in 0 samples"), std::string::npos) << text;
-  EXPECT_NE(text.find("Showing top 0 of 0 functions"), std::string::npos) << text;
+  EXPECT_NE(text.find("Total: 0 B in 0 profile records"), std::string::npos) << text;
+  EXPECT_NE(text.find("No allocation was recorded: the program allocated nothing"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("Showing top"), std::string::npos) << "no empty table\n" << text;
+}
+
+// Nothing sampled: how to get samples, in the profile's own sampling model, instead of a table.
+TEST(ReportTest, NothingSampledSaysHowToGetSamples) {
+  Profile native = test_support::MakeNativeHeapProfile(512 * 1024);
+  native.samples.clear();
+  std::string text = Print(native, {});
+  EXPECT_NE(text.find("No allocation was sampled: heaprec picks about one allocation per 512.0 KiB "
+                      "allocated"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("heaprec run --sample-interval 4K"), std::string::npos) << text;
+  EXPECT_EQ(text.find("Showing top"), std::string::npos) << text;
+  Profile ruby = test_support::MakeRubyProfile(1000);
+  ruby.samples.clear();
+  text = Print(ruby, {});
+  EXPECT_NE(text.find("No object was sampled (1 in 1000 objects)"), std::string::npos) << text;
+  EXPECT_NE(text.find("--sample-every 10"), std::string::npos) << text;
 }
 
 TEST(ReportIntervalTest, ObjectSizeFallsBackToSpaceOverObjects) {
@@ -198,7 +219,8 @@ TEST(ReportIntervalTest, ObjectSizeFallsBackToSpaceOverObjects) {
   Report r = ComputeReport(unknown, "inuse_space");
   EXPECT_TRUE(std::isnan(r.total_variance));
   std::string text = Print(unknown, {});
-  EXPECT_NE(text.find("Total: 3.1 MiB in 4 samples (±? at 95%)"), std::string::npos) << text;
+  EXPECT_NE(text.find("Total: 3.1 MiB in 4 profile records (±? at 95%)"), std::string::npos)
+      << text;
   ReportOptions json;
   json.format = Format::kJson;
   std::string out = Print(unknown, json);
@@ -270,7 +292,7 @@ TEST(ReportIntervalTest, ExactModeShowsNoIntervals) {
   for (const ReportRow& row : r.rows) EXPECT_EQ(row.cum_variance, 0) << row.function;
   std::string text = Print(exact, {});
   EXPECT_EQ(text.find("±"), std::string::npos) << text;
-  EXPECT_NE(text.find("Total: 3.1 MiB in 4 samples\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("Total: 3.1 MiB in 4 profile records\n"), std::string::npos) << text;
   EXPECT_NE(text.find("       flat   flat%    sum%        cum    cum%  function\n"),
             std::string::npos)
       << text;

@@ -67,7 +67,7 @@ TEST(RubyReportTest, TextNamesFramesAndShowsClasses) {
   std::string exact = Print(test_support::MakeRubyProfile(1), {});
   EXPECT_NE(exact.find("Sampling: every object (exact)\n"), std::string::npos) << exact;
   EXPECT_EQ(exact.find("±"), std::string::npos) << exact;
-  EXPECT_NE(exact.find(" in 4 samples\n"), std::string::npos) << exact;
+  EXPECT_NE(exact.find(" in 4 profile records\n"), std::string::npos) << exact;
 
   // Native profiles have no class section.
   EXPECT_EQ(Print(test_support::MakeReportProfile(), {}).find("classes"), std::string::npos);

@@ -98,4 +98,17 @@ inline std::vector<analysis::LeakInput> ThreeSites(int64_t pid, int64_t period,
   return inputs;
 }
 
+// Profiles 1 s apart of one process in which `leak` holds objects[i] objects of `size` bytes at
+// the i-th, sampled every `period` bytes (1: exact). The plateau tests' series.
+inline std::vector<analysis::LeakInput> OneSite(const std::vector<int64_t>& objects, int64_t size,
+                                                int64_t period = 1, int64_t pid = 7) {
+  std::vector<analysis::LeakInput> inputs;
+  for (size_t i = 0; i < objects.size(); ++i) {
+    std::vector<Group> groups = {{.leaf = kLeak, .objects = objects[i], .size = size}};
+    inputs.push_back({"p." + std::to_string(pid) + "." + std::to_string(i) + ".pb.gz",
+                      MakeProfile(pid, kT0 + static_cast<int64_t>(i) * kSecond, period, groups)});
+  }
+  return inputs;
+}
+
 }  // namespace heaprec::test_support::leaks

@@ -103,7 +103,7 @@ int DumpFinal(DumpReason reason, int signal_number) {
 
 bool FinalDumpDone() { return g_final_dump_done.load(); }
 
-int StreamProfile(ByteSink& body) {
+int StreamProfile(ByteSink& body, const char* default_sample_type) {
   HeapRecorder* recorder = g_recorder.load(std::memory_order_acquire);
   if (recorder == nullptr) return ENOSYS;
   HookGuard guard;
@@ -122,6 +122,7 @@ int StreamProfile(ByteSink& body) {
         // (http/served_symbols.h); addresses only when they cannot be read.
         ServedSymbols names(*g_arena);
         ProfileMetadata named = metadata;
+        named.default_sample_type = default_sample_type;
         if (names.Read(snapshot, metadata.mappings, metadata.mapping_count)) named.names = &names;
         errno = 0;
         GzipFileSink sink(body, *g_arena);

@@ -26,8 +26,9 @@ bool FinalDumpDone();
 
 // A fresh profile, gzipped, into `body` (the HTTP endpoint's response). The snapshot is taken under
 // the dump lock, then encoded and written without any of heaprec's locks held. Returns 0 or an
-// errno value.
-int StreamProfile(ByteSink& body);
+// errno value. `default_sample_type`: the type pprof shows first (schema::kInuseSpace for
+// /debug/pprof/heap, kAllocSpace for /debug/pprof/allocs).
+int StreamProfile(ByteSink& body, const char* default_sample_type);
 
 // The dump locks (the dump's, then the peak copy's), held across exec (process/exec_hooks.cc) and
 // fork (process/fork_handlers.cc): LockDumps waits for a dump in progress. After exec failed, or in

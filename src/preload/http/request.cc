@@ -9,7 +9,9 @@ namespace heaprec::preload {
 namespace {
 
 constexpr char kProfilePath[] = "/debug/pprof/heap";
+constexpr char kAllocsPath[] = "/debug/pprof/allocs";
 constexpr char kSymbolPath[] = "/debug/pprof/symbol";
+constexpr char kIndexPath[] = "/debug/pprof/";
 
 struct Text {
   const char* data;
@@ -203,12 +205,21 @@ HttpRequest Route(const RequestLine& request, const BodyHeaders& body) {
   bool head_only = request.method.Is("HEAD");
   bool get = head_only || request.method.Is("GET");
   if (path.Is(kSymbolPath)) return RouteSymbols(request, question, target, body, head_only, get);
-  if (!path.Is(kProfilePath)) {
-    return Verdict(HttpVerdict::kNotFound, "not found: heaprec serves only /debug/pprof/heap");
+  // Go's index answers with and without the final slash (its mux redirects the latter).
+  const bool index = path.Is(kIndexPath) || path.Is("/debug/pprof");
+  const bool allocs = path.Is(kAllocsPath);
+  if (!index && !allocs && !path.Is(kProfilePath)) {
+    return Verdict(HttpVerdict::kNotFound,
+                   "not found: heaprec serves /debug/pprof/heap, /debug/pprof/allocs, "
+                   "/debug/pprof/symbol and the index /debug/pprof/");
   }
   if (!get) return NotAllowed("method not allowed: use GET or HEAD", "GET, HEAD");
-  if (question == nullptr) return Verdict(HttpVerdict::kServe, "", head_only);
-  return CheckQuery({question + 1, target.size - path.size - 1}, head_only);
+  if (index) return Verdict(HttpVerdict::kIndex, "", head_only);
+  HttpRequest served = question == nullptr
+                           ? Verdict(HttpVerdict::kServe, "", head_only)
+                           : CheckQuery({question + 1, target.size - path.size - 1}, head_only);
+  served.allocs = allocs && served.verdict == HttpVerdict::kServe;
+  return served;
 }
 
 }  // namespace
@@ -250,6 +261,7 @@ const char* HttpStatusText(HttpVerdict verdict) {
   switch (verdict) {
     case HttpVerdict::kServe:
     case HttpVerdict::kSymbols:
+    case HttpVerdict::kIndex:
       return "200 OK";
     case HttpVerdict::kBadRequest:
       return "400 Bad Request";

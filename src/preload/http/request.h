@@ -3,6 +3,8 @@
 // tested and fuzzed (fuzz/http_request_fuzzer.cc) apart from the sockets.
 //
 // Served: GET or HEAD of /debug/pprof/heap (also in absolute form, http://host/debug/pprof/heap),
+// and of /debug/pprof/allocs, the same profile whose default sample type is alloc_space (as Go
+// serves it: `go tool pprof URL/allocs` opens on the bytes allocated since start);
 // HTTP/1.0 or 1.1, with any query string: `gc` and `debug=0` are accepted and ignored, as Go's
 // net/http/pprof ignores what heaprec has no use for; `seconds=N` (N > 0, Go's delta profile) and
 // `debug=N` (N > 0, Go's text format) are answered 400 with a one-line reason.
@@ -12,6 +14,8 @@
 // at most kMaxSymbolQueryBytes) or in a GET's query string; a GET without a query only asks whether
 // symbols are served. `go tool pprof` posts the addresses of every mapping its local symbolization
 // left without names (server.cc answers them: symbol_server.h).
+//
+// /debug/pprof/ (and /debug/pprof) is kIndex, a page listing these endpoints, as Go's index is.
 //
 // Any other path is 404, any other method 405, anything malformed 400, and a head that does not fit
 // in the caller's buffer 431.
@@ -26,6 +30,7 @@ enum class HttpVerdict {
   kIncomplete,        // no complete head yet, nothing wrong so far: read more
   kServe,             // 200: the profile
   kSymbols,           // 200: /debug/pprof/symbol, the addresses in `query` or the body
+  kIndex,             // 200: /debug/pprof/, the page listing the endpoints
   kBadRequest,        // 400
   kNotFound,          // 404
   kMethodNotAllowed,  // 405
@@ -38,6 +43,7 @@ enum class HttpVerdict {
 struct HttpRequest {
   HttpVerdict verdict = HttpVerdict::kIncomplete;
   bool head_only = false;   // HEAD: the response without its body
+  bool allocs = false;      // kServe of /debug/pprof/allocs: default sample type alloc_space
   const char* reason = "";  // an error's body, one line without newline
   const char* allow = "";   // kMethodNotAllowed: the methods the path takes ("GET, HEAD")
   // kSymbols: the GET query string (within the parsed bytes; null for none), or the POST body's

@@ -27,6 +27,7 @@
 #include "preload/process/environment.h"
 #include "preload/state.h"
 #include "preload/thread_state.h"
+#include "schema/profile_schema.h"
 
 namespace heaprec::preload {
 namespace {
@@ -132,20 +133,23 @@ int Listen() {
   return fd;
 }
 
-// The port the kernel chose for PORT 0, into g_address, and one line saying where it serves.
-void AnnounceEphemeralPort(int fd) {
-  socklen_t length = g_address.length;
-  if (getsockname(fd, &g_address.socket.any, &length) != 0) return;
-  char endpoint[128];
-  if (!FormatHttpEndpoint(g_address, endpoint, sizeof(endpoint))) return;
-  const char* parts[] = {"heaprec: serving ", endpoint, "\n"};
-  WriteStderr(parts, sizeof(parts) / sizeof(parts[0]));
-}
-
 bool IsEphemeral() {
   if (g_address.is_unix) return false;
   return (g_address.socket.any.sa_family == AF_INET6 ? g_address.socket.ipv6.sin6_port
                                                      : g_address.socket.ipv4.sin_port) == 0;
+}
+
+// One line on stderr saying where it serves, for every TCP address: the user who chose a port wants
+// to see it taken as much as the one who asked for PORT 0 wants to learn which (read back into
+// g_address). A Unix socket's path is the address the user gave, and there is nothing to learn:
+// silent. stdout stays the program's.
+void AnnounceEndpoint(int fd) {
+  socklen_t length = g_address.length;
+  if (IsEphemeral() && getsockname(fd, &g_address.socket.any, &length) != 0) return;
+  char endpoint[128];
+  if (!FormatHttpEndpoint(g_address, endpoint, sizeof(endpoint))) return;
+  const char* parts[] = {"heaprec: serving ", endpoint, "\n"};
+  WriteStderr(parts, sizeof(parts) / sizeof(parts[0]));
 }
 
 // Waits for `events` on `fd` until `deadline_ns` (CLOCK_MONOTONIC). False on timeout or error.
@@ -215,10 +219,19 @@ void SendText(SocketSink& out, const HttpRequest& request) {
   out.Write("\n");
 }
 
+// The file name differs as Go's does: what a browser saves is named for the endpoint.
 constexpr char kProfileHead[] =
     "HTTP/1.1 200 OK\r\n"
     "Content-Type: application/octet-stream\r\n"
     "Content-Disposition: attachment; filename=\"heap\"\r\n"
+    "X-Content-Type-Options: nosniff\r\n"
+    "Cache-Control: no-store\r\n"
+    "Connection: close\r\n"
+    "\r\n";
+constexpr char kAllocsHead[] =
+    "HTTP/1.1 200 OK\r\n"
+    "Content-Type: application/octet-stream\r\n"
+    "Content-Disposition: attachment; filename=\"allocs\"\r\n"
     "X-Content-Type-Options: nosniff\r\n"
     "Cache-Control: no-store\r\n"
     "Connection: close\r\n"
@@ -228,9 +241,9 @@ constexpr char kProfileHead[] =
 // at all is still a 503.
 class ProfileBody final : public ByteSink {
  public:
-  explicit ProfileBody(SocketSink& out) : out_(out) {}
+  ProfileBody(SocketSink& out, const char* head) : out_(out), head_(head) {}
   bool Write(const void* data, std::size_t size) override {
-    if (!started_ && !out_.Write(kProfileHead)) return false;
+    if (!started_ && !out_.Write(head_)) return false;
     started_ = true;
     return out_.Write(data, size);
   }
@@ -238,8 +251,32 @@ class ProfileBody final : public ByteSink {
 
  private:
   SocketSink& out_;
+  const char* head_;
   bool started_ = false;
 };
+
+// /debug/pprof/: what Go's index lists that heaprec serves, with the same relative links (so that
+// it works behind a proxy's prefix) and the same one-line descriptions' spirit. Static: no
+// allocation, no profile taken to show counts.
+constexpr char kIndexHead[] =
+    "HTTP/1.1 200 OK\r\n"
+    "Content-Type: text/html; charset=utf-8\r\n"
+    "X-Content-Type-Options: nosniff\r\n"
+    "Cache-Control: no-store\r\n"
+    "Connection: close\r\n"
+    "\r\n";
+constexpr char kIndexPage[] =
+    "<!DOCTYPE html>\n<html>\n<head>\n<meta charset=\"utf-8\">\n<title>/debug/pprof/</title>\n"
+    "</head>\n<body>\n/debug/pprof/ (heaprec)<br>\n<br>\nProfiles:<br>\n<table>\n"
+    "<tr><td><a href=\"allocs\">allocs</a></td><td>A sampling of all past memory "
+    "allocations (alloc_space by default)</td></tr>\n"
+    "<tr><td><a href=\"heap\">heap</a></td><td>A sampling of memory allocations of live "
+    "objects (inuse_space by default)</td></tr>\n"
+    "</table>\n<br>\n<a href=\"symbol\">symbol</a>: the symbol tables' names of addresses "
+    "(POST or GET 0xADDR+0xADDR...)<br>\n"
+    "<p>Not served: profile, trace, goroutine, threadcreate, block, mutex and cmdline are Go "
+    "runtime profiles; delta profiles (seconds=N) and debug=N text are refused.</p>\n"
+    "<p>Use: go tool pprof http://HOST:PORT/debug/pprof/heap</p>\n</body>\n</html>\n";
 
 constexpr char kSymbolsHead[] =
     "HTTP/1.1 200 OK\r\n"
@@ -339,13 +376,15 @@ void Serve(int fd, char* head) {
   SocketSink out(fd, response_deadline);
   if (request.verdict == HttpVerdict::kSymbols) {
     ServeSymbols(fd, out, request, head, size, response_deadline);
+  } else if (request.verdict == HttpVerdict::kIndex) {
+    if (out.Write(kIndexHead) && !request.head_only) out.Write(kIndexPage);
   } else if (request.verdict != HttpVerdict::kServe) {
     SendText(out, request);
   } else if (request.head_only) {
-    out.Write(kProfileHead);
+    out.Write(request.allocs ? kAllocsHead : kProfileHead);
   } else {
-    ProfileBody body(out);
-    int error = StreamProfile(body);
+    ProfileBody body(out, request.allocs ? kAllocsHead : kProfileHead);
+    int error = StreamProfile(body, request.allocs ? schema::kAllocSpace : schema::kInuseSpace);
     // Before the first byte (no memory for the snapshot) the answer can still say so; a failure
     // midway cuts the body short, and the client sees a broken gzip stream.
     if (error != 0 && !body.started()) {
@@ -431,7 +470,7 @@ void StartHttpServerIfConfigured() {
   }
   int fd = Listen();
   if (fd < 0) return;
-  if (IsEphemeral()) AnnounceEphemeralPort(fd);
+  if (!g_address.is_unix) AnnounceEndpoint(fd);
   g_listener.store(fd);
   if (!StartHeaprecThread(ServeLoop)) {
     g_listener.store(-1);
