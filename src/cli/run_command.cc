@@ -237,7 +237,7 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
       "its live objects. The library is lib/ruby beside heaprec's lib/ directory in the build\n"
       "tree, Ruby's vendor directories installed; HEAPREC_RUBY_LIB overrides it.\n"
       "--sample-every is HEAPREC_SAMPLE_EVERY. HEAPREC_LIBRARY overrides libheaprec.so.\n"
-      "--sample-interval, --unwind, --dump-signal, --dump-above, --quiet, --no-follow,\n"
+      "--sample-interval, --unwind, --dump-above, --quiet, --no-follow,\n"
       "--dormant and --http are for native programs only.\n"
       "Output templates expand %p (pid), %t (time), %e (program name).\n"
       "Signals: a terminal's Ctrl-C, Ctrl-\\ and hangup reach the program directly; INT, QUIT,\n"
@@ -277,7 +277,7 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
       ->check(InExistingDirectory());
   AddSettingFlag(cmd, options, "--dump-interval", "Also write a profile every SECONDS");
   AddSettingFlag(cmd, options, "--dump-signal",
-                 "Native: also write a profile on this signal (e.g. SIGUSR2)");
+                 "Also write a profile on this signal (e.g. SIGUSR2)");
   AddSettingFlag(cmd, options, "--max-depth",
                  "Frames kept per stack, 1-1024 (default 128; Ruby 400)");
   AddSettingFlag(cmd, options, "--dump-above",

@@ -141,10 +141,14 @@ VALUE DumpWithReason(VALUE path, const char* reason) {
 // Heaprec.dump: the program asked for this profile, which native profiles call reason=api.
 VALUE Dump(VALUE, VALUE path) { return DumpWithReason(path, schema::kReasonApi); }
 
-// Heaprec._dump: autorun's dumps, at exit and on its interval, named as the native profiler names
-// the same occasions (the manifest gets the same word). Ruby has no signal or peak dumps.
+// Heaprec._dump: autorun's dumps, named as the native profiler names the same occasions (the
+// manifest gets the same word): at exit, exit! (_exit) and a terminating signal, on its interval
+// and its dump signal, and when a ractor stops profiling (detach: profiling ended, the process
+// goes on). Ruby has no peak dumps.
 VALUE DumpFor(VALUE, VALUE path, VALUE reason) {
-  static const char* const kReasons[] = {schema::kReasonExit, schema::kReasonInterval,
+  static const char* const kReasons[] = {schema::kReasonExit,       schema::kReasonUnderscoreExit,
+                                         schema::kReasonTerminated, schema::kReasonInterval,
+                                         schema::kReasonSignal,     schema::kReasonDetach,
                                          schema::kReasonApi};
   const char* name = StringValueCStr(reason);
   for (const char* known : kReasons) {

@@ -300,7 +300,7 @@ constexpr SettingRow kRows[] = {
      "a non-empty path template shorter than PATH_MAX"},
     {"HEAPREC_DUMP_INTERVAL", "--dump-interval", "SECONDS", kLibraryAndRuby, ReadDumpInterval,
      "seconds such as 10 or 0.5 (0 = off)"},
-    {"HEAPREC_DUMP_SIGNAL", "--dump-signal", "SIGNAL", kReadByLibrary, ReadDumpSignal,
+    {"HEAPREC_DUMP_SIGNAL", "--dump-signal", "SIGNAL", kLibraryAndRuby, ReadDumpSignal,
      "a signal name such as SIGUSR2, USR1, HUP, or its number"},
     {"HEAPREC_DUMP_ABOVE", "--dump-above", "BYTES", kReadByLibrary, ReadDumpAbove,
      "a byte count such as 100M or 2G (0 = off)"},
