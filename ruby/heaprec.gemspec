@@ -4,6 +4,8 @@
 # core (../src/core) directly, so the gem and the native profiler share one implementation, and
 # their version: the checkout's VERSION file, which extconf.rb compiles into the extension
 # (Heaprec::VERSION). Like src/core, it stays outside the gem's files: the gem builds from a checkout.
+require_relative "lib/heaprec/ruby_support"
+
 Gem::Specification.new do |spec|
   spec.name = "heaprec"
   spec.version = File.read(File.expand_path("../VERSION", __dir__)).strip
@@ -12,7 +14,7 @@ Gem::Specification.new do |spec|
                      "and writes them as a pprof heap profile with Ruby stacks, classes and GC ages."
   spec.authors = ["heaprec authors"]
   spec.license = "Apache-2.0"
-  spec.required_ruby_version = ">= 3.0"
+  spec.required_ruby_version = Heaprec::SUPPORTED_RUBY
   spec.files = Dir["lib/**/*.rb", "ext/heaprec/*.{cc,h,rb}"]
   spec.require_paths = ["lib"]
   spec.extensions = ["ext/heaprec/extconf.rb"]

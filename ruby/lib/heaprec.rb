@@ -10,6 +10,7 @@
 #   ...
 #   Heaprec.dump("heap.pb.gz")          # live sampled objects, each counting 1000
 #   Heaprec.stop
+require "heaprec/ruby_support"
 require "heaprec/heaprec_ext"  # also defines Heaprec::VERSION, the version compiled into it
 
 module Heaprec
@@ -20,8 +21,10 @@ module Heaprec
   # Starts sampling. `sample_every: N` samples each new object with probability 1/N (randomly, so
   # allocation patterns cannot alias with it) and counts each sampled object N times; N = 1 tracks
   # every object. `seed:` fixes the random choices (for repeatable runs); `max_depth:` caps the
-  # frames kept per stack. Raises if already started.
+  # frames kept per stack. Raises if already started, or on a Ruby heaprec does not support.
   def self.start(sample_every: DEFAULT_SAMPLE_EVERY, seed: nil, max_depth: DEFAULT_MAX_DEPTH)
+    unsupported = unsupported_ruby_reason
+    raise NotImplementedError, unsupported if unsupported
     sample_every = positive_integer(:sample_every, sample_every, 1 << 62)
     max_depth = positive_integer(:max_depth, max_depth, MAX_DEPTH_LIMIT)
     if defined?(Ractor) && Ractor.count > 1

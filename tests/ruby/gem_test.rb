@@ -28,6 +28,38 @@ class GemTest < HeaprecTestCase
     assert_equal ["Apache-2.0"], spec.licenses
     assert_includes spec.files, "lib/heaprec.rb"
     assert_includes spec.files, "ext/heaprec/extconf.rb"
+    assert_includes spec.files, "lib/heaprec/ruby_support.rb"
+    # gem install refuses the Rubies Heaprec.start refuses: one list for both.
+    assert spec.required_ruby_version.satisfied_by?(Gem::Version.new("3.1.2"))
+    refute spec.required_ruby_version.satisfied_by?(Gem::Version.new("3.5.0"))
+    refute spec.required_ruby_version.satisfied_by?(Gem::Version.new("2.7.8"))
+  end
+
+  # heaprec tells live objects by ObjectSpace._id2ref: the Rubies where that is deprecated (4.0, the
+  # 3.5 previews) and those before 3.0 are refused with one line; this one runs.
+  def test_unsupported_rubies_are_refused_with_one_clear_line
+    assert_nil Heaprec.unsupported_ruby_reason
+    %w[3.0.0 3.1.2 3.3.6 3.4.1].each { |v| assert_nil Heaprec.unsupported_ruby_reason(v), v }
+    assert_equal "heaprec does not support Ruby 4.0.0: it tells live objects by ObjectSpace._id2ref, " \
+                 "which Ruby 4.0 deprecates (supported: Ruby 3.0 to 3.4)",
+                 Heaprec.unsupported_ruby_reason("4.0.0")
+    # A preview's RUBY_VERSION is the coming release's.
+    assert_match(/does not support Ruby 3\.5\.0:/, Heaprec.unsupported_ruby_reason("3.5.0"))
+    assert_equal "heaprec needs Ruby 3.0 or later, not 2.7.8", Heaprec.unsupported_ruby_reason("2.7.8")
+  end
+
+  # Heaprec.start asks it: on an unsupported Ruby it raises that line and starts nothing.
+  def test_start_refuses_an_unsupported_ruby
+    Heaprec.singleton_class.alias_method(:real_reason, :unsupported_ruby_reason)
+    begin
+      Heaprec.define_singleton_method(:unsupported_ruby_reason) { |*| "heaprec does not support Ruby 9" }
+      error = assert_raises(NotImplementedError) { Heaprec.start }
+      assert_equal "heaprec does not support Ruby 9", error.message
+      refute Heaprec.running?
+    ensure
+      Heaprec.singleton_class.alias_method(:unsupported_ruby_reason, :real_reason)
+    end
+    assert_nil Heaprec.unsupported_ruby_reason
   end
 
   # What `gem install` does: extconf.rb, make, and the extension loads (a core source left out of

@@ -129,7 +129,7 @@ module Heaprec
       @final_written = false
       start_interval_dumps
       at_exit { final_dump(ending_reason($!)) }
-    rescue SettingError, ArgumentError, RangeError, RuntimeError => e
+    rescue SettingError, ArgumentError, RangeError, RuntimeError, NotImplementedError => e
       warn "heaprec: #{e.message}; the program runs without heaprec"
     end
 
