@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analysis/report.h"
@@ -168,6 +170,27 @@ std::string ShownPath(const std::string& path) {
   return !error && path.rfind(cwd, 0) == 0 ? path.substr(cwd.size()) : path;
 }
 
+// How to type this heaprec: "heaprec" when that is what $PATH finds, else its own path (relative
+// to the working directory when under it: ../build/bin/heaprec from a checkout's out/).
+std::string SelfCommand() {
+  std::error_code error;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (error) return "heaprec";
+  const char* path = std::getenv("PATH");
+  std::string_view dirs = path != nullptr ? path : "";
+  while (!dirs.empty()) {
+    const size_t colon = std::min(dirs.find(':'), dirs.size());
+    const std::filesystem::path candidate =
+        std::filesystem::path(dirs.substr(0, colon)) / "heaprec";
+    if (std::filesystem::equivalent(candidate, self, error) && !error) return "heaprec";
+    dirs.remove_prefix(std::min(colon + 1, dirs.size()));
+  }
+  const std::filesystem::path relative = std::filesystem::relative(self, error);
+  return !error && !relative.empty() && relative.native().size() < self.native().size()
+             ? relative.string()
+             : self.string();
+}
+
 // The program's story (cli/run_stories.h) from its final and peak profiles, then what to try next.
 void PrintStory(const RunOptions& o, const ManifestEntry& final_profile,
                 const ManifestEntry* peak) {
@@ -179,10 +202,12 @@ void PrintStory(const RunOptions& o, const ManifestEntry& final_profile,
     PrintStories(GroupByProcess(profiles), 1, o.top == 0 ? 0 : std::min<size_t>(o.top, 5),
                  std::cerr);
     const std::string shown = ShownPath(final_profile.path);
-    std::cerr << "\nNext: heaprec report --lines " << shown << "   (every site, by line)\n"
-              << "      heaprec flame " << shown << "   (a flame graph page)\n";
+    const std::string heaprec = SelfCommand();
+    std::cerr << "\nNext: " << heaprec << " report --lines " << shown
+              << "   (every site, by line)\n"
+              << "      " << heaprec << " flame " << shown << "   (a flame graph page)\n";
     if (peak != nullptr) {
-      std::cerr << "      heaprec diff " << ShownPath(peak->path) << " " << shown
+      std::cerr << "      " << heaprec << " diff " << ShownPath(peak->path) << " " << shown
                 << "   (what was freed after the peak)\n";
     }
   } catch (const std::exception& error) {

@@ -127,16 +127,23 @@ void PrintFreed(const RunStory& story, const SummaryOptions& options, std::ostre
 void PrintRss(const RunStory& story, const SummaryOptions& options, std::ostream& out) {
   const analysis::RssAccount& r = story.rss;
   if (r.rss < 0) return;
-  out << kLabelIndent << "RSS          " << Bytes(r.rss) << " " << EndOf(story.reason) << ": heap "
-      << BytesWithError(r.heap, r.heap_error, options.unicode);
+  out << kLabelIndent << "RSS          " << Bytes(r.rss) << " " << EndOf(story.reason) << ": ";
+  const std::string heap = "heap " + BytesWithError(r.heap, r.heap_error, options.unicode);
+  if (r.malloc_in_use >= 0) {
+    // malloc's count is exact: it is the heap plus the allocator's per-block overhead. The
+    // overhead is told only when the heap's estimate cannot account for the difference.
+    out << "in use by malloc " << Bytes(r.malloc_in_use) << " (" << heap;
+    if (r.overhead() > 2 * r.heap_error) {
+      out << ", overhead " << (r.heap_error > 0 ? (options.unicode ? "≈" : "~") : "")
+          << Bytes(r.overhead());
+    }
+    out << ")";
+  } else {
+    out << heap;
+  }
   auto part = [&out](const char* name, int64_t bytes) {
     if (bytes > 0) out << ", " << name << " " << Bytes(bytes);
   };
-  // The overhead is malloc's count minus the heap's estimate: it carries the estimate's error.
-  if (r.overhead() > 0) {
-    out << ", malloc overhead " << (r.heap_error > 0 ? (options.unicode ? "≈" : "~") : "")
-        << Bytes(r.overhead());
-  }
   part("free but kept by malloc", r.malloc_free_resident());
   if (r.malloc_free_resident() >= 0 && r.malloc_free_resident() < r.malloc_free) {
     out << " (of " << Bytes(r.malloc_free) << " free in its arenas)";

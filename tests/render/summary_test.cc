@@ -100,10 +100,11 @@ TEST(RunStoryText, TellsPeakLeakCacheRssTemporariesAndSizesInOrder) {
       "Session::Session service.cc:88",
       "  freed later  270.0 MiB ±4.0 MiB held at the peak and freed before the end",
       "Cache::Put cache.cc:40",
-      "  RSS          400.0 MiB at exit: heap 26.0 MiB ±1.0 MiB, malloc overhead ≈2.0 MiB, free "
-      "but "
-      "kept by malloc 300.0 MiB, heaprec 2.0 MiB, mapped files 10.0 MiB, the rest (stacks, other "
-      "mappings) 60.0 MiB",
+      // 28 MiB in use by malloc is within the estimate's error of the 26 MiB heap: no overhead
+      // told.
+      "  RSS          400.0 MiB at exit: in use by malloc 28.0 MiB (heap 26.0 MiB ±1.0 MiB), free "
+      "but kept by malloc 300.0 MiB, heaprec 2.0 MiB, mapped files 10.0 MiB, the rest (stacks, "
+      "other mappings) 60.0 MiB",
       "  temporaries  ≈1,234,567 objects",
       "      1,234,567             Parse parse.cc:12",
       "  sizes        ≈2,000 allocations, 976.6 KiB (of allocations / of bytes): ≤16 B 75%/2%, "
@@ -116,6 +117,25 @@ TEST(RunStoryText, TellsPeakLeakCacheRssTemporariesAndSizesInOrder) {
                                         << text;
     at = found;
   }
+}
+
+// malloc's overhead is told once the heap's estimate cannot explain it; exact profiles tell it as
+// is.
+TEST(RunStoryText, MallocOverheadOnlyBeyondTheEstimatesError) {
+  RunStory s = Story();
+  s.rss.heap_error = 0.5 * (1 << 20);
+  std::ostringstream sampled;
+  PrintRunStory(s, {}, sampled);
+  EXPECT_NE(sampled.str().find("in use by malloc 28.0 MiB (heap 26.0 MiB ±512.0 KiB, overhead "
+                               "≈2.0 MiB)"),
+            std::string::npos)
+      << sampled.str();
+  s.rss.heap_error = 0;
+  std::ostringstream exact;
+  PrintRunStory(s, {}, exact);
+  EXPECT_NE(exact.str().find("in use by malloc 28.0 MiB (heap 26.0 MiB, overhead 2.0 MiB)"),
+            std::string::npos)
+      << exact.str();
 }
 
 TEST(RunStoryText, AsciiOnlyWithoutAUtf8Locale) {
