@@ -9,7 +9,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <optional>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -124,7 +126,17 @@ TEST_F(TimelineTest, TheRunEndsWithTheStoryTheLeakApartFromTheCache) {
   EXPECT_NE(lines[never_freed + 1].find("site_phase_leak"), std::string::npos) << run_->err;
   EXPECT_NE(lines[freed + 1].find("site_phase_cache"), std::string::npos) << run_->err;
   EXPECT_NE(lines[temporaries + 1].find("site_phase_temporary"), std::string::npos) << run_->err;
-  EXPECT_NE(run_->err.find("Next: heaprec report"), std::string::npos);
+  // The next commands as the user can paste them where heaprec ran: heaprec's path (the test's
+  // heaprec is not on $PATH) and the profile's path, from the run's directory.
+  std::smatch next;
+  ASSERT_TRUE(std::regex_search(run_->err, next, std::regex("Next: (\\S+) report --lines (\\S+)")))
+      << run_->err;
+  const auto from_run = [](const std::string& path) {
+    return path.front() == '/' ? std::filesystem::path(path)
+                               : dir_->path() / std::filesystem::path(path);
+  };
+  EXPECT_TRUE(std::filesystem::equivalent(from_run(next[1]), HEAPREC_BIN)) << next[1];
+  EXPECT_TRUE(std::filesystem::exists(from_run(next[2]))) << next[2];
 }
 
 TEST_F(TimelineTest, SummaryCommandTellsTheSameFromTheFiles) {
