@@ -237,8 +237,8 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
       "its live objects. The library is lib/ruby beside heaprec's lib/ directory in the build\n"
       "tree, Ruby's vendor directories installed; HEAPREC_RUBY_LIB overrides it.\n"
       "--sample-every is HEAPREC_SAMPLE_EVERY. HEAPREC_LIBRARY overrides libheaprec.so.\n"
-      "--sample-interval, --unwind, --dump-above, --quiet, --no-follow,\n"
-      "--dormant and --http are for native programs only.\n"
+      "--sample-interval, --unwind, --dump-above, --quiet, --no-follow and\n"
+      "--dormant are for native programs only.\n"
       "Output templates expand %p (pid), %t (time), %e (program name).\n"
       "Signals: a terminal's Ctrl-C, Ctrl-\\ and hangup reach the program directly; INT, QUIT,\n"
       "TERM, HUP, USR1, USR2 and the dump signal sent to heaprec with kill are passed on to it.\n"
@@ -300,12 +300,12 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
                  "Native: start with sampling off, at no cost, until `heaprec attach PID` "
                  "(needs --dump-signal, which carries attach and detach)");
   AddSettingFlag(cmd, options, "--http",
-                 "Native: the process serves a fresh profile at GET /debug/pprof/heap on ADDR: a "
+                 "The process serves a fresh profile at GET /debug/pprof/heap on ADDR: a "
                  "port (6060), a host and port (127.0.0.1:6060, [::1]:6060, localhost:6060; "
                  "loopback only unless --http-public; port 0 = any free one, printed), or a Unix "
                  "socket path (/run/app.sock, ./app.sock, unix:app.sock)");
   AddSettingFlag(cmd, options, "--http-public",
-                 "Native: let --http listen on a non-loopback address (anyone who can reach it "
+                 "Let --http listen on a non-loopback address (anyone who can reach it "
                  "can read the profile)");
   cmd->add_flag("!--no-symbolize", options->symbolize, "Leave the profiles unsymbolized");
   cmd->add_flag("!--no-cache", options->symbol_cache,

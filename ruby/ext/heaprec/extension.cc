@@ -143,13 +143,13 @@ VALUE Dump(VALUE, VALUE path) { return DumpWithReason(path, schema::kReasonApi);
 
 // Heaprec._dump: autorun's dumps, named as the native profiler names the same occasions (the
 // manifest gets the same word): at exit, exit! (_exit) and a terminating signal, on its interval
-// and its dump signal, and when a ractor stops profiling (detach: profiling ended, the process
-// goes on). Ruby has no peak dumps.
+// and its dump signal, for an HTTP request, and when a ractor stops profiling (detach: profiling
+// ended, the process goes on). Ruby has no peak dumps.
 VALUE DumpFor(VALUE, VALUE path, VALUE reason) {
   static const char* const kReasons[] = {schema::kReasonExit,       schema::kReasonUnderscoreExit,
                                          schema::kReasonTerminated, schema::kReasonInterval,
                                          schema::kReasonSignal,     schema::kReasonDetach,
-                                         schema::kReasonApi};
+                                         schema::kReasonHttp,       schema::kReasonApi};
   const char* name = StringValueCStr(reason);
   for (const char* known : kReasons) {
     if (strcmp(name, known) == 0) return DumpWithReason(path, known);

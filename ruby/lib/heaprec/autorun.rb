@@ -7,6 +7,8 @@
 #   HEAPREC_SAMPLE_EVERY   sample each object with probability 1/N (default 1000; 1 = every object)
 #   HEAPREC_DUMP_INTERVAL  also dump every S seconds (numbered files), for `heaprec leaks`
 #   HEAPREC_DUMP_SIGNAL    also dump when this signal arrives (SIGUSR2, USR2 or a number)
+#   HEAPREC_HTTP           serve GET /debug/pprof/heap on a port, HOST:PORT or a Unix socket path
+#                          (HEAPREC_HTTP_PUBLIC=1 for a host other than loopback)
 #   HEAPREC_SEED           fixed sampling seed; HEAPREC_MAX_DEPTH frames per stack (default 400)
 #   HEAPREC_MANIFEST       set by `heaprec run`: where each written file is reported
 #
@@ -84,6 +86,19 @@ module Heaprec
       end
     end
 
+    # The HTTP endpoint. It failing to start (a port in use) is reported and the program is still
+    # profiled: its endings and intervals keep their profiles.
+    def start_http
+      address = ENV["HEAPREC_HTTP"]
+      return if address.nil? || address.empty?
+      require "heaprec/http"
+      @http = Heaprec::HttpServer.start(address, ENV["HEAPREC_HTTP_PUBLIC"] == "1")
+    rescue StandardError => e
+      warn "heaprec: not serving HTTP: #{e.message}"
+    end
+
+    def close_http_in_child = @http&.close_in_child
+
     # Interval dumps run in a thread; a forked child starts its own (threads do not survive fork).
     # It is stopped by asking, not killed: a dump in progress (writing without the GVL) finishes
     # and is reported, and the exit dump never finds one still running.
@@ -128,6 +143,7 @@ module Heaprec
       Heaprec.start(**options)
       @final_written = false
       start_interval_dumps
+      start_http
       at_exit { final_dump(ending_reason($!)) }
     rescue SettingError, ArgumentError, RangeError, RuntimeError, NotImplementedError => e
       warn "heaprec: #{e.message}; the program runs without heaprec"
@@ -141,6 +157,7 @@ module Heaprec
         if pid.zero? && Heaprec.running?
           Heaprec::Autorun.instance_variable_set(:@final_written, false)
           Heaprec::Autorun.start_interval_dumps
+          Heaprec::Autorun.close_http_in_child
         end
         pid
       end

@@ -319,9 +319,10 @@ constexpr SettingRow kRows[] = {
     {schema::kDormantVariable, "--dormant", nullptr, kReadByLibrary, ReadDormant, "1 or 0"},
     {schema::kPeakAtOnceVariable, nullptr, nullptr, kReadByLibrary, ReadPeakAtOnce, "1 or 0"},
     {schema::kUncompressedVariable, nullptr, nullptr, kReadByLibrary, ReadUncompressed, "1 or 0"},
-    {"HEAPREC_HTTP", "--http", "ADDR", kReadByHttpServer, ReadHttp,
+    {"HEAPREC_HTTP", "--http", "ADDR", kReadByHttpServer | kReadByRuby, ReadHttp,
      "a port, HOST:PORT or a Unix socket path"},
-    {"HEAPREC_HTTP_PUBLIC", "--http-public", nullptr, kReadByHttpServer, ReadHttpPublic, "1 or 0"},
+    {"HEAPREC_HTTP_PUBLIC", "--http-public", nullptr, kReadByHttpServer | kReadByRuby,
+     ReadHttpPublic, "1 or 0"},
 };
 
 }  // namespace
