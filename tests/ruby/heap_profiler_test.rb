@@ -10,6 +10,7 @@ class Young; end
 class Halved; end
 class PathA; end
 class Compacted; end
+class OnHeaprecsThread; end
 
 class HeapProfilerTest < HeaprecTestCase
   ALLOCATING_LINE = __LINE__ + 2
@@ -255,6 +256,19 @@ class HeapProfilerTest < HeaprecTestCase
     error = assert_raises(ArgumentError) { Heaprec._dump(path("odd.pb.gz"), "whenever") }
     assert_match(/unknown dump reason whenever/, error.message)
     refute File.exist?(path("odd.pb.gz"))
+  end
+
+  # autorun's own threads (dumps, HTTP) exclude themselves: what they allocate is not the program's.
+  def test_an_excluded_thread_is_not_sampled
+    Heaprec.start(sample_every: 1)
+    mine = Thread.new do
+      Heaprec._exclude_this_thread
+      Array.new(100) { OnHeaprecsThread.new }
+    end.value
+    theirs = Array.new(50) { OnHeaprecsThread.new }
+    full_gc
+    assert_equal 50, dump.count_of("OnHeaprecsThread")
+    assert_equal 150, mine.size + theirs.size
   end
 
   def test_profile_block_writes_and_stops

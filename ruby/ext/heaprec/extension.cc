@@ -131,6 +131,14 @@ VALUE Stop(VALUE) {
 
 VALUE IsRunning(VALUE) { return g_profiler != nullptr ? Qtrue : Qfalse; }
 
+// Heaprec._exclude_this_thread: the calling thread's allocations are heaprec's own from now on
+// (autorun's dump and HTTP threads), not the program's, and are not sampled. A Ruby thread is one
+// native thread, whose flag this sets.
+VALUE ExcludeThisThread(VALUE) {
+  SuppressHookOnThisThread(true);
+  return Qnil;
+}
+
 // The path is converted first: its to_str/to_path is Ruby code, which may stop the profiler.
 VALUE DumpWithReason(VALUE path, const char* reason) {
   VALUE file_path = rb_get_path(path);
@@ -232,6 +240,7 @@ extern "C" __attribute__((visibility("default"))) void Init_heaprec_ext() {
   rb_define_singleton_method(module, "_start", Start, 3);
   rb_define_singleton_method(module, "stop", Stop, 0);
   rb_define_singleton_method(module, "running?", IsRunning, 0);
+  rb_define_singleton_method(module, "_exclude_this_thread", ExcludeThisThread, 0);
   rb_define_singleton_method(module, "dump", Dump, 1);
   rb_define_singleton_method(module, "_dump", DumpFor, 2);
   rb_define_singleton_method(module, "stats", Stats, 0);

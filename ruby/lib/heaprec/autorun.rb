@@ -81,7 +81,10 @@ module Heaprec
       signal = name.match?(/\A\d+\z/) ? Integer(name, 10) : name.delete_prefix("SIG")
       @signal_dumps = 0
       previous = Signal.trap(signal) do |number|
-        Thread.new { dump("signal", @signal_dumps += 1) }
+        Thread.new do
+          Heaprec._exclude_this_thread
+          dump("signal", @signal_dumps += 1)
+        end
         previous.call(number) if previous.respond_to?(:call)
       end
     end
@@ -110,6 +113,7 @@ module Heaprec
       @stopping = false
       @interval_thread = Thread.new do
         Thread.current.name = "heaprec-dump"
+        Heaprec._exclude_this_thread
         loop do
           stop = @lock.synchronize do
             @wake.wait(@lock, @interval) unless @stopping

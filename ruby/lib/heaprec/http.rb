@@ -29,6 +29,7 @@ module Heaprec
       warn "heaprec: serving #{url}"
       @thread = Thread.new do
         Thread.current.name = "heaprec-http"
+        Heaprec._exclude_this_thread
         loop { serve(@server.accept) }
       rescue IOError, SystemCallError
         nil # closed: the process is ending or forked
