@@ -24,6 +24,7 @@ void RegisterLeaksCommand(CLI::App& app, int* exit_code);
 void RegisterAgentCommand(CLI::App& app, int* exit_code);
 void RegisterRecoverCommand(CLI::App& app, int* exit_code);
 void RegisterSummaryCommand(CLI::App& app, int* exit_code);
+void RegisterUiCommand(CLI::App& app, int* exit_code);
 // `heaprec attach PID` and `heaprec detach PID`, for processes started dormant.
 void RegisterAttachCommands(CLI::App& app, int* exit_code);
 

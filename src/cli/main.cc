@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   heaprec::cli::RegisterSymbolizeCommand(app, &exit_code);
   heaprec::cli::RegisterFetchCommand(app, &exit_code);
   heaprec::cli::RegisterFlameCommand(app, &exit_code);
+  heaprec::cli::RegisterUiCommand(app, &exit_code);
   heaprec::cli::RegisterDiffCommand(app, &exit_code);
   heaprec::cli::RegisterLeaksCommand(app, &exit_code);
   heaprec::cli::RegisterAgentCommand(app, &exit_code);

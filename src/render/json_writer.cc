@@ -147,4 +147,9 @@ JsonWriter& JsonWriter::Null() {
   return *this;
 }
 
+JsonWriter& JsonWriter::Document(std::string_view json) {
+  Raw(json);
+  return *this;
+}
+
 }  // namespace heaprec::render

@@ -40,6 +40,9 @@ class JsonWriter {
   JsonWriter& Significant(double value, int digits);   // "%.*g"; null when not finite
   JsonWriter& Bool(bool value);
   JsonWriter& Null();
+  // A value that is already a JSON document (another writer's), written as it is: the caller
+  // vouches that it is valid and, for a script-safe document, has no '<'.
+  JsonWriter& Document(std::string_view json);
 
   // `value` as a JSON string literal, quotes included.
   static std::string Quote(std::string_view value, bool script_safe = false);

@@ -239,8 +239,8 @@ TEST_F(CommandLineTest, NoCommandPrintsTheShortUsage) {
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err,
             "Usage: heaprec COMMAND [OPTIONS] [ARGS...]\n"
-            "Commands: run, report, summary, symbolize, fetch, flame, diff, leaks, agent, recover, "
-            "attach, detach, dump\n"
+            "Commands: run, report, summary, symbolize, fetch, flame, ui, diff, leaks, agent, "
+            "recover, attach, detach, dump\n"
             "heaprec --help describes them; heaprec help COMMAND shows a command's options and "
             "examples.\n");
 }

@@ -44,3 +44,15 @@ add_test(NAME leaks_page_test
           --workdir ${CMAKE_CURRENT_BINARY_DIR}/leaks_page_test
           --screenshot ${PROJECT_SOURCE_DIR}/docs/images/leaks.png)
 set_tests_properties(leaks_page_test PROPERTIES TIMEOUT 180 LABELS "browser;leaks")
+
+# `heaprec ui`'s page in the same browser (ui_page_test.mjs), on wl_leaks's series, written and
+# served.
+add_test(NAME ui_page_test
+  COMMAND ${HEAPREC_NODE} ${CMAKE_CURRENT_SOURCE_DIR}/ui_page_test.mjs
+          --heaprec $<TARGET_FILE:heaprec>
+          --workload $<TARGET_FILE:heaprec_wl_leaks>
+          --node-modules ${HEAPREC_WEB_BINARY_DIR}/node_modules
+          --chromium ${HEAPREC_CHROMIUM}
+          --workdir ${CMAKE_CURRENT_BINARY_DIR}/ui_page_test
+          --screenshot ${PROJECT_SOURCE_DIR}/docs/images/ui.png)
+set_tests_properties(ui_page_test PROPERTIES TIMEOUT 180 LABELS browser)
