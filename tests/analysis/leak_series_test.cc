@@ -316,7 +316,8 @@ TEST(AnalyzeLeaksTest, FinalProfilePerProcess) {
 // series did. Series of 12 profiles 1 s apart, objects of 1 MiB.
 constexpr int64_t kMiB = 1 << 20;
 
-const LeakSite& OnlySite(const std::vector<LeakSeries>& series) {
+// A copy: the series is often a temporary (AnalyzeLeaks's result) that dies with the statement.
+LeakSite OnlySite(const std::vector<LeakSeries>& series) {
   EXPECT_EQ(series.size(), 1u);
   EXPECT_EQ(series[0].sites.size(), 1u);
   return series[0].sites[0];
@@ -328,7 +329,7 @@ TEST(PlateauTest, CacheThatFillsThenStaysIsAPlateauNotASuspect) {
   for (int i = 0; i < 12; ++i) cache.push_back(64 * std::min(i + 1, 6));
   for (int64_t period : {int64_t{1}, int64_t{512 * 1024}}) {
     std::vector<LeakSeries> series = AnalyzeLeaks(OneSite(cache, kMiB, period), {});
-    const LeakSite& site = OnlySite(series);
+    const LeakSite site = OnlySite(series);
     EXPECT_GE(site.fit.t, 3) << "the whole series rose: without the rule, a suspect";
     EXPECT_GE(site.fit.r2, 0.5);
     EXPECT_TRUE(site.plateau) << period;
@@ -342,7 +343,7 @@ TEST(PlateauTest, CacheThatFillsThenStaysIsAPlateauNotASuspect) {
 
 TEST(PlateauTest, CacheThatEvictsAfterFillingIsAPlateau) {
   std::vector<int64_t> cache = {50, 100, 150, 200, 250, 300, 300, 290, 290, 280, 285, 280};
-  const LeakSite& site = OnlySite(AnalyzeLeaks(OneSite(cache, kMiB), {}));
+  const LeakSite site = OnlySite(AnalyzeLeaks(OneSite(cache, kMiB), {}));
   EXPECT_LT(site.tail_fit.slope, 0);
   EXPECT_TRUE(site.plateau);
   EXPECT_FALSE(site.suspect);
@@ -352,7 +353,7 @@ TEST(PlateauTest, SteadyLeakIsASuspectNotAPlateau) {
   std::vector<int64_t> leak;
   for (int i = 0; i < 12; ++i) leak.push_back(2 * (i + 1));
   for (int64_t period : {int64_t{1}, int64_t{512 * 1024}}) {
-    const LeakSite& site = OnlySite(AnalyzeLeaks(OneSite(leak, kMiB, period), {}));
+    const LeakSite site = OnlySite(AnalyzeLeaks(OneSite(leak, kMiB, period), {}));
     EXPECT_FALSE(site.plateau) << period;
     EXPECT_TRUE(site.suspect) << period;
     EXPECT_NEAR(site.tail_fit.slope, 2.0 * kMiB, 1e-3);
@@ -363,7 +364,7 @@ TEST(PlateauTest, LeakThatStartsLateIsASuspectNotAPlateau) {
   // Flat at 10 MiB for 6 s, then 4 MiB more a second.
   std::vector<int64_t> late;
   for (int i = 0; i < 12; ++i) late.push_back(10 + 4 * std::max(0, i - 5));
-  const LeakSite& site = OnlySite(AnalyzeLeaks(OneSite(late, kMiB), {}));
+  const LeakSite site = OnlySite(AnalyzeLeaks(OneSite(late, kMiB), {}));
   EXPECT_FALSE(site.plateau);
   EXPECT_TRUE(site.suspect);
   EXPECT_GT(site.tail_fit.slope, site.fit.slope) << "the tail is the steep part";
@@ -371,7 +372,7 @@ TEST(PlateauTest, LeakThatStartsLateIsASuspectNotAPlateau) {
 
 TEST(PlateauTest, TooShortASeriesHasNoPlateauTest) {
   // Five profiles: rose, then flat for 2; too few points for a tail of 3 after a rise.
-  const LeakSite& site = OnlySite(AnalyzeLeaks(OneSite({10, 20, 30, 30, 30}, kMiB), {}));
+  const LeakSite site = OnlySite(AnalyzeLeaks(OneSite({10, 20, 30, 30, 30}, kMiB), {}));
   EXPECT_FALSE(site.plateau);
   EXPECT_EQ(site.tail_fit.n, 0u);
 }
