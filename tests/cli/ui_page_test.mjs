@@ -156,6 +156,29 @@ try {
   server.kill("SIGTERM");
   const [code, signal] = await exited;
   check(code === 0, "SIGTERM ends heaprec ui with status 0", [code, signal]);
+
+  // A running process's --http endpoint as the input: fetched, symbolized, shown.
+  fs.mkdirSync(path.join(args.workdir, "running"), { recursive: true });
+  const running = spawn(path.resolve(args.heaprec), ["run", "--http", "0", "--top", "0", "-o",
+    "running/wl_leaks.%p.pb.gz", "--", path.resolve(args.workload), "200", "50"],
+  { cwd: args.workdir, stdio: ["ignore", "ignore", "pipe"] });
+  const endpoint = await new Promise((resolve) => {
+    let err = "";
+    running.stderr.on("data", (d) => {
+      err += d;
+      const found = /serving (http:\/\/127\.0\.0\.1:\d+\/debug\/pprof\/heap)/.exec(err);
+      if (found) resolve(found[1]);
+    });
+    running.on("exit", () => resolve(null));
+  });
+  check(endpoint !== null, "the running program serves its profile", endpoint);
+  if (endpoint) {
+    execFileSync(path.resolve(args.heaprec), ["ui", endpoint, "-o", "running.html"], options);
+    const html = fs.readFileSync(path.join(args.workdir, "running.html"), "utf8");
+    check(/site_leak/.test(html) && html.includes(endpoint), "heaprec ui URL shows the live heap",
+      html.length);
+  }
+  running.kill("SIGTERM");
 } catch (e) {
   check(false, "the test ran to its end", String(e && e.stack || e));
 } finally {
