@@ -4,7 +4,8 @@
 //   Heaprec._start(sample_every, seed, max_depth)   Heaprec.stop   Heaprec.running?
 //   Heaprec.dump(path)   Heaprec._dump(path, reason)   Heaprec.stats
 //   Heaprec._expand_output_template(pattern, sequence)
-//   Heaprec::Testing: write_delay=, during_next_liveness_pass { }   (fault injection for tests)
+//   Heaprec::Testing: write_delay=, during_next_liveness_pass { }   (fault injection for tests),
+//                     empty_event_hooks(newobj, freeobj)   (the benchmark's floor)
 #include <pthread.h>
 #include <ruby.h>
 #include <ruby/debug.h>
@@ -30,17 +31,54 @@ std::vector<HeapProfiler*> g_retired_profilers;
 
 namespace {
 
-VALUE g_tracepoint = Qnil;       // NEWOBJ: sampling
-VALUE g_free_tracepoint = Qnil;  // FREEOBJ: early forgetting (see HeapProfiler::OnFreeObject)
+// The event hooks. rb_add_event_hook2 with RUBY_EVENT_HOOK_FLAG_RAW_ARG calls a hook with its data
+// and the event's rb_trace_arg_t, which holds the object: no TracePoint object, no type check of
+// it, no lookup of the current trace argument (see "The event hooks" in docs/design/ruby.md). The
+// VM runs hooks on internal events (NEWOBJ, FREEOBJ) unprotected, whatever
+// RUBY_EVENT_HOOK_FLAG_SAFE says, so the flag is left out.
+using RawEventHook = void (*)(VALUE data, rb_trace_arg_t* arg);
 
-void OnNewObjectEvent(VALUE tracepoint, void*) {
+// Ruby's API takes every hook as rb_event_hook_func_t and calls a RAW_ARG one with its own
+// signature; the cast goes through void (*)(), the type-erased function pointer.
+rb_event_hook_func_t AsHookFunc(RawEventHook hook) {
+  return reinterpret_cast<rb_event_hook_func_t>(reinterpret_cast<void (*)()>(hook));
+}
+void AddEventHook(RawEventHook hook, rb_event_flag_t events) {
+  rb_add_event_hook2(AsHookFunc(hook), events, Qnil, RUBY_EVENT_HOOK_FLAG_RAW_ARG);
+}
+void RemoveEventHook(RawEventHook hook) { rb_remove_event_hook_with_data(AsHookFunc(hook), Qnil); }
+
+void OnNewObjectEvent(VALUE, rb_trace_arg_t* arg) {
   if (g_profiler == nullptr) return;
-  g_profiler->OnNewObject(rb_tracearg_object(rb_tracearg_from_tracepoint(tracepoint)));
+  g_profiler->OnNewObject(rb_tracearg_object(arg));
 }
 
-void OnFreeObjectEvent(VALUE tracepoint, void*) {
+void OnFreeObjectEvent(VALUE, rb_trace_arg_t* arg) {
   if (g_profiler == nullptr) return;
-  g_profiler->OnFreeObject(rb_tracearg_object(rb_tracearg_from_tracepoint(tracepoint)));
+  g_profiler->OnFreeObject(rb_tracearg_object(arg));
+}
+
+bool g_free_hook_enabled = false;  // FREEOBJ: early forgetting, only while it pays (WantsFreeHook)
+
+void SetFreeHook(bool enabled) {
+  if (enabled == g_free_hook_enabled) return;
+  if (enabled) {
+    AddEventHook(OnFreeObjectEvent, RUBY_INTERNAL_EVENT_FREEOBJ);
+  } else {
+    RemoveEventHook(OnFreeObjectEvent);
+  }
+  g_free_hook_enabled = enabled;
+}
+
+// Heaprec::Testing.empty_event_hooks(newobj, freeobj): for bench/ruby_overhead.py only, the floor
+// of any object-event profiler: hooks that do nothing, on NEWOBJ and (if freeobj) FREEOBJ, for the
+// rest of the process. Not to be combined with Heaprec.start.
+void EmptyEventHook(VALUE, rb_trace_arg_t*) {}
+
+VALUE AddEmptyEventHooks(VALUE, VALUE newobj, VALUE freeobj) {
+  if (RTEST(newobj)) AddEventHook(EmptyEventHook, RUBY_INTERNAL_EVENT_NEWOBJ);
+  if (RTEST(freeobj)) AddEventHook(EmptyEventHook, RUBY_INTERNAL_EVENT_FREEOBJ);
+  return Qnil;
 }
 
 // One long-lived object whose mark function marks what the profilers hold.
@@ -102,22 +140,15 @@ VALUE Start(VALUE, VALUE sample_every, VALUE seed, VALUE max_depth) {
     options.max_depth = kMaxRubyDepth;
   }
   g_profiler = new HeapProfiler(options);
-  if (NIL_P(g_tracepoint)) {
-    g_tracepoint = rb_tracepoint_new(0, RUBY_INTERNAL_EVENT_NEWOBJ, OnNewObjectEvent, nullptr);
-  }
-  rb_tracepoint_enable(g_tracepoint);
-  if (NIL_P(g_free_tracepoint)) {
-    g_free_tracepoint =
-        rb_tracepoint_new(0, RUBY_INTERNAL_EVENT_FREEOBJ, OnFreeObjectEvent, nullptr);
-  }
-  rb_tracepoint_enable(g_free_tracepoint);
+  AddEventHook(OnNewObjectEvent, RUBY_INTERNAL_EVENT_NEWOBJ);
+  SyncFreeHook();
   return Qtrue;
 }
 
 VALUE Stop(VALUE) {
   if (g_profiler == nullptr) return Qfalse;
-  rb_tracepoint_disable(g_tracepoint);
-  if (!NIL_P(g_free_tracepoint)) rb_tracepoint_disable(g_free_tracepoint);
+  RemoveEventHook(OnNewObjectEvent);
+  SetFreeHook(false);
   HeapProfiler* profiler = g_profiler;
   g_profiler = nullptr;
   if (profiler->active_dump != nullptr) {  // a dump is using it: let it finish
@@ -179,6 +210,9 @@ VALUE Stats(VALUE) {
   set("pending", stats.pending);
   set("freed", stats.freed);
   set("truncated", stats.truncated);
+  set("sample_ns", stats.sample_ns);
+  set("record_ns", stats.record_ns);
+  set("free_hook", g_free_hook_enabled ? 1 : 0);
   set("tracked", recorder.live_objects);
   set("forgotten", recorder.forgotten);
   set("stacks", recorder.stacks);
@@ -215,6 +249,8 @@ VALUE DuringNextLivenessPass(VALUE) {
 
 }  // namespace
 
+void SyncFreeHook() { SetFreeHook(g_profiler != nullptr && g_profiler->WantsFreeHook()); }
+
 void RetireStoppedProfiler(HeapProfiler* profiler) {
   auto it = std::find(g_retired_profilers.begin(), g_retired_profilers.end(), profiler);
   if (it != g_retired_profilers.end()) g_retired_profilers.erase(it);
@@ -232,8 +268,6 @@ extern "C" __attribute__((visibility("default"))) void Init_heaprec_ext() {
   // The data pointer must not be null: the GC calls a T_DATA object's mark function only when it
   // has one. (It is not used; the mark function reads the globals.)
   rb_gc_register_mark_object(TypedData_Wrap_Struct(0, &kRootType, &g_profiler));
-  rb_gc_register_address(&g_tracepoint);
-  rb_gc_register_address(&g_free_tracepoint);
   rb_gc_register_address(&g_dump_testing.liveness_pass_hook);
   pthread_atfork(BeforeFork, AfterForkInParent, AfterForkInChild);
 
@@ -250,4 +284,5 @@ extern "C" __attribute__((visibility("default"))) void Init_heaprec_ext() {
   VALUE testing = rb_define_module_under(module, "Testing");
   rb_define_singleton_method(testing, "write_delay=", SetWriteDelay, 1);
   rb_define_singleton_method(testing, "during_next_liveness_pass", DuringNextLivenessPass, 0);
+  rb_define_singleton_method(testing, "empty_event_hooks", AddEmptyEventHooks, 2);
 }

@@ -238,6 +238,7 @@ VALUE DumpBody(VALUE argument) {
     rb_raise(rb_eNoMemError, "heaprec: out of memory copying the live set");
   }
   LivenessPass(job);
+  job.profiler->RecountTracked();  // the dead are gone: the FREEOBJ hook may no longer pay
   job.profiler->frames().ResolveNames();
   AddComments(job);
   rb_thread_call_without_gvl(WriteWithoutGvl, &job, nullptr, nullptr);

@@ -65,8 +65,22 @@ HeapProfiler::HeapProfiler(const ProfilerOptions& options)
 
 HeapProfiler::~HeapProfiler() = default;
 
+std::uint64_t MonotonicNanoseconds() {
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<std::uint64_t>(now.tv_sec) * 1000000000u +
+         static_cast<std::uint64_t>(now.tv_nsec);
+}
+
 void HeapProfiler::OnNewObject(VALUE object) {
   if (!sampler_.ShouldSample()) return;
+  // Timed for Heaprec.stats (sample_ns): two clock reads per sampled object, none per other one.
+  const std::uint64_t start = MonotonicNanoseconds();
+  SampleObject(object);
+  sample_ns_ += MonotonicNanoseconds() - start;
+}
+
+void HeapProfiler::SampleObject(VALUE object) {
   if (t_hook_suppressed || !IsProgramObject(object)) return;
   ++sampled_;
   if (pending_.size() >= kMaxPending) {  // the postponed job has not run for a long while
@@ -120,6 +134,8 @@ void HeapProfiler::OnFreeObject(VALUE object) {
 }
 
 void HeapProfiler::DrainPending() {
+  if (pending_.empty()) return;
+  const std::uint64_t start = MonotonicNanoseconds();
   bool was_suppressed = SuppressHookOnThisThread(true);
   // Index loop: GC may run inside rb_obj_id (it allocates table entries) and mark the list, so
   // the entries stay in place until all are recorded.
@@ -131,9 +147,25 @@ void HeapProfiler::DrainPending() {
     recorder_.Record(key, pending_frames_.data() + p.first_frame, p.depth, 0, sampler_.weight(),
                      p.alloc_time_ns, p.generation);
   }
+  recorded_since_count_ += pending_.size();
   pending_.clear();
   pending_frames_.clear();
   SuppressHookOnThisThread(was_suppressed);
+  record_ns_ += MonotonicNanoseconds() - start;
+  // Only growth can turn the FREEOBJ hook on; counting takes every shard's lock, so not each time.
+  if (!many_tracked_ && recorded_since_count_ >= 1024) RecountTracked();
+}
+
+void HeapProfiler::RecountTracked() {
+  recorded_since_count_ = 0;
+  const std::uint64_t tracked = recorder_.Stats().live_objects;
+  const bool before = many_tracked_;
+  if (tracked >= kFreeHookAbove) {
+    many_tracked_ = true;
+  } else if (tracked < kFreeHookAbove / 2) {
+    many_tracked_ = false;
+  }
+  if (many_tracked_ != before) SyncFreeHook();
 }
 
 void HeapProfiler::Mark() const {
@@ -142,7 +174,7 @@ void HeapProfiler::Mark() const {
 }
 
 ProfilerStats HeapProfiler::Stats() const {
-  return {sampled_, skipped_, pending_.size(), freed_, truncated_};
+  return {sampled_, skipped_, pending_.size(), freed_, truncated_, sample_ns_, record_ns_};
 }
 
 void HeapProfiler::BeforeFork() { recorder_.LockForFork(); }

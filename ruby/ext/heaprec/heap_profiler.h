@@ -4,7 +4,8 @@
 //   NEWOBJ hook ─▶ ObjectSampler ─▶ rb_profile_frames ─▶ FrameRegistry ─▶ pending list
 //                                   (no Ruby allocation, no GC: capture only)
 //   postponed job / dump ─▶ DrainPending: rb_obj_id ─▶ HeapRecorder.Record(key = object id)
-//   FREEOBJ hook ─▶ had an id and is tracked? ─▶ HeapRecorder.Forget   (a hint, see OnFreeObject)
+//   FREEOBJ hook ─▶ had an id and is tracked? ─▶ HeapRecorder.Forget   (a hint, see OnFreeObject;
+//                   on only while it pays, see WantsFreeHook)
 //   dump ─▶ snapshot ─▶ _id2ref per object: dead ones forgotten, live ones measured (heap_dump.h)
 //
 // Why object ids. The VM frees objects without telling anyone reliably (a missed free hook would
@@ -48,6 +49,8 @@ struct ProfilerStats {
   std::uint64_t pending;    // queued, waiting for an object id
   std::uint64_t freed;      // forgotten when the FREEOBJ hook saw them freed
   std::uint64_t truncated;  // sampled with a stack deeper than max_depth (cut, marked)
+  std::uint64_t sample_ns;  // time in the NEWOBJ hook for sampled objects (stack capture, queue)
+  std::uint64_t record_ns;  // time assigning ids and recording queued objects (DrainPending)
 };
 
 struct DumpJob;
@@ -63,12 +66,23 @@ class HeapProfiler {
   void OnNewObject(VALUE object);
 
   // The FREEOBJ hook's work (GC sweep): forgets a tracked object the VM is freeing, so dead objects
-  // do not pile up between dumps. Only a hint: a free it misses is found by the next dump's
-  // liveness pass (which is the source of truth), at the cost of a failed _id2ref there.
+  // do not pile up between dumps. Only a hint: a free it misses (or that happens while the hook is
+  // off) is found by the next dump's liveness pass (which is the source of truth), at the cost of a
+  // failed _id2ref there.
   void OnFreeObject(VALUE object);
 
   // Assigns ids to the queued objects and records them. GVL held; may allocate Ruby objects.
   void DrainPending();
+
+  // Whether the FREEOBJ hook pays for itself now: always at dense sampling (sample_every at most
+  // kFreeHookEvery), otherwise only while the recorder holds kFreeHookAbove objects or more, until
+  // a dump's liveness pass leaves fewer than half that. See "FREEOBJ only where it pays" in
+  // docs/design/ruby.md. SyncFreeHook() applies it.
+  bool WantsFreeHook() const { return options_.sample_every <= kFreeHookEvery || many_tracked_; }
+  // Counts the tracked objects again (after a dump's liveness pass) and updates WantsFreeHook.
+  void RecountTracked();
+  static constexpr std::uint64_t kFreeHookEvery = 100;
+  static constexpr std::uint64_t kFreeHookAbove = 1 << 15;
 
   // GC mark function: frames and queued objects.
   void Mark() const;
@@ -92,6 +106,8 @@ class HeapProfiler {
   bool stop_requested = false;
 
  private:
+  void SampleObject(VALUE object);  // OnNewObject's work for a sampled object
+
   struct PendingObject {
     VALUE object;
     std::uint32_t first_frame;  // index into pending_frames_
@@ -116,6 +132,10 @@ class HeapProfiler {
   std::uint64_t skipped_ = 0;
   std::uint64_t freed_ = 0;
   std::uint64_t truncated_ = 0;
+  std::uint64_t sample_ns_ = 0;
+  std::uint64_t record_ns_ = 0;
+  std::uint64_t recorded_since_count_ = 0;  // records since the last RecountTracked
+  bool many_tracked_ = false;               // kFreeHookAbove reached, not yet halved by a dump
   std::int64_t start_time_ns_;
 };
 
@@ -125,6 +145,10 @@ class HeapProfiler {
 // rb_ensure handler (a C++ destructor would be skipped).
 bool SuppressHookOnThisThread(bool suppressed);
 
+// Enables or disables the FREEOBJ hook as the running profiler wants it (extension.cc).
+void SyncFreeHook();
+
 std::uint64_t RealtimeNanoseconds();
+std::uint64_t MonotonicNanoseconds();
 
 }  // namespace heaprec::ruby
