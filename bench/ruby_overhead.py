@@ -295,3 +295,183 @@ def rows(cells):
 
 if __name__ == "__main__":
     raise SystemExit("run bench/run.py --only ruby")
+
+
+# ---------------------------------------------------------------------------------------------
+# ruby_cost: what the Ruby front end costs at the default setting, part by part (issue 28 item 7).
+#
+# Three workloads (bench/workloads/rb_cost.rb churn|json|erb), CPU time (user + system of the
+# child, from wait4), every configuration in every round in an order that rotates, ratios paired
+# with plain ruby in the same round:
+#
+#   ruby            plain ruby, the baseline
+#   loaded          heaprec's files loaded (autorun), heaprec not started (it refuses
+#                   HEAPREC_SAMPLE_EVERY=0): a control for what loading code alone does to the GC's
+#                   schedule, which moves some workloads' CPU time by several percent either way
+#   empty-newobj    a C hook that does nothing on NEWOBJ (bench/workloads/rb_empty_hooks.rb): the
+#                   floor of any profiler built on the VM's object events
+#   empty-both      the same on NEWOBJ and FREEOBJ: what the FREEOBJ event costs on its own
+#   heaprec-off     heaprec as a user runs it (autorun, exit dump) with sample_every 2**62: hooks
+#                   on, nothing sampled
+#   heaprec         heaprec at the default, sample_every 1000: what users pay
+#   heaprec-before  the same with another build's library (--ruby-lib-before, e.g. main's)
+# ---------------------------------------------------------------------------------------------
+COST_PROGRAM = os.path.join(WORKLOADS, "rb_cost.rb")
+EMPTY_HOOKS = os.path.join(WORKLOADS, "rb_empty_hooks.rb")
+COST_WORKLOADS = ("churn", "json", "erb")
+SAMPLING_OFF = 1 << 62
+
+
+def cost_scale(workload, quick):
+    full = {"churn": 1200000, "json": 10, "erb": 4000}[workload]
+    return max(1, full // 3) if quick else full
+
+
+@dataclass
+class CostConfig:
+    key: str
+    label: str
+
+    def command(self, ruby_lib, before_lib, workload, n, d):
+        env = clean_env()
+        for k in ("RUBYOPT", "RUBYLIB"):
+            env.pop(k, None)
+        env["HEAPREC_BENCH_LOG"] = f"{d}/probe.log"
+        if self.key.startswith("empty-"):
+            env.update(RUBYLIB=ruby_lib, RUBYOPT=f"-r{EMPTY_HOOKS}",
+                       HEAPREC_BENCH_EMPTY_HOOKS="newobj,freeobj" if self.key == "empty-both"
+                       else "newobj")
+        elif self.key == "loaded":
+            env.update(RUBYLIB=ruby_lib, RUBYOPT="-rheaprec/autorun", HEAPREC_SAMPLE_EVERY="0")
+        elif self.key.startswith("heaprec"):
+            env.update(RUBYLIB=before_lib if self.key == "heaprec-before" else ruby_lib,
+                       RUBYOPT=f"-rheaprec/autorun -r{PROBE}",
+                       HEAPREC_SAMPLE_EVERY=str(SAMPLING_OFF if self.key == "heaprec-off" else 1000),
+                       HEAPREC_OUTPUT=f"{d}/heap.%p.pb.gz")
+        return [RUBY, COST_PROGRAM, workload, str(n)], env
+
+
+COST_CONFIGS = [
+    CostConfig("ruby", "plain ruby (baseline)"),
+    CostConfig("loaded", "heaprec loaded, not started (control)"),
+    CostConfig("empty-newobj", "empty C hook on NEWOBJ (the floor)"),
+    CostConfig("empty-both", "empty C hooks on NEWOBJ and FREEOBJ"),
+    CostConfig("heaprec-off", "heaprec, sampling off (sample_every 2**62)"),
+    CostConfig("heaprec", "heaprec default (sample_every 1000)"),
+    CostConfig("heaprec-before", "heaprec default, the --ruby-lib-before build"),
+]
+
+
+@dataclass
+class CostCell:
+    cpu: Series = field(default_factory=Series)
+    ratio: Series = field(default_factory=Series)
+    ratio_no_dump: Series = field(default_factory=Series)  # (cpu - exit dump wall) / baseline cpu
+    dump_s: Series = field(default_factory=Series)
+    sample_s: Series = field(default_factory=Series)       # Heaprec.stats sample_ns, in seconds
+    record_s: Series = field(default_factory=Series)       # Heaprec.stats record_ns, in seconds
+    sampled: Series = field(default_factory=Series)
+    free_hook: Series = field(default_factory=Series)
+    failures: list = field(default_factory=list)
+    mismatches: int = 0
+
+
+def cost_measure(ruby_lib, before_lib, tmp, rounds, timeout, quick, log):
+    check(ruby_lib)
+    configs = [c for c in COST_CONFIGS if c.key != "heaprec-before" or before_lib]
+    if before_lib:
+        check(before_lib)
+    cells = {(w, c.key): CostCell() for w in COST_WORKLOADS for c in configs}
+    reference = {}
+    for w in COST_WORKLOADS:
+        n = cost_scale(w, quick)
+        d = tmp.fresh(f"ruby-cost-reference-{w}")
+        argv, env = configs[0].command(ruby_lib, before_lib, w, n, d)
+        with open(f"{d}/stdout", "wb") as out:
+            res = run(argv, env=env, cwd=d, timeout=timeout, stdout=out, stderr_path=f"{d}/stderr")
+        with open(f"{d}/stdout", "rb") as f:
+            reference[w] = f.read()
+        if not res.ok or not reference[w].strip():
+            raise BenchError(f"plain ruby rb_cost.rb {w} failed: {res.why()}")
+        log(f"  {w} reference output: {reference[w].decode(errors='replace').strip()}")
+        shutil.rmtree(d, ignore_errors=True)
+    for r in range(rounds):
+        for w in COST_WORKLOADS:
+            n = cost_scale(w, quick)
+            k = r % len(configs)
+            cpus = {}
+            dumps = {}
+            for cfg in configs[k:] + configs[:k]:
+                d = tmp.fresh(f"ruby-cost-{w}-{cfg.key}")
+                argv, env = cfg.command(ruby_lib, before_lib, w, n, d)
+                with open(f"{d}/stdout", "wb") as out:
+                    res = run(argv, env=env, cwd=d, timeout=timeout, stdout=out,
+                              stderr_path=f"{d}/stderr")
+                with open(f"{d}/stdout", "rb") as f:
+                    same = f.read() == reference[w]
+                cell = cells[(w, cfg.key)]
+                probe = _probe(f"{d}/probe.log")
+                status = "" if res.ok else f"  FAILED ({_stderr_summary(f'{d}/stderr') or res.why()})"
+                if res.ok and not same:
+                    status += "  OUTPUT DIFFERS"
+                    cell.mismatches += 1
+                log(f"  {w:6} {cfg.key:15} round {r + 1}: cpu {res.cpu:6.2f} s  wall {res.wall:6.2f} s"
+                    + (f"  dump {probe['seconds']:.3f} s" if probe and "seconds" in probe else "")
+                    + status)
+                shutil.rmtree(d, ignore_errors=True)
+                if not res.ok:
+                    cell.failures.append(_stderr_summary(f"{d}/stderr") or res.why())
+                    continue
+                cpus[cfg.key] = res.cpu
+                cell.cpu.add(res.cpu)
+                if probe and "seconds" in probe:
+                    dumps[cfg.key] = probe["seconds"]
+                    cell.dump_s.add(probe["seconds"])
+                    for name, series, scale in (("sample_ns", cell.sample_s, 1e-9),
+                                                ("record_ns", cell.record_s, 1e-9),
+                                                ("sampled", cell.sampled, 1),
+                                                ("free_hook", cell.free_hook, 1)):
+                        if name in probe:
+                            series.add(probe[name] * scale)
+            base = cpus.get("ruby")
+            if base:
+                for key, cpu in cpus.items():
+                    if key != "ruby":
+                        cells[(w, key)].ratio.add(cpu / base)
+                        if key in dumps:
+                            cells[(w, key)].ratio_no_dump.add((cpu - dumps[key]) / base)
+    return configs, cells
+
+
+def cost_table(configs, cells, quick):
+    """One table per workload: CPU time and its ratio to plain ruby, with heaprec's parts."""
+    out = []
+    for w in COST_WORKLOADS:
+        base = cells[(w, "ruby")].cpu
+        out.append(f"**{w}** (`ruby bench/workloads/rb_cost.rb {w} {cost_scale(w, quick)}`)\n")
+        head = ("Configuration", "CPU time", "vs plain ruby", "without the exit dump",
+                "exit dump", "sampling + stack capture", "recording", "sampled", "FREEOBJ hook")
+        out.append("| " + " | ".join(head) + " |")
+        out.append("|" + "---|" * len(head))
+        for cfg in configs:
+            c = cells[(w, cfg.key)]
+            heaprec = cfg.key.startswith("heaprec")
+            cpu = f"{_range(c.cpu, '.2f', ' s')} (n={len(c.cpu.values)})"
+            if c.failures:
+                cpu += f"; {len(c.failures)} FAILED: {c.failures[0]}"
+            if c.mismatches:
+                cpu += f"; {c.mismatches} with other output"
+            ratio = "1 (baseline)" if cfg.key == "ruby" else _range(c.ratio, ".3f", "x")
+            no_dump = _range(c.ratio_no_dump, ".3f", "x") if heaprec else ""
+            dump = _range(c.dump_s, ".3f", " s") if heaprec else ""
+            share = lambda s: (f"{s.median() * 1000:.1f} ms ({s.median() / base.median() * 100:.2f}%)"
+                               if s and base else ("n/a" if heaprec else ""))
+            sampled = f"{c.sampled.median():,.0f}" if c.sampled else ("n/a" if heaprec else "")
+            hook = (("on" if c.free_hook.median() else "off") if c.free_hook else
+                    ("on (always)" if cfg.key in ("empty-both", "heaprec-before") else
+                     ("" if not heaprec else "n/a")))
+            row = (cfg.label, cpu, ratio, no_dump, dump, share(c.sample_s), share(c.record_s),
+                   sampled, hook)
+            out.append("| " + " | ".join(str(x).replace("|", "\\|") for x in row) + " |")
+        out.append("")
+    return "\n".join(out)

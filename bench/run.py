@@ -12,7 +12,9 @@ fixed cost and a ~300-process make; many_processes.py), symbolize (heaprec symbo
 llvm-symbolizer-14; symbolize_speed.py), profiler_memory (exact-mode bytes per live block and per
 unique stack; profiler_memory.py); malloc_stress, g++, python3, sqlite3 (overhead); ruby (the Ruby front end: plain ruby vs
 heaprec at sample_every 1/100/1000/10000 vs ObjectSpace.trace_object_allocations, see
-ruby_overhead.py); wl_c_sites, wl_cxx_sites, size_classes (accuracy; `accuracy` selects all three);
+ruby_overhead.py); ruby_cost (the Ruby front end at its default on three workloads, CPU time, part
+by part: empty event hooks, hooks with sampling off, sampling, recording, the exit dump; with
+--ruby-lib-before, another build's library beside it); wl_c_sites, wl_cxx_sites, size_classes (accuracy; `accuracy` selects all three);
 dump_cost. Nothing fails on a number: the exit status is non-zero only when the benchmark itself
 cannot run (a run that fails or prints something else than the plain run is reported in the table).
 """
@@ -102,6 +104,8 @@ def parse_args():
     ap.add_argument("--no-build", action="store_true", help="use the build as it is")
     ap.add_argument("--ruby-lib", help="the heaprec gem's library directory for the ruby workload "
                     "(default BUILD_DIR/lib/ruby)")
+    ap.add_argument("--ruby-lib-before", help="ruby_cost: another build's library directory (e.g. "
+                    "main's build/lib/ruby), measured at the default beside this one")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds per measured run")
     ap.add_argument("-o", "--output", help="Markdown file (default bench/results/<date>.md)")
     a = ap.parse_args()
@@ -177,11 +181,12 @@ def main():
     tmp = None
     try:
         want_ruby = selected("ruby", args.only)
+        want_ruby_cost = selected("ruby_cost", args.only)
         if args.ruby_lib:
             paths.ruby_lib = os.path.abspath(args.ruby_lib)
-        check_tools(log, want_ruby)
+        check_tools(log, want_ruby or want_ruby_cost)
         if not args.no_build:
-            build(paths, selected("dump_cost", args.only), want_ruby, log)
+            build(paths, selected("dump_cost", args.only), want_ruby or want_ruby_cost, log)
         for f in (paths.heaprec, paths.libheaprec):
             if not os.path.exists(f):
                 raise BenchError(f"{f} is missing: build first (bench/run.sh)")
@@ -230,6 +235,22 @@ def main():
                 f"at the end, 1 and 15 min); wall time and ratios: median [min-max]; ratios paired "
                 f"with plain ruby in the same round.\n\n{ruby_overhead.table(rcells)}\n\n"
                 f"{ruby_overhead.details(rcells)}")
+        if want_ruby_cost:
+            load = os.getloadavg()
+            before = os.path.abspath(args.ruby_lib_before) if args.ruby_lib_before else None
+            log(f"ruby_cost: {len(ruby_overhead.COST_WORKLOADS)} workloads, {args.runs} rounds "
+                f"(load average {load[0]:.1f})")
+            configs, ccells = ruby_overhead.cost_measure(paths.ruby_lib, before, tmp, args.runs,
+                                                         args.timeout, args.quick, log)
+            load_end = os.getloadavg()
+            sections.append(
+                f"## Ruby front end: cost at the default, part by part\n\n"
+                f"{args.runs} rounds, load average {load[0]:.1f} / {load_end[0]:.1f} / "
+                f"{load_end[2]:.1f} (at the start; at the end, 1 and 15 min). CPU time (user + "
+                f"system) median [min-max]; ratios paired with plain ruby in the same round. "
+                f"heaprec: RUBYLIB={paths.ruby_lib}"
+                + (f", before: RUBYLIB={before}" if before else "")
+                + f".\n\n{ruby_overhead.cost_table(configs, ccells, args.quick)}")
         if selected("g++", args.only):
             rows += report.symbolize_rows(overhead.symbolize_times(paths, cells, tmp, 3, log))
         if selected("dump_cost", args.only):

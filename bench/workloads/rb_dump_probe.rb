@@ -4,19 +4,19 @@
 #
 #     RUBYOPT="-rheaprec/autorun -r/path/to/rb_dump_probe.rb" HEAPREC_BENCH_LOG=/tmp/x/probe.log
 #
-# Wraps Heaprec.dump (the exit dump that heaprec/autorun writes included) and appends one line per
+# Wraps Heaprec.dump and Heaprec._dump (autorun's dumps: the exit dump included) and appends one line per
 # dump to $HEAPREC_BENCH_LOG: its wall time and Heaprec.stats taken just before it, as
 # `heaprec_dump seconds=0.0123 sampled=... tracked=...`. Requires nothing, allocates nothing until a
 # dump, so the program runs as it would without it. A dump that raises or crashes leaves no line.
 module HeaprecBenchProbe
-  def dump(path)
+  def self.timed
     before = begin
       Heaprec.stats
     rescue StandardError
       {}
     end
     t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC)
-    result = super
+    result = yield
     seconds = Process.clock_gettime(Process::CLOCK_MONOTONIC) - t0
     log = ENV["HEAPREC_BENCH_LOG"]
     if log && !log.empty?
@@ -24,6 +24,15 @@ module HeaprecBenchProbe
       File.open(log, "a") { |f| f.puts("heaprec_dump seconds=#{format('%.6f', seconds)} #{fields}") }
     end
     result
+  end
+
+  def dump(path)
+    HeaprecBenchProbe.timed { super }
+  end
+
+  # autorun's dumps (at exit, on its interval...) go through Heaprec._dump(path, reason).
+  def _dump(path, reason)
+    HeaprecBenchProbe.timed { super }
   end
 end
 
