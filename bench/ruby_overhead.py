@@ -315,6 +315,7 @@ if __name__ == "__main__":
 #                   on, nothing sampled
 #   heaprec         heaprec at the default, sample_every 1000: what users pay
 #   heaprec-before  the same with another build's library (--ruby-lib-before, e.g. main's)
+#   heaprec-off-before  that build with sampling off: with heaprec-off, what its hooks cost
 # ---------------------------------------------------------------------------------------------
 COST_PROGRAM = os.path.join(WORKLOADS, "rb_cost.rb")
 EMPTY_HOOKS = os.path.join(WORKLOADS, "rb_empty_hooks.rb")
@@ -344,9 +345,9 @@ class CostConfig:
         elif self.key == "loaded":
             env.update(RUBYLIB=ruby_lib, RUBYOPT="-rheaprec/autorun", HEAPREC_SAMPLE_EVERY="0")
         elif self.key.startswith("heaprec"):
-            env.update(RUBYLIB=before_lib if self.key == "heaprec-before" else ruby_lib,
+            env.update(RUBYLIB=before_lib if self.key.endswith("-before") else ruby_lib,
                        RUBYOPT=f"-rheaprec/autorun -r{PROBE}",
-                       HEAPREC_SAMPLE_EVERY=str(SAMPLING_OFF if self.key == "heaprec-off" else 1000),
+                       HEAPREC_SAMPLE_EVERY=str(SAMPLING_OFF if "-off" in self.key else 1000),
                        HEAPREC_OUTPUT=f"{d}/heap.%p.pb.gz")
         return [RUBY, COST_PROGRAM, workload, str(n)], env
 
@@ -358,6 +359,7 @@ COST_CONFIGS = [
     CostConfig("empty-both", "empty C hooks on NEWOBJ and FREEOBJ"),
     CostConfig("heaprec-off", "heaprec, sampling off (sample_every 2**62)"),
     CostConfig("heaprec", "heaprec default (sample_every 1000)"),
+    CostConfig("heaprec-off-before", "heaprec, sampling off, the --ruby-lib-before build"),
     CostConfig("heaprec-before", "heaprec default, the --ruby-lib-before build"),
 ]
 
@@ -378,7 +380,7 @@ class CostCell:
 
 def cost_measure(ruby_lib, before_lib, tmp, rounds, timeout, quick, log):
     check(ruby_lib)
-    configs = [c for c in COST_CONFIGS if c.key != "heaprec-before" or before_lib]
+    configs = [c for c in COST_CONFIGS if not c.key.endswith("-before") or before_lib]
     if before_lib:
         check(before_lib)
     cells = {(w, c.key): CostCell() for w in COST_WORKLOADS for c in configs}
@@ -468,7 +470,7 @@ def cost_table(configs, cells, quick):
                                if s and base else ("n/a" if heaprec else ""))
             sampled = f"{c.sampled.median():,.0f}" if c.sampled else ("n/a" if heaprec else "")
             hook = (("on" if c.free_hook.median() else "off") if c.free_hook else
-                    ("on (always)" if cfg.key in ("empty-both", "heaprec-before") else
+                    ("on (always)" if cfg.key == "empty-both" or cfg.key.endswith("-before") else
                      ("" if not heaprec else "n/a")))
             row = (cfg.label, cpu, ratio, no_dump, dump, share(c.sample_s), share(c.record_s),
                    sampled, hook)
