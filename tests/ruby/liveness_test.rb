@@ -6,6 +6,8 @@ require_relative "test_helper"
 class RequestTemporary; end
 class LongLived; end
 class DiedBeforeMarking; end
+class SparseLongLived; end
+class SparseTemporary; end
 
 # Live means live: a dump taken while an incremental major GC is marking must not report objects
 # the GC has not yet judged. While it marks, every unmarked object still looks alive to _id2ref,
@@ -47,6 +49,39 @@ class LivenessTest < HeaprecTestCase
     assert_equal 0, dump.count_of("DiedBeforeMarking")
     assert_nil dying
   end
+
+  # The same at a sparse rate, where the FREEOBJ hook is off (issue 28 item 7): nothing forgets the
+  # dead between dumps, so the dump's liveness pass alone must drop the temporaries and the old
+  # objects that died, also while a GC is marking.
+  # (The dead are made in methods of their own, and the same C path then runs again with other
+  # objects: a stale reference to their array left in the test's frame or on the machine stack,
+  # which the GC scans conservatively, would keep all 20,000 alive for one more GC. Without the second
+  # call that happened in 4 runs of 5: ObjectSpace still held all 20,000 right after the dump, so
+  # reporting them was right, and the next GC freed them.)
+  def test_with_the_free_hook_off_the_dead_are_not_live_during_marking
+    Heaprec.start(sample_every: 101, seed: 7)
+    assert_equal 0, Heaprec.stats[:free_hook]
+    kept = Array.new(40_000) { SparseLongLived.new }
+    assert_operator old_objects_then_dead(20_000), :>, 0
+    request_temporaries(20_000)
+    Array.new(1_000) { Object.new }.size
+    start_incremental_marking
+    profile = dump
+    assert_equal 0, profile.count_of("DiedBeforeMarking")
+    assert_equal 0, profile.count_of("SparseTemporary")
+    assert_in_delta 40_000, profile.count_of("SparseLongLived"), 6 * Math.sqrt(40_000 * 101)
+    assert_equal 0, Heaprec.stats[:freed], "the FREEOBJ hook was off"
+    refute_empty kept
+  end
+
+  # Objects that survive a GC and are reported, then die; returns how many the dump counted.
+  def old_objects_then_dead(n)
+    dying = Array.new(n) { DiedBeforeMarking.new }
+    full_gc
+    dump.count_of("DiedBeforeMarking").tap { dying.clear }
+  end
+
+  def request_temporaries(n) = Array.new(n) { SparseTemporary.new }.size
 
   # The program's own GC.disable is left as it was.
   def test_a_program_that_disabled_the_gc_keeps_it_disabled
