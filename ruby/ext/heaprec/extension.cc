@@ -15,6 +15,7 @@
 #include <ctime>
 #include <vector>
 
+#include "control_signal.h"
 #include "core/manifest_writer.h"
 #include "core/profile_file.h"
 #include "heap_dump.h"
@@ -257,6 +258,7 @@ extern "C" __attribute__((visibility("default"))) void Init_heaprec_ext() {
   rb_define_singleton_method(module, "_expand_output_template", ExpandTemplate, 3);
   rb_define_singleton_method(module, "_append_to_manifest", AppendManifest, 3);
   rb_define_singleton_method(module, "_peak_path", PeakPath, 1);
+  DefineControlSignal(module);
 
   VALUE testing = rb_define_module_under(module, "Testing");
   rb_define_singleton_method(testing, "write_delay=", SetWriteDelay, 1);

@@ -9,6 +9,7 @@
 #   HEAPREC_DUMP_SIGNAL    also dump when this signal arrives (SIGUSR2, USR2 or a number)
 #   HEAPREC_HTTP           serve GET /debug/pprof/heap on a port, HOST:PORT or a Unix socket path
 #                          (HEAPREC_HTTP_PUBLIC=1 for a host other than loopback)
+#   HEAPREC_DORMANT        1: sample nothing until `heaprec attach PID` (needs HEAPREC_DUMP_SIGNAL)
 #   HEAPREC_SEED           fixed sampling seed; HEAPREC_MAX_DEPTH frames per stack (default 400)
 #   HEAPREC_MANIFEST       set by `heaprec run`: where each written file is reported
 #
@@ -216,15 +217,88 @@ module Heaprec
       }
       seed = ENV["HEAPREC_SEED"]
       options[:seed] = Integer(seed, 10) if seed && !seed.empty?
-      install_dump_signal
-      Heaprec.start(**options)
-      @final_written = false
-      start_interval_dumps
-      start_peak_watch
+      @options = options
+      @dormant = switch_setting("HEAPREC_DORMANT")
+      if @dormant
+        listen_for_commands
+      else
+        install_dump_signal
+        start_profiling
+      end
       start_http
       at_exit { final_dump(ending_reason($!)) }
     rescue SettingError, ArgumentError, RangeError, RuntimeError, NotImplementedError => e
       warn "heaprec: #{e.message}; the program runs without heaprec"
+    end
+
+    def dormant? = @dormant
+
+    def start_profiling
+      Heaprec.start(**@options)
+      @final_written = false
+      start_interval_dumps
+      start_peak_watch
+    end
+
+    # Dormant (HEAPREC_DORMANT=1, `heaprec run --ruby --dormant`): nothing is sampled until
+    # `heaprec attach PID`; `heaprec detach PID` writes the profile so far (reason detach) and
+    # stops again. The commands come on the dump signal with a sigqueue value, as for native
+    # programs (schema/control.h); the extension's handler notes them (Signal.trap cannot see the
+    # value) and this thread, named after the state as the native dump thread is (the CLI reads
+    # the name back to confirm), carries them out. A plain `kill -SIGNAL` is a dump while attached.
+    CONTROL_POLL_SECONDS = 0.1
+
+    def listen_for_commands
+      name = ENV["HEAPREC_DUMP_SIGNAL"].to_s.delete_prefix("SIG")
+      raise SettingError, "HEAPREC_DORMANT=1 needs HEAPREC_DUMP_SIGNAL, which carries attach and detach" if name.empty?
+      number = name.match?(/\A\d+\z/) ? Integer(name, 10) : Signal.list.fetch(name) do
+        raise SettingError, "HEAPREC_DUMP_SIGNAL=#{ENV["HEAPREC_DUMP_SIGNAL"].inspect} is not a signal"
+      end
+      Heaprec._listen_for_commands(number)
+      @signal_dumps = 0
+      @ever_attached = false
+      start_control_thread
+    end
+
+    def control_thread_name
+      return "heaprec:on" if Heaprec.running?
+      @ever_attached ? "heaprec:off" : "heaprec:dormant"
+    end
+
+    def start_control_thread
+      @control_thread = Thread.new do
+        Heaprec._exclude_this_thread
+        Thread.current.name = control_thread_name
+        loop do
+          sleep CONTROL_POLL_SECONDS
+          carry_out(Heaprec._next_command)
+        end
+      end
+    end
+
+    def carry_out(command)
+      case command
+      when :attach
+        return if Heaprec.running?
+        start_profiling
+        @ever_attached = true
+      when :detach
+        return unless Heaprec.running?
+        final_dump("detach")
+        Heaprec.stop
+      when :dump
+        dump("signal", @signal_dumps += 1) if Heaprec.running?
+      end
+      Thread.current.name = control_thread_name
+    rescue StandardError, NotImplementedError => e
+      warn "heaprec: #{command}: #{e.message}"
+    end
+
+    def switch_setting(name)
+      value = ENV[name].to_s
+      return false if ["", "0", "false", "no", "off"].include?(value)
+      return true if %w[1 true yes on].include?(value)
+      raise SettingError, "#{name}=#{value.inspect} is not 1 or 0"
     end
 
     # Process._fork is the hook every fork goes through (Ruby >= 3.1). A child has written nothing
@@ -232,6 +306,8 @@ module Heaprec
     module ForkHook
       def _fork
         pid = super
+        # A dormant parent's child is dormant too, and attachable: its own control thread.
+        Heaprec::Autorun.start_control_thread if pid.zero? && Heaprec::Autorun.dormant?
         if pid.zero? && Heaprec.running?
           Heaprec::Autorun.instance_variable_set(:@final_written, false)
           Heaprec::Autorun.start_interval_dumps
