@@ -104,7 +104,7 @@ module Heaprec
       address = ENV["HEAPREC_HTTP"]
       return if address.nil? || address.empty?
       require "heaprec/http"
-      @http = Heaprec::HttpServer.start(address, ENV["HEAPREC_HTTP_PUBLIC"] == "1")
+      @http = Heaprec::HttpServer.start(address, ENV["HEAPREC_HTTP_PUBLIC"] == "1", dump_lock: DUMP_LOCK)
     rescue StandardError => e
       warn "heaprec: not serving HTTP: #{e.message}"
     end
