@@ -270,6 +270,42 @@ Outcome ControlDormant(const RemoteProcess& process, const schema::ControlBlock&
                 ", which did not confirm within 10 s (does the program block the signal?)");
 }
 
+// A Ruby program run with `heaprec run --ruby --dormant` has no library to read: its control
+// thread (ruby/lib/heaprec/autorun.rb) bears the same names, and its dump signal is the one its
+// environment gave it. The signal, or 0 when the process is not one.
+int RubyFrontEndSignal(const RemoteProcess& process) {
+  if (HeaprecThreadName(process).empty()) return 0;
+  std::ifstream in(process.ProcPath("environ"), std::ios::binary);
+  std::string entry;
+  const std::string prefix = std::string("HEAPREC_DUMP_SIGNAL") + "=";
+  while (std::getline(in, entry, '\0')) {
+    if (entry.rfind(prefix, 0) != 0) continue;
+    int signal_number = 0;
+    return preload::ParseSignal(entry.c_str() + prefix.size(), &signal_number) ? signal_number : 0;
+  }
+  return 0;
+}
+
+// attach and detach of a dormant Ruby program, on its dump signal as for native ones.
+Outcome ControlRuby(const RemoteProcess& process, int signal_number, Verb verb) {
+  std::string id = std::to_string(process.pid());
+  std::string name = HeaprecThreadName(process);
+  if (verb == Verb::kDump) {
+    return Refuse("process " + id + " is a Ruby program under heaprec's Ruby front end: `kill -" +
+                  sigabbrev_np(signal_number) + " " + id + "` asks it for a profile");
+  }
+  if (verb == Verb::kAttach && name == schema::kThreadSampling) {
+    return Refuse("process " + id + " has heaprec attached already (heaprec detach " + id +
+                  " first)");
+  }
+  if (verb == Verb::kDetach && name != schema::kThreadSampling) {
+    return Refuse("process " + id + " is not attached (heaprec attach " + id + " first)");
+  }
+  schema::ControlBlock block = {};
+  block.dump_signal = signal_number;
+  return ControlDormant(process, block, verb == Verb::kAttach);
+}
+
 // The tests' way to deliver a Ctrl-C at an exact step (tests/attach): HEAPREC_ATTACH_INTERRUPT
 // names the step after which the command raises SIGINT at itself, which then waits like any other.
 void InterruptForTestAfter(const char* step) {
@@ -293,6 +329,11 @@ Outcome Run(const ControlArgs& args, Verb verb, const DeferredInterrupts& interr
   bool present = ReadControlBlock(process, &block);
   if (present && block.mode == schema::kModeDormant && verb != Verb::kDump) {
     return ControlDormant(process, block, verb == Verb::kAttach);
+  }
+  if (!present) {
+    if (int signal_number = RubyFrontEndSignal(process)) {
+      return ControlRuby(process, signal_number, verb);
+    }
   }
   if (verb == Verb::kAttach && present && block.mode == schema::kModeStarted) {
     return Refuse("process " + id + " is profiled by heaprec from its start already");

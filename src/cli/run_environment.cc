@@ -114,7 +114,7 @@ std::string CheckRunMode(const RunOptions& o) {
   if (o.Has("HEAPREC_HTTP_PUBLIC") && !o.Has("HEAPREC_HTTP")) {
     return "--http-public goes with --http ADDR";
   }
-  if (!o.ruby && o.Has(schema::kDormantVariable) && !o.Has("HEAPREC_DUMP_SIGNAL")) {
+  if (o.Has(schema::kDormantVariable) && !o.Has("HEAPREC_DUMP_SIGNAL")) {
     return "--dormant needs --dump-signal, which carries `heaprec attach` and `detach` "
            "(e.g. --dormant --dump-signal SIGUSR2)";
   }

@@ -226,9 +226,11 @@ void PrintSummary(const RunOptions& o, pid_t root, const Manifest& manifest, boo
     if (o.Has(schema::kDormantVariable)) {
       std::cerr << "heaprec: no profile was written (dormant, never attached)\n";
     } else if (o.ruby) {
-      // Ruby processes write at their endings and on their interval and signal, never a peak one.
-      std::cerr << "heaprec: no profile was written (was the program killed by SIGKILL before an "
-                   "interval profile, or is it not a Ruby program that loads heaprec/autorun?)\n";
+      // Ruby processes write at their endings, their peak (after a second), a checkpoint every
+      // minute, and on their interval and signal.
+      std::cerr << "heaprec: no profile was written (was the program killed by SIGKILL before its "
+                   "first peak or checkpoint profile, or is it not a Ruby program that loads "
+                   "heaprec/autorun?)\n";
     } else if (!unprofiled) {
       std::cerr << "heaprec: no profile was written (was the program killed by SIGKILL before its "
                    "first peak profile, statically linked, or run with profiling turned off?)\n";

@@ -131,8 +131,10 @@ TEST(RunEnvironmentTest, EachModeRejectsTheOthersOptions) {
   o.settings["HEAPREC_NO_FOLLOW"] = "1";
   EXPECT_NE(CheckRunMode(o).find("--no-follow"), std::string::npos);
   o = RubyOptions();
-  o.settings["HEAPREC_DORMANT"] = "1";
-  EXPECT_NE(CheckRunMode(o).find("--dormant is for native programs"), std::string::npos);
+  o.settings["HEAPREC_DORMANT"] = "1";  // both front ends wait for heaprec attach, on the signal
+  EXPECT_NE(CheckRunMode(o).find("--dormant needs --dump-signal"), std::string::npos);
+  o.settings["HEAPREC_DUMP_SIGNAL"] = "USR2";
+  EXPECT_EQ(CheckRunMode(o), "");
   o = RubyOptions();
   o.settings["HEAPREC_HTTP"] = "6060";  // both front ends serve the profile
   EXPECT_EQ(CheckRunMode(o), "");

@@ -97,8 +97,77 @@ class EndingsTest < HeaprecTestCase
     _, stderr, status = Open3.capture3(heaprec, "run", "--ruby", "-o", path("k.%p.pb.gz"), "--",
                                        "ruby", "-e", "Process.kill('KILL', Process.pid)")
     refute status.success?
-    assert_match(/no profile was written \(was the program killed by SIGKILL before an interval profile/,
+    assert_match(/no profile was written \(was the program killed by SIGKILL before its first peak or checkpoint profile/,
                  stderr)
-    refute_match(/peak profile/, stderr)
+  end
+
+  # The peak profile, as native programs have it: written as the heap grows, so a process killed
+  # without warning (SIGKILL, the OOM killer) leaves the heap at its highest. The program holds
+  # 12,000 objects for 2.5 s (more than the one second before the first peak write, with GCs that
+  # measure the heap), then drops them and is killed.
+  def test_sigkill_leaves_the_peak_profile_written_as_the_heap_grew
+    script = path("peaked.rb")
+    File.write(script, <<~RUBY)
+      class Held; end
+      held = Array.new(12_000) { Held.new }
+      25.times { GC.start; sleep 0.1 }
+      held = nil
+      GC.start
+      sleep 0.5
+      Process.kill("KILL", Process.pid)
+    RUBY
+    _, stderr, status = Open3.capture3(heaprec, "run", "--ruby", "--sample-every", "1",
+                                       "--top", "0", "-o", path("k.%p.pb.gz"), "--", "ruby", script)
+    assert_equal Signal.list.fetch("KILL"), status.exitstatus - 128, stderr
+    peaks = Dir[path("k.*.peak.pb.gz")].map { |f| DecodedProfile.new(f) }
+    assert_equal ["peak"], peaks.map(&:reason), stderr
+    assert_equal 12_000, peaks.first.count_of("Held")
+    assert_match(/k\.\d+\.peak\.pb\.gz  \(pid \d+, peak\)/, stderr)
+  end
+
+  # A heap that grew and shrank: the peak file keeps the high point, the exit profile the end.
+  def test_the_peak_profile_keeps_what_the_exit_profile_no_longer_holds
+    _, err, status = run_ruby(<<~RUBY)
+      class Held; end
+      held = Array.new(20_000) { Held.new }
+      25.times { GC.start; sleep 0.1 }
+      held = nil
+      GC.start
+    RUBY
+    assert status.success?, err
+    by_reason = profiles.to_h { |p| [p.reason, p] }
+    assert_equal %w[exit peak], by_reason.keys.sort, err
+    assert_equal 20_000, by_reason["peak"].count_of("Held")
+    assert_equal 0, by_reason["exit"].count_of("Held")
+    assert_equal 300, by_reason["peak"].count_of("Kept")
+  end
+
+  # A program that does not grow writes no peak profile: its heap never passed 1.1x its size when
+  # heaprec started.
+  def test_a_steady_heap_writes_no_peak_profile
+    _, err, status = run_ruby("10.times { GC.start; sleep 0.15 }\n")
+    assert status.success?, err
+    assert_equal ["exit"], profiles.map(&:reason), err
+  end
+
+  # Without --dump-interval a checkpoint rewrites the final profile's file (every minute; the test
+  # shortens it by defining the constant first): a process killed without warning leaves its heap
+  # as of the last checkpoint, not only its peak.
+  def test_sigkill_leaves_the_last_checkpoint_in_the_final_profiles_file
+    prelude = path("short_checkpoint.rb")
+    File.write(prelude, "module Heaprec; module Autorun; CHECKPOINT_SECONDS = 0.2; end; end\n")
+    _, err, status = run_ruby(<<~RUBY, "RUBYOPT" => "-r#{prelude} -rheaprec/autorun")
+      class Late; end
+      late = Array.new(500) { Late.new }
+      GC.start
+      sleep 1
+      Process.kill("KILL", Process.pid)
+    RUBY
+    assert_equal Signal.list.fetch("KILL"), status.termsig, err
+    checkpoint = profiles.reject { |p| p.reason == "peak" }
+    assert_equal ["interval"], checkpoint.map(&:reason), err
+    assert_equal 500, checkpoint.first.count_of("Late")
+    assert_equal 300, checkpoint.first.count_of("Kept")
+    assert_equal 1, Dir[path("p.*.pb.gz")].count { |f| !f.end_with?(".peak.pb.gz") }
   end
 end

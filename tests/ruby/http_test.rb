@@ -47,6 +47,29 @@ class HttpTest < HeaprecTestCase
     assert_equal ["exit"], Dir[path("exit.*.pb.gz")].map { |f| DecodedProfile.new(f).reason }
   end
 
+  # Dormant: the endpoint answers 503 until `heaprec attach`, then serves what was sampled since.
+  def test_a_dormant_program_serves_nothing_until_attached
+    dormant = env("HEAPREC_HTTP" => "0", "HEAPREC_DORMANT" => "1", "HEAPREC_DUMP_SIGNAL" => "USR2")
+    program = "$stdin.gets\nclass Later; end\nlater = Array.new(300) { Later.new }\nGC.start\n" \
+              "$stdout.puts 'allocated'\n$stdout.flush\n$stdin.gets\nputs later.size\n"
+    Open3.popen3(dormant, "ruby", "-e", program) do |stdin, stdout, stderr, wait|
+      url = URI(stderr.gets[%r{serving (http://\S+)}, 1])
+      response = Net::HTTP.get_response(url)
+      assert_equal "503", response.code
+      assert_match(/not sampling \(heaprec attach #{wait.pid} switches it on\)/, response.body)
+      _, err, status = Open3.capture3(ENV.fetch("HEAPREC_BIN"), "attach", wait.pid.to_s)
+      assert status.success?, err
+      stdin.puts
+      assert_equal "allocated\n", stdout.gets
+      profile_path = path("served.pb.gz")
+      File.binwrite(profile_path, Net::HTTP.get(url))
+      assert_equal 300, DecodedProfile.new(profile_path).count_of("Later")
+      stdin.puts
+      assert_equal "300\n", stdout.read
+      assert wait.value.success?
+    end
+  end
+
   # Profiles show the program's code: another machine may read them only when asked for. The
   # program still runs, profiled, with one line saying why nothing is served.
   def test_a_public_address_needs_http_public

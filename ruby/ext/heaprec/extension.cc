@@ -3,7 +3,7 @@
 //
 //   Heaprec._start(sample_every, seed, max_depth)   Heaprec.stop   Heaprec.running?
 //   Heaprec.dump(path)   Heaprec._dump(path, reason)   Heaprec.stats
-//   Heaprec._expand_output_template(pattern, sequence)
+//   Heaprec._expand_output_template(pattern, sequence)   Heaprec._peak_path(final_path)
 //   Heaprec::Testing: write_delay=, during_next_liveness_pass { }   (fault injection for tests),
 //                     empty_event_hooks(newobj, freeobj)   (the benchmark's floor)
 #include <pthread.h>
@@ -16,6 +16,7 @@
 #include <ctime>
 #include <vector>
 
+#include "control_signal.h"
 #include "core/manifest_writer.h"
 #include "core/profile_file.h"
 #include "heap_dump.h"
@@ -182,13 +183,14 @@ VALUE Dump(VALUE, VALUE path) { return DumpWithReason(path, schema::kReasonApi);
 
 // Heaprec._dump: autorun's dumps, named as the native profiler names the same occasions (the
 // manifest gets the same word): at exit, exit! (_exit) and a terminating signal, on its interval
-// and its dump signal, for an HTTP request, and when a ractor stops profiling (detach: profiling
-// ended, the process goes on). Ruby has no peak dumps.
+// and its dump signal, for an HTTP request, when a ractor stops profiling (detach: profiling
+// ended, the process goes on), and at a new peak (autorun.rb's peak thread).
 VALUE DumpFor(VALUE, VALUE path, VALUE reason) {
   static const char* const kReasons[] = {schema::kReasonExit,       schema::kReasonUnderscoreExit,
                                          schema::kReasonTerminated, schema::kReasonInterval,
                                          schema::kReasonSignal,     schema::kReasonDetach,
-                                         schema::kReasonHttp,       schema::kReasonApi};
+                                         schema::kReasonHttp,       schema::kReasonApi,
+                                         schema::kReasonPeak};
   const char* name = StringValueCStr(reason);
   for (const char* known : kReasons) {
     if (strcmp(name, known) == 0) return DumpWithReason(path, known);
@@ -226,6 +228,15 @@ VALUE ExpandTemplate(VALUE, VALUE pattern, VALUE sequence, VALUE program) {
   if (!ExpandOutputTemplate(StringValueCStr(pattern), getpid(), StringValueCStr(program),
                             static_cast<long long>(time(nullptr)), NUM2UINT(sequence), out,
                             sizeof(out))) {
+    rb_raise(rb_eArgError, "heaprec: output path too long");
+  }
+  return rb_str_new_cstr(out);
+}
+
+// NAME.pb.gz -> NAME.peak.pb.gz, the native profiler's name for the same file.
+VALUE PeakPath(VALUE, VALUE final_path) {
+  char out[4096];
+  if (!InsertBeforeExtension(StringValueCStr(final_path), schema::kPeakInfix, out, sizeof(out))) {
     rb_raise(rb_eArgError, "heaprec: output path too long");
   }
   return rb_str_new_cstr(out);
@@ -280,6 +291,8 @@ extern "C" __attribute__((visibility("default"))) void Init_heaprec_ext() {
   rb_define_singleton_method(module, "stats", Stats, 0);
   rb_define_singleton_method(module, "_expand_output_template", ExpandTemplate, 3);
   rb_define_singleton_method(module, "_append_to_manifest", AppendManifest, 3);
+  rb_define_singleton_method(module, "_peak_path", PeakPath, 1);
+  DefineControlSignal(module);
 
   VALUE testing = rb_define_module_under(module, "Testing");
   rb_define_singleton_method(testing, "write_delay=", SetWriteDelay, 1);

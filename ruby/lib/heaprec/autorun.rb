@@ -9,6 +9,7 @@
 #   HEAPREC_DUMP_SIGNAL    also dump when this signal arrives (SIGUSR2, USR2 or a number)
 #   HEAPREC_HTTP           serve GET /debug/pprof/heap on a port, HOST:PORT or a Unix socket path
 #                          (HEAPREC_HTTP_PUBLIC=1 for a host other than loopback)
+#   HEAPREC_DORMANT        1: sample nothing until `heaprec attach PID` (needs HEAPREC_DUMP_SIGNAL)
 #   HEAPREC_SEED           fixed sampling seed; HEAPREC_MAX_DEPTH frames per stack (default 400)
 #   HEAPREC_MANIFEST       set by `heaprec run`: where each written file is reported
 #
@@ -19,12 +20,16 @@
 # exception), terminated (a signal such as SIGTERM or SIGINT ended the program: Ruby raises it as
 # a SignalException and runs at_exit), _exit (exit!, which skips at_exit: forking job runners end
 # their children so). A ractor stops heaprec (Ruby 3.1 crashes otherwise); the profile up to then
-# is written first (reason detach). SIGKILL and crashes leave the last interval profile.
+# is written first (reason detach). SIGKILL and crashes leave the peak profile (NAME.peak.pb.gz,
+# written as the heap grows) and the last interval profile, or without an interval the checkpoint
+# in the final profile's file (written every minute).
 require "heaprec"
 
 module Heaprec
   module Autorun
     class SettingError < StandardError; end
+
+    DUMP_LOCK = Mutex.new
 
     module_function
 
@@ -50,7 +55,10 @@ module Heaprec
 
     def dump(reason, sequence)
       path = Heaprec._expand_output_template(@output, sequence, program_name)
-      Heaprec._dump(path, reason) # the profile's reason= comment, as in the manifest
+      path = Heaprec._peak_path(path) if reason == "peak"
+      # One dump at a time (the extension refuses a second): the peak, interval, signal and exit
+      # dumps wait for each other rather than fail.
+      DUMP_LOCK.synchronize { Heaprec._dump(path, reason) } # reason=, as in the manifest
       manifest = ENV["HEAPREC_MANIFEST"]
       if manifest && !manifest.empty?
         Heaprec._append_to_manifest(manifest, reason, path)
@@ -66,6 +74,7 @@ module Heaprec
       return unless Heaprec.running? && !@final_written
       @final_written = true
       stop_interval_dumps
+      stop_peak_watch
       dump(reason, 0)
     end
 
@@ -95,7 +104,7 @@ module Heaprec
       address = ENV["HEAPREC_HTTP"]
       return if address.nil? || address.empty?
       require "heaprec/http"
-      @http = Heaprec::HttpServer.start(address, ENV["HEAPREC_HTTP_PUBLIC"] == "1")
+      @http = Heaprec::HttpServer.start(address, ENV["HEAPREC_HTTP_PUBLIC"] == "1", dump_lock: DUMP_LOCK)
     rescue StandardError => e
       warn "heaprec: not serving HTTP: #{e.message}"
     end
@@ -105,8 +114,19 @@ module Heaprec
     # Interval dumps run in a thread; a forked child starts its own (threads do not survive fork).
     # It is stopped by asking, not killed: a dump in progress (writing without the GVL) finishes
     # and is reported, and the exit dump never finds one still running.
+    #
+    # Without HEAPREC_DUMP_INTERVAL the same thread keeps a checkpoint: every CHECKPOINT_SECONDS
+    # the final profile's file is written with the heap as it is (reason interval), and the exit
+    # dump replaces it. A process that ends without running Ruby code (SIGKILL, a crash in a C
+    # extension) leaves the heap of at most a minute before, as native programs leave their heap
+    # record; one file, not a series, so a process running for weeks leaves no litter. A dump at
+    # the default sampling takes milliseconds (docs/benchmarks.md, "Ruby front end"): once a
+    # minute it costs nothing measurable.
+    CHECKPOINT_SECONDS = 60.0 unless const_defined?(:CHECKPOINT_SECONDS) # a test sets it first
+
     def start_interval_dumps
-      return unless @interval.positive?
+      numbered = @interval.positive?
+      period = numbered ? @interval : CHECKPOINT_SECONDS
       @sequence = 0
       @lock = Mutex.new
       @wake = ConditionVariable.new
@@ -116,11 +136,11 @@ module Heaprec
         Heaprec._exclude_this_thread
         loop do
           stop = @lock.synchronize do
-            @wake.wait(@lock, @interval) unless @stopping
+            @wake.wait(@lock, period) unless @stopping
             @stopping
           end
           break if stop
-          dump("interval", @sequence += 1)
+          dump("interval", numbered ? @sequence += 1 : 0)
         end
       end
     end
@@ -134,6 +154,60 @@ module Heaprec
       @interval_thread.join
     end
 
+    # The peak profile, as native programs have it: NAME.peak.pb.gz, rewritten whenever the VM's
+    # live slots (GC.stat) are 1.1x those at the last write (or at the start); at most once a
+    # second, and at most a tenth of the time in peak dumps (a dump holds the GVL for its liveness
+    # pass). The dump is of the heap as it is then, so the condition is on the current size, not
+    # the highest seen: a heap that grew and shrank again between two checks is not written as
+    # its peak. The count also holds objects that died since the last GC (at most the free slots
+    # the GC left): it decides when to look, the dump measures. Polled, not hooked: a GC event
+    # hook is one more hook the VM walks on every allocation while heaprec samples (2.3% of an
+    # allocation loop's CPU, measured). A process killed by SIGKILL or the OOM killer leaves the
+    # file on disk.
+    PEAK_GROWTH = 1.1
+    PEAK_POLL_SECONDS = 0.25
+
+    def start_peak_watch
+      @peak_written = GC.stat(:heap_live_slots)
+      @peak_not_before = monotonic_now + 1.0
+      @peak_lock = Mutex.new
+      @peak_wake = ConditionVariable.new
+      @peak_stopping = false
+      @peak_thread = Thread.new do
+        Thread.current.name = "heaprec-peak"
+        Heaprec._exclude_this_thread
+        loop do
+          stop = @peak_lock.synchronize do
+            @peak_wake.wait(@peak_lock, PEAK_POLL_SECONDS) unless @peak_stopping
+            @peak_stopping
+          end
+          break if stop
+          write_peak_if_grown
+        end
+      end
+    end
+
+    def write_peak_if_grown
+      live = GC.stat(:heap_live_slots)
+      return if !Heaprec.running? || live < @peak_written * PEAK_GROWTH || monotonic_now < @peak_not_before
+      started = monotonic_now
+      dump("peak", 0)
+      took = monotonic_now - started
+      @peak_written = live
+      @peak_not_before = monotonic_now + [1.0, 9 * took].max
+    end
+
+    def stop_peak_watch
+      return unless @peak_thread&.alive?
+      @peak_lock.synchronize do
+        @peak_stopping = true
+        @peak_wake.signal
+      end
+      @peak_thread.join
+    end
+
+    def monotonic_now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+
     def install
       @output = ENV.fetch("HEAPREC_OUTPUT", "").then { |o| o.empty? ? "heaprec.%e.%p.pb.gz" : o }
       @interval = seconds_setting("HEAPREC_DUMP_INTERVAL")
@@ -143,14 +217,88 @@ module Heaprec
       }
       seed = ENV["HEAPREC_SEED"]
       options[:seed] = Integer(seed, 10) if seed && !seed.empty?
-      install_dump_signal
-      Heaprec.start(**options)
-      @final_written = false
-      start_interval_dumps
+      @options = options
+      @dormant = switch_setting("HEAPREC_DORMANT")
+      if @dormant
+        listen_for_commands
+      else
+        install_dump_signal
+        start_profiling
+      end
       start_http
       at_exit { final_dump(ending_reason($!)) }
     rescue SettingError, ArgumentError, RangeError, RuntimeError, NotImplementedError => e
       warn "heaprec: #{e.message}; the program runs without heaprec"
+    end
+
+    def dormant? = @dormant
+
+    def start_profiling
+      Heaprec.start(**@options)
+      @final_written = false
+      start_interval_dumps
+      start_peak_watch
+    end
+
+    # Dormant (HEAPREC_DORMANT=1, `heaprec run --ruby --dormant`): nothing is sampled until
+    # `heaprec attach PID`; `heaprec detach PID` writes the profile so far (reason detach) and
+    # stops again. The commands come on the dump signal with a sigqueue value, as for native
+    # programs (schema/control.h); the extension's handler notes them (Signal.trap cannot see the
+    # value) and this thread, named after the state as the native dump thread is (the CLI reads
+    # the name back to confirm), carries them out. A plain `kill -SIGNAL` is a dump while attached.
+    CONTROL_POLL_SECONDS = 0.1
+
+    def listen_for_commands
+      name = ENV["HEAPREC_DUMP_SIGNAL"].to_s.delete_prefix("SIG")
+      raise SettingError, "HEAPREC_DORMANT=1 needs HEAPREC_DUMP_SIGNAL, which carries attach and detach" if name.empty?
+      number = name.match?(/\A\d+\z/) ? Integer(name, 10) : Signal.list.fetch(name) do
+        raise SettingError, "HEAPREC_DUMP_SIGNAL=#{ENV["HEAPREC_DUMP_SIGNAL"].inspect} is not a signal"
+      end
+      Heaprec._listen_for_commands(number)
+      @signal_dumps = 0
+      @ever_attached = false
+      start_control_thread
+    end
+
+    def control_thread_name
+      return "heaprec:on" if Heaprec.running?
+      @ever_attached ? "heaprec:off" : "heaprec:dormant"
+    end
+
+    def start_control_thread
+      @control_thread = Thread.new do
+        Heaprec._exclude_this_thread
+        Thread.current.name = control_thread_name
+        loop do
+          sleep CONTROL_POLL_SECONDS
+          carry_out(Heaprec._next_command)
+        end
+      end
+    end
+
+    def carry_out(command)
+      case command
+      when :attach
+        return if Heaprec.running?
+        start_profiling
+        @ever_attached = true
+      when :detach
+        return unless Heaprec.running?
+        final_dump("detach")
+        Heaprec.stop
+      when :dump
+        dump("signal", @signal_dumps += 1) if Heaprec.running?
+      end
+      Thread.current.name = control_thread_name
+    rescue StandardError, NotImplementedError => e
+      warn "heaprec: #{command}: #{e.message}"
+    end
+
+    def switch_setting(name)
+      value = ENV[name].to_s
+      return false if ["", "0", "false", "no", "off"].include?(value)
+      return true if %w[1 true yes on].include?(value)
+      raise SettingError, "#{name}=#{value.inspect} is not 1 or 0"
     end
 
     # Process._fork is the hook every fork goes through (Ruby >= 3.1). A child has written nothing
@@ -158,9 +306,12 @@ module Heaprec
     module ForkHook
       def _fork
         pid = super
+        # A dormant parent's child is dormant too, and attachable: its own control thread.
+        Heaprec::Autorun.start_control_thread if pid.zero? && Heaprec::Autorun.dormant?
         if pid.zero? && Heaprec.running?
           Heaprec::Autorun.instance_variable_set(:@final_written, false)
           Heaprec::Autorun.start_interval_dumps
+          Heaprec::Autorun.start_peak_watch
           Heaprec::Autorun.close_http_in_child
         end
         pid

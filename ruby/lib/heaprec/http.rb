@@ -16,13 +16,16 @@ module Heaprec
     PATH = "/debug/pprof/heap"
     LOOPBACK = ["127.0.0.1", "::1", "localhost"].freeze
 
-    def self.start(address, public_ok)
-      new(address, public_ok).tap(&:run)
+    # `dump_lock`: held around each dump, the lock autorun's other dumps (peak, interval, signal,
+    # the ending) take, so a request waits for them instead of failing.
+    def self.start(address, public_ok, dump_lock: Mutex.new)
+      new(address, public_ok, dump_lock).tap(&:run)
     end
 
-    def initialize(address, public_ok)
+    def initialize(address, public_ok, dump_lock)
       @server = listen(address, public_ok)
       @owner = Process.pid
+      @dump_lock = dump_lock
     end
 
     def run
@@ -73,6 +76,9 @@ module Heaprec
         respond(client, "404 Not Found", "text/plain", "not found: heaprec serves #{PATH}\n")
       elsif method != "GET" && method != "HEAD"
         respond(client, "405 Method Not Allowed", "text/plain", "use GET\n")
+      elsif !Heaprec.running? # dormant, or detached
+        respond(client, "503 Service Unavailable", "text/plain",
+                "heaprec: not sampling (heaprec attach #{Process.pid} switches it on)\n")
       else
         respond(client, "200 OK", "application/octet-stream", profile_now, head: method == "HEAD")
       end
@@ -85,7 +91,7 @@ module Heaprec
     def profile_now
       Dir.mktmpdir("heaprec-http") do |dir|
         path = File.join(dir, "heap.pb.gz")
-        Heaprec._dump(path, "http")
+        @dump_lock.synchronize { Heaprec._dump(path, "http") }
         File.binread(path)
       end
     end

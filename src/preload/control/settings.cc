@@ -316,7 +316,7 @@ constexpr SettingRow kRows[] = {
     {"HEAPREC_SEED", "--seed", "N", kLibraryAndRuby, ReadSeed, "an unsigned integer"},
     {schema::kManifestVariable, nullptr, "PATH", kLibraryAndRuby, ReadManifest,
      "a path shorter than PATH_MAX"},
-    {schema::kDormantVariable, "--dormant", nullptr, kReadByLibrary, ReadDormant, "1 or 0"},
+    {schema::kDormantVariable, "--dormant", nullptr, kLibraryAndRuby, ReadDormant, "1 or 0"},
     {schema::kPeakAtOnceVariable, nullptr, nullptr, kReadByLibrary, ReadPeakAtOnce, "1 or 0"},
     {schema::kUncompressedVariable, nullptr, nullptr, kReadByLibrary, ReadUncompressed, "1 or 0"},
     {"HEAPREC_HTTP", "--http", "ADDR", kReadByHttpServer | kReadByRuby, ReadHttp,
