@@ -118,6 +118,22 @@ def _probe(path):
     return out
 
 
+def _probe_dumps(path):
+    """Every dump's seconds from the probe log (autorun's peak, checkpoint and exit dumps)."""
+    try:
+        with open(path) as f:
+            lines = [ln for ln in f if ln.startswith("heaprec_dump ")]
+    except OSError:
+        return []
+    out = []
+    for ln in lines:
+        for kv in ln.split()[1:]:
+            k, _, v = kv.partition("=")
+            if k == "seconds":
+                out.append(float(v))
+    return out
+
+
 def check(ruby_lib):
     if not shutil.which(RUBY):
         raise BenchError("ruby is missing (apt-get install ruby ruby-dev)")
@@ -313,7 +329,8 @@ if __name__ == "__main__":
 #   empty-both      the same on NEWOBJ and FREEOBJ: what the FREEOBJ event costs on its own
 #   heaprec-off     heaprec as a user runs it (autorun, exit dump) with sample_every 2**62: hooks
 #                   on, nothing sampled
-#   heaprec         heaprec at the default, sample_every 1000: what users pay
+#   heaprec         heaprec at the default, sample_every 1000: what users pay (autorun's dumps
+#                   included: the exit dump, and peak and checkpoint dumps where main has them)
 #   heaprec-before  the same with another build's library (--ruby-lib-before, e.g. main's)
 #   heaprec-off-before  that build with sampling off: with heaprec-off, what its hooks cost
 # ---------------------------------------------------------------------------------------------
@@ -368,8 +385,10 @@ COST_CONFIGS = [
 class CostCell:
     cpu: Series = field(default_factory=Series)
     ratio: Series = field(default_factory=Series)
-    ratio_no_dump: Series = field(default_factory=Series)  # (cpu - exit dump wall) / baseline cpu
-    dump_s: Series = field(default_factory=Series)
+    ratio_no_dump: Series = field(default_factory=Series)  # (cpu - all dumps' wall) / baseline cpu
+    dump_s: Series = field(default_factory=Series)         # the exit dump (the last one)
+    dumps_total_s: Series = field(default_factory=Series)  # every dump: peak, checkpoint, exit
+    dumps: Series = field(default_factory=Series)          # how many
     sample_s: Series = field(default_factory=Series)       # Heaprec.stats sample_ns, in seconds
     record_s: Series = field(default_factory=Series)       # Heaprec.stats record_ns, in seconds
     sampled: Series = field(default_factory=Series)
@@ -413,22 +432,26 @@ def cost_measure(ruby_lib, before_lib, tmp, rounds, timeout, quick, log):
                     same = f.read() == reference[w]
                 cell = cells[(w, cfg.key)]
                 probe = _probe(f"{d}/probe.log")
-                status = "" if res.ok else f"  FAILED ({_stderr_summary(f'{d}/stderr') or res.why()})"
+                every = _probe_dumps(f"{d}/probe.log")
+                why = _stderr_summary(f"{d}/stderr") or res.why()
+                status = "" if res.ok else f"  FAILED ({why})"
                 if res.ok and not same:
                     status += "  OUTPUT DIFFERS"
                     cell.mismatches += 1
                 log(f"  {w:6} {cfg.key:15} round {r + 1}: cpu {res.cpu:6.2f} s  wall {res.wall:6.2f} s"
-                    + (f"  dump {probe['seconds']:.3f} s" if probe and "seconds" in probe else "")
+                    + (f"  dumps {len(every)}, {sum(every):.3f} s" if every else "")
                     + status)
                 shutil.rmtree(d, ignore_errors=True)
                 if not res.ok:
-                    cell.failures.append(_stderr_summary(f"{d}/stderr") or res.why())
+                    cell.failures.append(why)
                     continue
                 cpus[cfg.key] = res.cpu
                 cell.cpu.add(res.cpu)
                 if probe and "seconds" in probe:
-                    dumps[cfg.key] = probe["seconds"]
+                    dumps[cfg.key] = sum(every)
                     cell.dump_s.add(probe["seconds"])
+                    cell.dumps_total_s.add(sum(every))
+                    cell.dumps.add(len(every))
                     for name, series, scale in (("sample_ns", cell.sample_s, 1e-9),
                                                 ("record_ns", cell.record_s, 1e-9),
                                                 ("sampled", cell.sampled, 1),
@@ -451,8 +474,9 @@ def cost_table(configs, cells, quick):
     for w in COST_WORKLOADS:
         base = cells[(w, "ruby")].cpu
         out.append(f"**{w}** (`ruby bench/workloads/rb_cost.rb {w} {cost_scale(w, quick)}`)\n")
-        head = ("Configuration", "CPU time", "vs plain ruby", "without the exit dump",
-                "exit dump", "sampling + stack capture", "recording", "sampled", "FREEOBJ hook")
+        head = ("Configuration", "CPU time", "vs plain ruby", "without the dumps",
+                "exit dump", "all dumps (how many)", "sampling + stack capture", "recording",
+                "sampled", "FREEOBJ hook")
         out.append("| " + " | ".join(head) + " |")
         out.append("|" + "---|" * len(head))
         for cfg in configs:
@@ -466,14 +490,16 @@ def cost_table(configs, cells, quick):
             ratio = "1 (baseline)" if cfg.key == "ruby" else _range(c.ratio, ".3f", "x")
             no_dump = _range(c.ratio_no_dump, ".3f", "x") if heaprec else ""
             dump = _range(c.dump_s, ".3f", " s") if heaprec else ""
+            alldumps = (f"{_range(c.dumps_total_s, '.3f', ' s')} ({_range(c.dumps, '.0f')})"
+                        if c.dumps else ("n/a" if heaprec else ""))
             share = lambda s: (f"{s.median() * 1000:.1f} ms ({s.median() / base.median() * 100:.2f}%)"
                                if s and base else ("n/a" if heaprec else ""))
             sampled = f"{c.sampled.median():,.0f}" if c.sampled else ("n/a" if heaprec else "")
             hook = (("on" if c.free_hook.median() else "off") if c.free_hook else
                     ("on (always)" if cfg.key == "empty-both" or cfg.key.endswith("-before") else
                      ("" if not heaprec else "n/a")))
-            row = (cfg.label, cpu, ratio, no_dump, dump, share(c.sample_s), share(c.record_s),
-                   sampled, hook)
+            row = (cfg.label, cpu, ratio, no_dump, dump, alldumps, share(c.sample_s),
+                   share(c.record_s), sampled, hook)
             out.append("| " + " | ".join(str(x).replace("|", "\\|") for x in row) + " |")
         out.append("")
     return "\n".join(out)
