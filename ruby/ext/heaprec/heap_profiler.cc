@@ -163,12 +163,19 @@ void HeapProfiler::Mark() const {
 }
 
 std::uint32_t ClassRegistry::Intern(VALUE klass) {
+  if (klass == last_class_ && !classes_.empty()) return last_index_;  // runs of one class
   auto it = index_.find(klass);
-  if (it != index_.end()) return it->second;
+  if (it != index_.end()) {
+    last_class_ = klass;
+    last_index_ = it->second;
+    return it->second;
+  }
   if (classes_.size() >= kNoClass) return kNoClass;
   std::uint32_t index = static_cast<std::uint32_t>(classes_.size());
   classes_.push_back(klass);
   index_.emplace(klass, index);
+  last_class_ = klass;
+  last_index_ = index;
   return index;
 }
 

@@ -71,6 +71,8 @@ class ClassRegistry {
  private:
   std::unordered_map<VALUE, std::uint32_t> index_;
   std::vector<VALUE> classes_;
+  VALUE last_class_ = 0;  // the last class interned, and its index
+  std::uint32_t last_index_ = 0;
 };
 
 class HeapProfiler {
