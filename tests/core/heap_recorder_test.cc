@@ -183,7 +183,9 @@ TEST_F(HeapRecorderTest, HistoryTagsSplitTheEntriesOfOneStackAndSize) {
     EXPECT_EQ(h.size, 0u);
     EXPECT_EQ(h.bytes, 0);
     by_tag[h.tag] += h.objects;
-    if (i > 0) EXPECT_LT(snapshot.history()[i - 1].tag, h.tag) << "sorted by tag within a stack";
+    if (i > 0) {
+      EXPECT_LT(snapshot.history()[i - 1].tag, h.tag) << "sorted by tag within a stack";
+    }
   }
   EXPECT_EQ(by_tag, (std::map<std::uint32_t, double>{{0, 10}, {7, 30}, {9, 20}}));
   EXPECT_EQ(snapshot.object_count(), 5u);
