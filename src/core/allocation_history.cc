@@ -7,16 +7,21 @@
 namespace heaprec {
 namespace {
 
-std::uint64_t HashEntry(StackId stack, std::uint64_t size) {
-  return HashCombine(MixBits(stack), size);
+std::uint64_t HashEntry(const AllocationTotals& e) {
+  return HashCombine(HashCombine(MixBits(e.stack), e.size), e.tag);
 }
 
 }  // namespace
 
 AllocationHistory::~AllocationHistory() { memory_.DeallocateArray(slots_, capacity_); }
 
-std::size_t AllocationHistory::SlotOf(StackId stack, std::uint64_t size) const {
-  return HashEntry(stack, size) & (capacity_ - 1);
+std::size_t AllocationHistory::SlotOf(const AllocationTotals& key) const {
+  return HashEntry(key) & (capacity_ - 1);
+}
+
+void AllocationHistory::Clear() {
+  if (slots_ != nullptr) std::memset(static_cast<void*>(slots_), 0, capacity_ * sizeof(*slots_));
+  used_ = 0;
 }
 
 bool AllocationHistory::Reserve(std::size_t more) {
@@ -28,7 +33,7 @@ bool AllocationHistory::Reserve(std::size_t more) {
   for (std::size_t i = 0; i < capacity_; ++i) {
     const AllocationTotals& e = slots_[i];
     if (e.stack == kInvalidStackId) continue;
-    std::size_t j = HashEntry(e.stack, e.size) & (capacity - 1);
+    std::size_t j = HashEntry(e) & (capacity - 1);
     while (fresh[j].stack != kInvalidStackId) j = (j + 1) & (capacity - 1);
     fresh[j] = e;
   }
@@ -41,16 +46,16 @@ bool AllocationHistory::Reserve(std::size_t more) {
 bool AllocationHistory::AddMerged(const AllocationTotals& add) {
   const double bytes = add.objects * static_cast<double>(add.size);
   std::size_t mask = capacity_ - 1;
-  for (std::size_t i = SlotOf(add.stack, add.size);; i = (i + 1) & mask) {
+  for (std::size_t i = SlotOf(add);; i = (i + 1) & mask) {
     AllocationTotals& e = slots_[i];
-    if (e.stack == add.stack && e.size == add.size) {
+    if (e.stack == add.stack && e.size == add.size && e.tag == add.tag) {
       e.objects += add.objects;
       e.bytes += bytes;
       e.temporary += add.temporary;
       return false;
     }
     if (e.stack == kInvalidStackId) {
-      e = {add.stack, add.temporary, add.size, add.objects, bytes};
+      e = {add.stack, add.temporary, add.size, add.objects, bytes, add.tag};
       ++used_;
       return true;
     }

@@ -1,7 +1,9 @@
-// AllocationHistory: cumulative sampled allocations per (stack, size), from the start of recording.
+// AllocationHistory: cumulative sampled allocations per (stack, size, tag), from the start of
+// recording. The tag is the front end's: 0 for the native profiler, the object's class for Ruby
+// (which cannot know an object's size when it is allocated, and records size 0).
 //
 // pprof's alloc_objects / alloc_space count every allocation since the process started, including
-// objects long freed, so their stacks must outlive the objects: each (stack, size) entry here holds
+// objects long freed, so their stacks must outlive the objects: each (stack, size, tag) entry holds
 // one reference on its stack in the StackTable. Weights are summed as doubles (each sample already
 // unbiased by its own weight) and rounded only when written.
 //
@@ -30,8 +32,9 @@ struct AllocationTotals {
   // interval stays (the encoder multiplies).
   std::uint32_t temporary;
   std::uint64_t size;
-  double objects;  // sum of weights
-  double bytes;    // sum of weight * size
+  double objects;     // sum of weights
+  double bytes;       // sum of weight * size
+  std::uint32_t tag;  // the front end's (HeapRecorder::Record's history_tag): part of the key
 };
 
 class AllocationHistory {
@@ -43,7 +46,7 @@ class AllocationHistory {
 
   // Adds `count` sampled allocations (`objects` of each is its weight, `temporary` its temporary
   // samples; `bytes` is ignored):
-  // new_entry(stack) for each that starts a new (stack, size) entry (the caller then owes it a
+  // new_entry(stack) for each that starts a new (stack, size, tag) entry (the caller then owes it a
   // reference on the stack), dropped() for each lost to exhausted memory.
   template <typename NewEntry, typename Dropped>
   void Merge(const AllocationTotals* adds, std::size_t count, NewEntry&& new_entry,
@@ -52,18 +55,22 @@ class AllocationHistory {
   // Copies every entry into `out` (capacity `capacity`); returns how many were copied.
   std::size_t CopyTo(AllocationTotals* out, std::size_t capacity) const;
   std::size_t size() const { return used_; }
+  // Forgets every entry, keeping the table's memory (no allocation: a fork child's handler may call
+  // it). The stacks keep the references their entries held: the caller decides what they are
+  // still for.
+  void Clear();
 
  private:
   // Makes room for `more` entries at a load of at most 1/2.
   bool Reserve(std::size_t more);
-  // Adds to the (stack, size) entry; true when it is new. There must be room.
+  // Adds to the (stack, size, tag) entry; true when it is new. There must be room.
   bool AddMerged(const AllocationTotals& add);
 
   MemoryResource& memory_;
   AllocationTotals* slots_ = nullptr;  // stack == kInvalidStackId marks an empty slot
   std::size_t capacity_ = 0;
   std::size_t used_ = 0;
-  std::size_t SlotOf(StackId stack, std::uint64_t size) const;
+  std::size_t SlotOf(const AllocationTotals& key) const;
 };
 
 template <typename NewEntry, typename Dropped>
@@ -75,7 +82,7 @@ void AllocationHistory::Merge(const AllocationTotals* adds, std::size_t count, N
     return;
   }
   for (std::size_t i = 0; i < count; ++i) {
-    __builtin_prefetch(&slots_[SlotOf(adds[i].stack, adds[i].size)], 1);
+    __builtin_prefetch(&slots_[SlotOf(adds[i])], 1);
   }
   for (std::size_t i = 0; i < count; ++i) {
     if (AddMerged(adds[i])) new_entry(adds[i].stack);

@@ -219,7 +219,9 @@ class HeapProfileEncoder {
   void WriteHeader() {
     if (metadata_.allocation_totals) {
       WriteValueType(pprof::kProfileSampleType, schema::kAllocObjects, schema::kCountUnit);
-      WriteValueType(pprof::kProfileSampleType, schema::kAllocSpace, schema::kBytesUnit);
+      if (metadata_.allocation_sizes) {
+        WriteValueType(pprof::kProfileSampleType, schema::kAllocSpace, schema::kBytesUnit);
+      }
     }
     WriteValueType(pprof::kProfileSampleType, schema::kInuseObjects, schema::kCountUnit);
     WriteValueType(pprof::kProfileSampleType, schema::kInuseSpace, schema::kBytesUnit);
@@ -410,18 +412,26 @@ class HeapProfileEncoder {
 
   // `oldest_alloc_ns` is the allocation time of the group's oldest live object (CLOCK_REALTIME,
   // as time_nanos), 0 when none is live.
-  // `temporary` counts the samples of the history entry that were temporary.
+  // `temporary` counts the samples of the history entry that were temporary. `sized`: whether
+  // `size` is the objects' size (false for a history entry of a front end that records none),
+  // written as the bytes label.
   void WriteSample(StackId stack, std::uint64_t size, std::uint64_t tag, const double values[4],
-                   std::uint64_t oldest_alloc_ns, std::uint32_t temporary) {
+                   std::uint64_t oldest_alloc_ns, std::uint32_t temporary, bool sized) {
     if (stack != packed_stack_) PackLocations(stack);
     if (!packed_ok_) return;  // this stack's samples are dropped
     std::int64_t rounded[4];
-    for (int i = 0; i < 4; ++i) rounded[i] = RoundCount(values[i]);
-    // Without allocation totals only the inuse_ pair is written.
-    const int first = metadata_.allocation_totals ? 0 : 2;
+    int value_count = 0;
+    for (int i = 0; i < 4; ++i) {
+      // Without allocation totals only the inuse_ pair is written; without allocation sizes no
+      // alloc_space.
+      if (i < 2 && !metadata_.allocation_totals) continue;
+      if (i == 1 && !metadata_.allocation_sizes) continue;
+      rounded[value_count++] = RoundCount(values[i]);
+    }
     const std::int64_t temporary_objects = TemporaryObjects(temporary, size);
     if (metadata_.labeler != nullptr) {
-      WriteLabeledSample(size, tag, rounded + first, 4 - first, oldest_alloc_ns, temporary_objects);
+      WriteLabeledSample(size, sized, tag, rounded, value_count, oldest_alloc_ns,
+                         temporary_objects);
       return;
     }
     // The sample written by hand, every length known before it is written (protozero reserves
@@ -431,9 +441,11 @@ class HeapProfileEncoder {
     char* p = tail;
     char values_bytes[4 * kMaxVarint];
     char* v = values_bytes;
-    for (int i = first; i < 4; ++i) v = PutVarint(v, static_cast<std::uint64_t>(rounded[i]));
+    for (int i = 0; i < value_count; ++i) {
+      v = PutVarint(v, static_cast<std::uint64_t>(rounded[i]));
+    }
     p = PutField(p, pprof::kSampleValue, values_bytes, static_cast<std::size_t>(v - values_bytes));
-    p = PutNumLabel(p, bytes_label_, static_cast<std::int64_t>(size), bytes_unit_);
+    if (sized) p = PutNumLabel(p, bytes_label_, static_cast<std::int64_t>(size), bytes_unit_);
     if (oldest_alloc_ns != 0) {
       p = PutNumLabel(p, age_label_, AgeNanos(oldest_alloc_ns), nanoseconds_unit_);
     }
@@ -453,15 +465,15 @@ class HeapProfileEncoder {
   }
 
   // A sample with the front end's labels (the Ruby front end's class and age), through protozero.
-  void WriteLabeledSample(std::uint64_t size, std::uint64_t tag, const std::int64_t* values,
-                          int value_count, std::uint64_t oldest_alloc_ns,
-                          std::int64_t temporary_objects) {
+  void WriteLabeledSample(std::uint64_t size, bool sized, std::uint64_t tag,
+                          const std::int64_t* values, int value_count,
+                          std::uint64_t oldest_alloc_ns, std::int64_t temporary_objects) {
     {
       Writer top(buffer_);
       Writer sample(top, pprof::kProfileSample);
       sample.add_bytes(pprof::kSampleLocationId, packed_.data(), packed_.size());
       sample.add_packed_int64(pprof::kSampleValue, values, values + value_count);
-      {
+      if (sized) {
         Writer label(sample, pprof::kSampleLabel);
         label.add_int64(pprof::kLabelKey, bytes_label_);
         label.add_int64(pprof::kLabelNum, static_cast<std::int64_t>(size));
@@ -578,8 +590,8 @@ class HeapProfileEncoder {
   }
 
   // Merges the sorted live objects and the sorted allocation history into one sample per
-  // (stack, size, tag): values are {alloc_objects, alloc_space, inuse_objects, inuse_space}. The
-  // history has no tags: its totals go to the group with tag 0 (the native front end tags nothing).
+  // (stack, size, tag): values are {alloc_objects, alloc_space, inuse_objects, inuse_space}. A
+  // history entry's totals go to the group of its own tag (the native front end tags nothing: 0).
   void WriteSamples() {
     const HeapSnapshot::Object* objects = snapshot_.objects();
     const AllocationTotals* history = snapshot_.history();
@@ -589,11 +601,10 @@ class HeapProfileEncoder {
       StackId stack;
       std::uint64_t size, tag = 0;
       bool take_history;
-      if (hi < hn &&
-          (oi >= on || history[hi].stack < objects[oi].stack ||
-           (history[hi].stack == objects[oi].stack && history[hi].size <= objects[oi].size))) {
+      if (hi < hn && (oi >= on || !KeyLess(objects[oi], history[hi]))) {
         stack = history[hi].stack;
         size = history[hi].size;
+        tag = history[hi].tag;
         take_history = true;
       } else {
         stack = objects[oi].stack;
@@ -620,8 +631,17 @@ class HeapProfileEncoder {
       }
       // Without allocation totals a group whose objects all died has nothing left to show.
       if (!metadata_.allocation_totals && values[2] == 0 && values[3] == 0) continue;
-      WriteSample(stack, size, tag, values, oldest, temporary);
+      // A group of the history alone has no size when the front end records none.
+      const bool sized = metadata_.allocation_sizes || !take_history || values[2] != 0;
+      WriteSample(stack, size, tag, values, oldest, temporary, sized);
     }
+  }
+
+  // Whether a live object's group comes before a history entry's, in (stack, size, tag) order.
+  static bool KeyLess(const HeapSnapshot::Object& o, const AllocationTotals& h) {
+    if (o.stack != h.stack) return o.stack < h.stack;
+    if (o.size != h.size) return o.size < h.size;
+    return o.tag < h.tag;
   }
 
   void WriteStringTable() {

@@ -9,6 +9,7 @@
 //   drop_frames  schema::kRuntimeFrames, so that pprof charges samples to the user's code, as
 //                heaprec's reports do
 //   keep_frames  schema::kStartFrames, the start-up frames from which pprof's pruning starts
+//   (without ProfileMetadata::allocation_sizes: alloc_objects, inuse_objects, inuse_space)
 //   one sample per (stack, requested size), with a numeric label bytes = that size and, when some
 //   of its objects are live, a numeric label age_ns = how long before the profile's time_nanos the
 //   oldest of them was allocated (unit nanoseconds: `pprof -tags` shows a duration), so reports can
@@ -117,6 +118,11 @@ struct ProfileMetadata {
   // Writes alloc_objects/alloc_space from the allocation history; a front end that keeps no
   // history writes only the inuse_ types.
   bool allocation_totals = true;
+  // Whether the history's sizes are the objects' sizes. A front end that cannot know an object's
+  // size when it is allocated (Ruby: a string is filled in after it is created) records size 0 and
+  // sets this false: the profile then has no alloc_space (sample types alloc_objects,
+  // inuse_objects, inuse_space) and the history's samples no bytes label.
+  bool allocation_sizes = true;
   // The sample type pprof shows first: inuse_space, or alloc_space for Go's /debug/pprof/allocs
   // (which needs allocation_totals).
   const char* default_sample_type = schema::kInuseSpace;

@@ -36,7 +36,8 @@ std::int64_t HeapRecorder::Contribution(std::uint64_t size, double weight) {
 }
 
 StackId HeapRecorder::InternForRecord(const std::uint64_t* frames, std::uint32_t depth,
-                                      std::uint64_t size, double weight) {
+                                      std::uint64_t size, double weight,
+                                      std::uint32_t history_tag) {
   MutexLock lock(stack_lock_);
   // With the history on, objects take no reference of their own (see objects_hold_stacks_).
   StackId stack = objects_hold_stacks_ ? stacks_.Intern(frames, depth)
@@ -46,7 +47,7 @@ StackId HeapRecorder::InternForRecord(const std::uint64_t* frames, std::uint32_t
     return kInvalidStackId;
   }
   if (options_.keep_allocation_history) {
-    const AllocationTotals add = {stack, 0, size, weight, 0};
+    const AllocationTotals add = {stack, 0, size, weight, 0, history_tag};
     MergeHistoryLocked(&add, 1);
   }
   // Only this thread writes under the lock: no read-modify-write.
@@ -78,7 +79,7 @@ StackId HeapRecorder::InternThroughCache(ThreadCache& cache, const std::uint64_t
       cache.pending_count = 0;
     }
   }
-  cache.space->pending[cache.pending_count++] = {stack, 0, size, weight, 0};
+  cache.space->pending[cache.pending_count++] = {stack, 0, size, weight, 0, 0};
   cache.allocated.store(
       cache.allocated.load(std::memory_order_relaxed) + Contribution(size, weight),
       std::memory_order_relaxed);
@@ -96,7 +97,7 @@ void HeapRecorder::AddPendingLocked(ThreadCache& cache, const AllocationTotals& 
 
 void HeapRecorder::CountTemporary(StackId stack, std::uint64_t size, std::uint32_t lane) {
   if (!options_.keep_allocation_history || stack == kInvalidStackId) return;
-  const AllocationTotals add = {stack, 1, size, 0, 0};
+  const AllocationTotals add = {stack, 1, size, 0, 0, 0};
   ThreadCache& cache = caches_[lane % kThreadCaches];
   if (cache.space != nullptr && cache.mutex.TryLock()) {
     AddPendingLocked(cache, add);
@@ -136,8 +137,8 @@ void HeapRecorder::UnrefObjectsStackLocked(StackId stack) {
 
 void HeapRecorder::Record(std::uint64_t key, const std::uint64_t* frames, std::uint32_t depth,
                           std::uint64_t size, double weight, std::uint64_t alloc_time_ns,
-                          std::uint32_t generation) {
-  StackId stack = InternForRecord(frames, depth, size, weight);
+                          std::uint32_t generation, std::uint32_t history_tag) {
+  StackId stack = InternForRecord(frames, depth, size, weight, history_tag);
   if (stack == kInvalidStackId) return;
   LiveObject object = {stack, generation, size, weight, alloc_time_ns};
   LiveObject replaced;
@@ -264,6 +265,19 @@ void HeapRecorder::ForgetAll() {
     SubtractLive(gone);
     ReleaseDetached(gone);
   });
+}
+
+void HeapRecorder::ClearAllocationHistory() {
+  for (ThreadCache& cache : caches_) {
+    MutexLock cache_lock(cache.mutex);
+    cache.pending_count = 0;
+    cache.allocated.store(0, std::memory_order_relaxed);
+  }
+  MutexLock lock(stack_lock_);
+  // The entries' references stay on their stacks: with the history on, live objects hold none of
+  // their own and rely on them (objects_hold_stacks_), and stacks are never freed then anyway.
+  history_.Clear();
+  allocated_locked_.store(0, std::memory_order_relaxed);
 }
 
 RecorderStats HeapRecorder::Stats() const {

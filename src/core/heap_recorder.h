@@ -32,9 +32,9 @@
 namespace heaprec {
 
 struct RecorderOptions {
-  // Keep cumulative allocations per (stack, size) for alloc_objects / alloc_space. Costs one entry
-  // per distinct (stack, size) ever sampled; a front end that only wants the live heap turns it
-  // off.
+  // Keep cumulative allocations per (stack, size, history tag) for alloc_objects / alloc_space.
+  // Costs one entry per distinct key ever sampled, and every stack ever sampled stays interned; a
+  // front end that only wants the live heap turns it off.
   bool keep_allocation_history = true;
 };
 
@@ -64,10 +64,11 @@ class HeapRecorder {
   HeapRecorder& operator=(const HeapRecorder&) = delete;
 
   // Records a sampled object. `frames` (leaf first) is copied; `generation` is the front end's own
-  // (see LiveObject). May lock; no malloc.
+  // (see LiveObject); `history_tag` is part of the allocation history's key (AllocationTotals::tag:
+  // the Ruby front end's class index), not kept with the live object. May lock; no malloc.
   void Record(std::uint64_t key, const std::uint64_t* frames, std::uint32_t depth,
               std::uint64_t size, double weight, std::uint64_t alloc_time_ns,
-              std::uint32_t generation = 0);
+              std::uint32_t generation = 0, std::uint32_t history_tag = 0);
 
   // Lock-free, signal-safe: false proves `key` is not tracked (the free() fast path).
   bool MaybeTracked(std::uint64_t key) const { return live_.MayContain(key); }
@@ -108,6 +109,11 @@ class HeapRecorder {
 
   // Forgets every live object (a detach: nothing stays tracked). May lock; no malloc.
   void ForgetAll();
+
+  // Forgets the allocation history (pending adds included) and the allocated-bytes estimate, and
+  // keeps the live objects: a forked child whose allocation profile is to count its own
+  // allocations only. The stacks stay interned (live objects use them). May lock; no malloc.
+  void ClearAllocationHistory();
 
   RecorderStats Stats() const;
   MemoryResource& memory() const { return memory_; }
@@ -200,7 +206,7 @@ class HeapRecorder {
   // Interns the stack and counts the allocation in the history: the stack, with one reference for
   // the object when objects hold them, or kInvalidStackId (counted as dropped) when out of memory.
   StackId InternForRecord(const std::uint64_t* frames, std::uint32_t depth, std::uint64_t size,
-                          double weight);
+                          double weight, std::uint32_t history_tag = 0);
   // Adds to `cache`'s pending history adds (merging them first when full). `cache` held.
   void AddPendingLocked(ThreadCache& cache, const AllocationTotals& add);
   // The same through `cache`, held by the caller.

@@ -169,7 +169,8 @@ void HeapSnapshot::SortByStackAndSize() {
   });
   std::sort(history_, history_ + history_count_,
             [](const AllocationTotals& a, const AllocationTotals& b) {
-              return a.stack != b.stack ? a.stack < b.stack : a.size < b.size;
+              if (a.stack != b.stack) return a.stack < b.stack;
+              return a.size != b.size ? a.size < b.size : a.tag < b.tag;
             });
 }
 

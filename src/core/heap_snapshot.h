@@ -58,6 +58,9 @@ class HeapSnapshot {
     if (count < object_count_) object_count_ = count;
   }
   const AllocationTotals* history() const { return history_; }
+  // A front end may rewrite the history's tags in place (Ruby: its class index becomes the dump's
+  // label index), before SortByStackAndSize.
+  AllocationTotals* mutable_history() { return history_; }
   std::size_t history_count() const { return history_count_; }
   // What the copy holds in the profiler's memory.
   std::size_t bytes() const {
@@ -75,8 +78,8 @@ class HeapSnapshot {
   }
   const RecorderStats& stats() const { return stats_; }
 
-  // Sorts objects by (stack, size, tag) and history by (stack, size) so a writer can aggregate them
-  // in one merge pass.
+  // Sorts objects and history by (stack, size, tag) so a writer can aggregate them in one merge
+  // pass.
   void SortByStackAndSize();
 
  private:

@@ -353,5 +353,61 @@ TEST(HeapProfileEncoderNativeTagsTest, TagZeroMergesHistoryAndOtherTagsSplit) {
   EXPECT_EQ(values, (std::multiset<std::vector<std::int64_t>>{{7, 700, 1, 125}, {0, 0, 3, 275}}));
 }
 
+// A front end that keys its history by a tag and knows no sizes (Ruby: the class, at NEWOBJ):
+// alloc_objects only (no alloc_space), each history entry a sample of its own tag's labels with no
+// bytes label, apart from the live objects' samples, which keep theirs.
+TEST(HeapProfileEncoderHistoryTagsTest, TaggedHistoryWithoutSizes) {
+  SystemMemoryResource memory;
+  HeapRecorder recorder(memory, RecorderOptions{});
+  TableDescriber describer;
+  describer.frames = {{101, Frame(1, "Foo#bar", nullptr, "foo.rb", 10)}};
+  ClassAgeLabeler labeler;
+  std::uint64_t a[] = {101};
+  const std::uint32_t string_tag = Tag(1, 0, false), array_tag = Tag(2, 0, false);
+  // 3 Strings (one stays live) and 2 Arrays allocated, weight 10 each; the front end records size
+  // 0 and measures the live String at its dump: 40 bytes, age 3.
+  recorder.Record(1, a, 1, 0, 10, 0, 0, string_tag);
+  recorder.Record(2, a, 1, 0, 10, 0, 0, string_tag);
+  recorder.Record(3, a, 1, 0, 10, 0, 0, string_tag);
+  recorder.Record(4, a, 1, 0, 10, 0, 0, array_tag);
+  recorder.Record(5, a, 1, 0, 10, 0, 0, array_tag);
+  for (std::uint64_t dead : {2, 3, 4, 5}) ASSERT_TRUE(recorder.Forget(dead));
+  ProfileMetadata m = RuntimeMetadata(10, &describer, &labeler);
+  m.allocation_totals = true;
+  m.allocation_sizes = false;
+
+  HeapSnapshot snapshot;
+  ASSERT_TRUE(snapshot.Take(recorder, SnapshotGrouping::kEachObject));
+  ASSERT_EQ(snapshot.object_count(), 1u);
+  snapshot.mutable_objects()[0].size = 40;
+  snapshot.mutable_objects()[0].tag = Tag(1, 3, false);
+  snapshot.SortByStackAndSize();
+  StringSink sink;
+  ASSERT_TRUE(EncodeHeapProfile(snapshot, m, memory, sink));
+  Profile p = ReadProfile(sink.bytes);
+
+  EXPECT_EQ(p.sample_types,
+            (std::vector<ValueType>{
+                {"alloc_objects", "count"}, {"inuse_objects", "count"}, {"inuse_space", "bytes"}}));
+  // (class, age, bytes label or -1) -> values
+  std::map<std::tuple<std::string, std::int64_t, std::int64_t>, std::vector<std::int64_t>> samples;
+  for (const Sample& s : p.samples) {
+    std::string klass;
+    std::int64_t age = -1, bytes = -1;
+    for (const Label& l : s.labels) {
+      if (l.key == "object_class") klass = l.str;
+      if (l.key == "age") age = l.num;
+      if (l.key == "bytes") bytes = l.num;
+    }
+    ASSERT_TRUE(samples.emplace(std::make_tuple(klass, age, bytes), s.values).second);
+  }
+  using Key = std::tuple<std::string, std::int64_t, std::int64_t>;
+  EXPECT_EQ(samples, (std::map<Key, std::vector<std::int64_t>>{
+                         {Key{"String", 0, -1}, {30, 0, 0}},
+                         {Key{"Array", 0, -1}, {20, 0, 0}},
+                         {Key{"String", 3, 40}, {0, 10, 400}},
+                     }));
+}
+
 }  // namespace
 }  // namespace heaprec

@@ -161,6 +161,71 @@ TEST_F(HeapRecorderTest, LiveBytesEstimateFollowsTheLiveSet) {
   EXPECT_EQ(recorder_->LiveBytesEstimate(), 0);
 }
 
+// The history's key includes the front end's tag (Ruby: the class): one (stack, size) allocated
+// under two tags is two entries, each with its own count, and tag 0 is the native profiler's.
+TEST_F(HeapRecorderTest, HistoryTagsSplitTheEntriesOfOneStackAndSize) {
+  std::uint64_t stack[] = {0xa1, 0xa2};
+  std::uint64_t key = 16;
+  for (int i = 0; i < 3; ++i) recorder_->Record(key += 16, stack, 2, 0, 10.0, 0, 0, 7);
+  for (int i = 0; i < 2; ++i) recorder_->Record(key += 16, stack, 2, 0, 10.0, 0, 0, 9);
+  recorder_->Record(key += 16, stack, 2, 0, 10.0, 0);
+  ASSERT_TRUE(recorder_->Forget(32));  // a dead object still counts in the history
+  EXPECT_EQ(recorder_->Stats().history_entries, 3u);
+  EXPECT_EQ(recorder_->Stats().stacks, 1u);
+
+  HeapSnapshot snapshot;
+  ASSERT_TRUE(snapshot.Take(*recorder_, SnapshotGrouping::kEachObject));
+  snapshot.SortByStackAndSize();
+  ASSERT_EQ(snapshot.history_count(), 3u);
+  std::map<std::uint32_t, double> by_tag;
+  for (std::size_t i = 0; i < snapshot.history_count(); ++i) {
+    const AllocationTotals& h = snapshot.history()[i];
+    EXPECT_EQ(h.size, 0u);
+    EXPECT_EQ(h.bytes, 0);
+    by_tag[h.tag] += h.objects;
+    if (i > 0) {
+      EXPECT_LT(snapshot.history()[i - 1].tag, h.tag) << "sorted by tag within a stack";
+    }
+  }
+  EXPECT_EQ(by_tag, (std::map<std::uint32_t, double>{{0, 10}, {7, 30}, {9, 20}}));
+  EXPECT_EQ(snapshot.object_count(), 5u);
+}
+
+// A forked child's Ruby profiler starts an allocation history of its own: ClearAllocationHistory
+// empties the history (pending adds of the thread caches too) and the allocated-bytes estimate, and
+// keeps the live objects and the stacks they use.
+TEST_F(HeapRecorderTest, ClearingTheHistoryKeepsTheLiveSet) {
+  std::uint64_t parent[] = {0xa1}, child[] = {0xb1};
+  recorder_->Record(0x10, parent, 1, 100, 1.0, 0);
+  recorder_->Record(0x20, parent, 1, 100, 1.0, 0);
+  // Through a thread cache: adds wait there until merged.
+  recorder_->RecordWithHandle(0x30, parent, 1, 200, 1.0, 0, 3);
+  ASSERT_TRUE(recorder_->Forget(0x20));
+  EXPECT_EQ(recorder_->AllocatedBytesEstimate(), 400);
+
+  recorder_->ClearAllocationHistory();
+  EXPECT_EQ(recorder_->Stats().history_entries, 0u);
+  EXPECT_EQ(recorder_->AllocatedBytesEstimate(), 0);
+  EXPECT_EQ(recorder_->Stats().live_objects, 2u);
+
+  recorder_->Record(0x40, child, 1, 50, 2.0, 0);
+  recorder_->Record(0x50, parent, 1, 100, 1.0, 0);
+  EXPECT_EQ(recorder_->AllocatedBytesEstimate(), 200);
+  HeapSnapshot snapshot;
+  ASSERT_TRUE(snapshot.Take(*recorder_, SnapshotGrouping::kEachObject));
+  std::map<std::uint64_t, double> history;
+  for (std::size_t i = 0; i < snapshot.history_count(); ++i) {
+    const AllocationTotals& h = snapshot.history()[i];
+    std::uint64_t leaf;
+    history[snapshot.Frames(h.stack, &leaf, 1).frames[0]] += h.objects;
+  }
+  EXPECT_EQ(history, (std::map<std::uint64_t, double>{{0xa1, 1}, {0xb1, 2}}));
+  auto sites = LiveBySite(snapshot);  // the parent's live objects kept their stack
+  EXPECT_EQ(sites[0xa1].live_objects, 3);
+  EXPECT_EQ(sites[0xa1].live_bytes, 400);
+  EXPECT_EQ(sites[0xb1].live_objects, 2);
+}
+
 TEST_F(HeapRecorderTest, StacksOfFreedObjectsAreReleasedWithoutHistory) {
   recorder_ =
       std::make_unique<HeapRecorder>(memory_, RecorderOptions{.keep_allocation_history = false});

@@ -34,7 +34,8 @@ class HeapProfilerTest < HeaprecTestCase
              "allocating line missing from #{frames.map(&:to_a).inspect}"
       assert_equal ObjectSpace.memsize_of(keep.first), profile.label(s, "bytes").num
     end
-    assert_equal [%w[inuse_objects count], %w[inuse_space bytes]], profile.raw.sample_types
+    assert_equal [%w[alloc_objects count], %w[inuse_objects count], %w[inuse_space bytes]],
+                 profile.raw.sample_types
     assert_equal %w[objects count], profile.raw.period_type
     assert_equal 1, profile.raw.period
     keep.clear

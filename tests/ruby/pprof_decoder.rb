@@ -176,8 +176,16 @@ class DecodedProfile
     end
   end
 
+  # The live samples of a class (inuse values; each has a gc_age label).
   def samples_of_class(name)
-    @raw.samples.select { |s| label(s, "class")&.str == name }
+    inuse = value_index("inuse_objects")
+    @raw.samples.select { |s| s.values[inuse] != 0 && label(s, "class")&.str == name }
+  end
+
+  # The allocation history's samples of a class (alloc_objects only: no inuse values, no size).
+  def alloc_samples_of_class(name)
+    alloc = value_index("alloc_objects")
+    @raw.samples.select { |s| s.values[alloc] != 0 && label(s, "class")&.str == name }
   end
 
   def sum(samples, type) = samples.sum { |s| s.values[value_index(type)] }

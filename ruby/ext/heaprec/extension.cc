@@ -218,6 +218,7 @@ VALUE Stats(VALUE) {
   set("tracked", recorder.live_objects);
   set("forgotten", recorder.forgotten);
   set("stacks", recorder.stacks);
+  set("allocation_sites", recorder.history_entries);  // (stack, class) pairs of alloc_objects
   set("frames", profiler.frames().size());
   set("profiler_bytes", profiler.memory().BytesInUse());
   return hash;

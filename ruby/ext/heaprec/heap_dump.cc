@@ -16,8 +16,9 @@
 #include "heap_profiler.h"
 #include "schema/profile_schema.h"
 
-// Exported by libruby (ext/objspace uses it) but not declared in its public headers.
+// Exported by libruby (ext/objspace uses the first) but not declared in its public headers.
 extern "C" size_t rb_obj_memsize_of(VALUE);
+extern "C" VALUE rb_class_real(VALUE);
 
 namespace heaprec::ruby {
 
@@ -25,7 +26,9 @@ DumpTesting g_dump_testing;
 
 namespace {
 
-// The class of each live object, by index; a tag holds (class index << 32 | age in GCs).
+// The class of each sample, by index: a live object's tag holds (age in GCs << 32 | class index),
+// an allocation history entry's the class index alone (age 0: a live object reported is at least
+// 1 GC old, so an age of 0 means "no age", and no gc_age label).
 class ClassLabeler final : public SampleLabeler {
  public:
   std::uint32_t IndexOf(VALUE klass) {
@@ -46,9 +49,10 @@ class ClassLabeler final : public SampleLabeler {
 
   std::size_t Labels(std::uint64_t tag, SampleLabel* out, std::size_t capacity) const override {
     if (capacity < 2) return 0;
-    out[0] = {schema::kClassLabel, names_[tag >> 32].c_str(), 0, nullptr};
-    out[1] = {schema::kGcAgeLabel, nullptr, static_cast<std::int64_t>(tag & 0xffffffffu),
-              schema::kGcCyclesUnit};
+    out[0] = {schema::kClassLabel, names_[tag & 0xffffffffu].c_str(), 0, nullptr};
+    const std::int64_t age = static_cast<std::int64_t>(tag >> 32);
+    if (age == 0) return 1;
+    out[1] = {schema::kGcAgeLabel, nullptr, age, schema::kGcCyclesUnit};
     return 2;
   }
 
@@ -166,10 +170,27 @@ void LivenessPass(DumpJob& job) {
     } else {
       class_index = job.classes.UnknownIndex();
     }
-    o.tag = (static_cast<std::uint64_t>(class_index) << 32) | age;
+    o.tag = (static_cast<std::uint64_t>(age) << 32) | class_index;
     objects[kept++] = o;
   }
   job.snapshot.Truncate(kept);
+}
+
+// The allocation history's tags are ClassRegistry indexes: each becomes the dump's label index of
+// that class, named as live objects' classes are (rb_obj_class skips singleton classes and
+// iclasses, as rb_class_real does).
+void LabelHistoryClasses(DumpJob& job) {
+  AllocationTotals* history = job.snapshot.mutable_history();
+  const ClassRegistry& classes = job.profiler->classes();
+  std::unordered_map<std::uint32_t, std::uint32_t> labels;  // registry index -> label index
+  for (std::size_t i = 0; i < job.snapshot.history_count(); ++i) {
+    auto it = labels.find(history[i].tag);
+    if (it == labels.end()) {
+      std::uint32_t label = job.classes.IndexOf(rb_class_real(classes.At(history[i].tag)));
+      it = labels.emplace(history[i].tag, label).first;
+    }
+    history[i].tag = it->second;
+  }
 }
 
 // "NAME=VALUE", a comment field.
@@ -221,7 +242,10 @@ void* WriteWithoutGvl(void* argument) {
                               2};
   metadata.period_type = schema::kPerObjectPeriodType;
   metadata.period_unit = schema::kCountUnit;
-  metadata.allocation_totals = false;
+  // alloc_objects by stack and class; no alloc_space: an object's size is not known when it is
+  // allocated (docs/design/ruby.md, "Allocation profiles").
+  metadata.allocation_totals = true;
+  metadata.allocation_sizes = false;
   metadata.frames = &profiler.frames();
   metadata.labeler = &job.classes;
   job.error = WriteHeapProfileFile(job.path.c_str(), job.snapshot, metadata, profiler.memory());
@@ -239,6 +263,7 @@ VALUE DumpBody(VALUE argument) {
   }
   LivenessPass(job);
   job.profiler->RecountTracked();  // the dead are gone: the FREEOBJ hook may no longer pay
+  LabelHistoryClasses(job);
   job.profiler->frames().ResolveNames();
   AddComments(job);
   rb_thread_call_without_gvl(WriteWithoutGvl, &job, nullptr, nullptr);

@@ -51,9 +51,8 @@ bool SuppressHookOnThisThread(bool suppressed) {
 
 HeapProfiler::HeapProfiler(const ProfilerOptions& options)
     : options_(options),
-      // Ruby's liveness comes from the VM, and only live objects are reported: no history, so a
-      // stack is freed with its last object.
-      recorder_(memory_, RecorderOptions{.keep_allocation_history = false}),
+      // The allocation history (alloc_objects by stack and class) keeps every stack it counts.
+      recorder_(memory_, RecorderOptions{.keep_allocation_history = true}),
       // One more than kept: a stack that fills it was cut.
       frame_buffer_(options.max_depth + 1),
       line_buffer_(options.max_depth + 1),
@@ -119,7 +118,8 @@ void HeapProfiler::SampleObject(VALUE object) {
   }
   pending_.push_back({object, static_cast<std::uint32_t>(first),
                       static_cast<std::uint32_t>(pending_frames_.size() - first),
-                      RealtimeNanoseconds(), static_cast<std::uint32_t>(rb_gc_count())});
+                      RealtimeNanoseconds(), static_cast<std::uint32_t>(rb_gc_count()),
+                      RBASIC_CLASS(object)});
   if (pending_.size() == 1) rb_postponed_job_register_one(0, DrainPendingJob, nullptr);
 }
 
@@ -134,20 +134,30 @@ void HeapProfiler::OnFreeObject(VALUE object) {
 }
 
 void HeapProfiler::DrainPending() {
-  if (pending_.empty()) return;
   const std::uint64_t start = MonotonicNanoseconds();
   bool was_suppressed = SuppressHookOnThisThread(true);
   // Index loop: GC may run inside rb_obj_id (it allocates table entries) and mark the list, so
   // the entries stay in place until all are recorded.
   for (std::size_t i = 0; i < pending_.size(); ++i) {
+    // A forked child's history counts its own allocations: the history it inherited is cleared
+    // once the objects the parent queued before forking are recorded (live here too, but the
+    // parent's allocations).
+    if (history_from_parent_ && i == parent_pending_) ForgetParentHistory();
     const PendingObject& p = pending_[i];
     VALUE id = rb_obj_id(p.object);
     std::uint64_t key = RB_FIXNUM_P(id) ? static_cast<std::uint64_t>(FIX2LONG(id)) : NUM2ULL(id);
-    // The size is provisional (the object was empty when sampled); dumps measure it again.
+    std::uint32_t klass = classes_.Intern(p.klass);
+    if (klass == ClassRegistry::kNoClass) {
+      ++skipped_;
+      continue;
+    }
+    // The size is unknown (the object was empty when sampled): the history records none, and
+    // dumps measure live objects.
     recorder_.Record(key, pending_frames_.data() + p.first_frame, p.depth, 0, sampler_.weight(),
-                     p.alloc_time_ns, p.generation);
+                     p.alloc_time_ns, p.generation, klass);
   }
   recorded_since_count_ += pending_.size();
+  if (history_from_parent_) ForgetParentHistory();
   pending_.clear();
   pending_frames_.clear();
   SuppressHookOnThisThread(was_suppressed);
@@ -168,9 +178,40 @@ void HeapProfiler::RecountTracked() {
   if (many_tracked_ != before) SyncFreeHook();
 }
 
+void HeapProfiler::ForgetParentHistory() {
+  recorder_.ClearAllocationHistory();
+  history_from_parent_ = false;
+  parent_pending_ = 0;
+}
+
 void HeapProfiler::Mark() const {
   frames_.Mark();
-  for (const PendingObject& p : pending_) rb_gc_mark(p.object);
+  classes_.Mark();
+  for (const PendingObject& p : pending_) {
+    rb_gc_mark(p.object);
+    rb_gc_mark(p.klass);  // the object may be hidden (its class cleared) before it is drained
+  }
+}
+
+std::uint32_t ClassRegistry::Intern(VALUE klass) {
+  if (klass == last_class_ && !classes_.empty()) return last_index_;  // runs of one class
+  auto it = index_.find(klass);
+  if (it != index_.end()) {
+    last_class_ = klass;
+    last_index_ = it->second;
+    return it->second;
+  }
+  if (classes_.size() >= kNoClass) return kNoClass;
+  std::uint32_t index = static_cast<std::uint32_t>(classes_.size());
+  classes_.push_back(klass);
+  index_.emplace(klass, index);
+  last_class_ = klass;
+  last_index_ = index;
+  return index;
+}
+
+void ClassRegistry::Mark() const {
+  for (VALUE klass : classes_) rb_gc_mark(klass);
 }
 
 ProfilerStats HeapProfiler::Stats() const {
@@ -179,7 +220,13 @@ ProfilerStats HeapProfiler::Stats() const {
 
 void HeapProfiler::BeforeFork() { recorder_.LockForFork(); }
 void HeapProfiler::AfterForkInParent() { recorder_.UnlockAfterForkInParent(); }
-void HeapProfiler::AfterForkInChild() { recorder_.ResetAfterForkInChild(); }
+void HeapProfiler::AfterForkInChild() {
+  recorder_.ResetAfterForkInChild();
+  // Cleared at the next drain (not here: the objects the parent queued must be recorded first,
+  // and this handler may not call into Ruby to assign their ids).
+  history_from_parent_ = true;
+  parent_pending_ = pending_.size();
+}
 
 extern HeapProfiler* g_profiler;
 

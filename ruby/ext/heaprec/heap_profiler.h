@@ -3,7 +3,8 @@
 //
 //   NEWOBJ hook ─▶ ObjectSampler ─▶ rb_profile_frames ─▶ FrameRegistry ─▶ pending list
 //                                   (no Ruby allocation, no GC: capture only)
-//   postponed job / dump ─▶ DrainPending: rb_obj_id ─▶ HeapRecorder.Record(key = object id)
+//   postponed job / dump ─▶ DrainPending: rb_obj_id, ClassRegistry ─▶ HeapRecorder.Record(key =
+//                           object id, history tag = class index): live set + allocation history
 //   FREEOBJ hook ─▶ had an id and is tracked? ─▶ HeapRecorder.Forget   (a hint, see OnFreeObject;
 //                   on only while it pays, see WantsFreeHook)
 //   dump ─▶ snapshot ─▶ _id2ref per object: dead ones forgotten, live ones measured (heap_dump.h)
@@ -24,6 +25,7 @@
 #include <ruby.h>
 
 #include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 #include "core/heap_profile_encoder.h"
@@ -54,6 +56,27 @@ struct ProfilerStats {
 };
 
 struct DumpJob;
+
+// The classes of sampled objects, as the small indices the allocation history is keyed by (with the
+// stack): an object's class is read when it is allocated (RBASIC_CLASS, in the NEWOBJ hook), but
+// its name may be asked only in Ruby context, so the class is interned here and named by the dump.
+// Every class is marked (so pinned: neither freed nor moved while heaprec runs, and an index keeps
+// naming the class it was given for), like the frames. One entry per distinct class sampled.
+// GVL held for every call; Intern calls malloc, never Ruby.
+class ClassRegistry {
+ public:
+  static constexpr std::uint32_t kNoClass = UINT32_MAX;
+  std::uint32_t Intern(VALUE klass);
+  VALUE At(std::uint32_t index) const { return classes_[index]; }
+  void Mark() const;
+  std::size_t size() const { return classes_.size(); }
+
+ private:
+  std::unordered_map<VALUE, std::uint32_t> index_;
+  std::vector<VALUE> classes_;
+  VALUE last_class_ = 0;  // the last class interned, and its index
+  std::uint32_t last_index_ = 0;
+};
 
 class HeapProfiler {
  public:
@@ -87,13 +110,15 @@ class HeapProfiler {
   // GC mark function: frames and queued objects.
   void Mark() const;
 
-  // fork() handlers (pthread_atfork): the child inherits tracked objects, which are alive there.
+  // fork() handlers (pthread_atfork): the child inherits tracked objects, which are alive there,
+  // and starts an allocation history of its own (at its first drain, see DrainPending).
   void BeforeFork();
   void AfterForkInParent();
   void AfterForkInChild();
 
   HeapRecorder& recorder() { return recorder_; }
   FrameRegistry& frames() { return frames_; }
+  const ClassRegistry& classes() const { return classes_; }
   MemoryResource& memory() { return memory_; }
   const ProfilerOptions& options() const { return options_; }
   double weight() const { return sampler_.weight(); }
@@ -114,7 +139,10 @@ class HeapProfiler {
     std::uint32_t depth;
     std::uint64_t alloc_time_ns;
     std::uint32_t generation;  // rb_gc_count() at allocation
+    VALUE klass;               // RBASIC_CLASS at allocation (marked while queued)
   };
+  // Clears the allocation history a forked child inherited (see history_from_parent_).
+  void ForgetParentHistory();
   // A bound for a queue the postponed job never drains; one C call allocating millions of objects
   // in exact mode fills it (4M objects), beyond which samples are skipped and counted.
   static constexpr std::size_t kMaxPending = 1 << 22;
@@ -123,6 +151,7 @@ class HeapProfiler {
   SystemMemoryResource memory_;
   HeapRecorder recorder_;
   FrameRegistry frames_;
+  ClassRegistry classes_;
   ObjectSampler sampler_;
   std::vector<VALUE> frame_buffer_;
   std::vector<int> line_buffer_;
@@ -137,6 +166,10 @@ class HeapProfiler {
   std::uint64_t recorded_since_count_ = 0;  // records since the last RecountTracked
   bool many_tracked_ = false;               // kFreeHookAbove reached, not yet halved by a dump
   std::int64_t start_time_ns_;
+  // In a forked child until its first drain: the allocation history is still the parent's, and the
+  // first parent_pending_ queued objects were allocated by the parent.
+  bool history_from_parent_ = false;
+  std::size_t parent_pending_ = 0;
 };
 
 // While set on a thread, the hook ignores that thread's allocations: the profiler's own Ruby
