@@ -111,48 +111,57 @@ module Heaprec
 
     def close_http_in_child = @http&.close_in_child
 
-    # Interval dumps run in a thread; a forked child starts its own (threads do not survive fork).
-    # It is stopped by asking, not killed: a dump in progress (writing without the GVL) finishes
-    # and is reported, and the exit dump never finds one still running.
-    #
-    # Without HEAPREC_DUMP_INTERVAL the same thread keeps a checkpoint: every CHECKPOINT_SECONDS
-    # the final profile's file is written with the heap as it is (reason interval), and the exit
-    # dump replaces it. A process that ends without running Ruby code (SIGKILL, a crash in a C
-    # extension) leaves the heap of at most a minute before, as native programs leave their heap
-    # record; one file, not a series, so a process running for weeks leaves no litter. A dump at
-    # the default sampling takes milliseconds (docs/benchmarks.md, "Ruby front end"): once a
-    # minute it costs nothing measurable.
+    # Work every `period` seconds on a thread of heaprec's own (named, its allocations not
+    # sampled), until stopped. Stopping is asking, not killing: a dump in progress (writing without
+    # the GVL) finishes and is reported, and the exit dump never finds one still running. Threads
+    # do not survive fork: a child starts its own.
+    class Ticker
+      def initialize(name, period, &work)
+        @lock = Mutex.new
+        @wake = ConditionVariable.new
+        @stopping = false
+        @thread = Thread.new do
+          Thread.current.name = name
+          Heaprec._exclude_this_thread
+          loop do
+            stop = @lock.synchronize do
+              @wake.wait(@lock, period) unless @stopping
+              @stopping
+            end
+            break if stop
+            work.call
+          end
+        end
+      end
+
+      def stop
+        return unless @thread.alive? && @thread != Thread.current
+        @lock.synchronize do
+          @stopping = true
+          @wake.signal
+        end
+        @thread.join
+      end
+    end
+
+    # Interval dumps (HEAPREC_DUMP_INTERVAL), a numbered series. Without one the same thread keeps
+    # a checkpoint: every CHECKPOINT_SECONDS the final profile's file is written with the heap as
+    # it is (reason interval), and the exit dump replaces it. A process that ends without running
+    # Ruby code (SIGKILL, a crash in a C extension) leaves the heap of at most a minute before, as
+    # native programs leave their heap record; one file, not a series, so a process running for
+    # weeks leaves no litter. A dump at the default sampling takes milliseconds (docs/benchmarks.md,
+    # "Ruby front end"): once a minute it costs nothing measurable.
     CHECKPOINT_SECONDS = 60.0 unless const_defined?(:CHECKPOINT_SECONDS) # a test sets it first
 
     def start_interval_dumps
       numbered = @interval.positive?
-      period = numbered ? @interval : CHECKPOINT_SECONDS
-      @sequence = 0
-      @lock = Mutex.new
-      @wake = ConditionVariable.new
-      @stopping = false
-      @interval_thread = Thread.new do
-        Thread.current.name = "heaprec-dump"
-        Heaprec._exclude_this_thread
-        loop do
-          stop = @lock.synchronize do
-            @wake.wait(@lock, period) unless @stopping
-            @stopping
-          end
-          break if stop
-          dump("interval", numbered ? @sequence += 1 : 0)
-        end
+      sequence = 0
+      @interval_ticker = Ticker.new("heaprec-dump", numbered ? @interval : CHECKPOINT_SECONDS) do
+        dump("interval", numbered ? sequence += 1 : 0)
       end
     end
 
-    def stop_interval_dumps
-      return unless @interval_thread&.alive?
-      @lock.synchronize do
-        @stopping = true
-        @wake.signal
-      end
-      @interval_thread.join
-    end
+    def stop_interval_dumps = @interval_ticker&.stop
 
     # The peak profile, as native programs have it: NAME.peak.pb.gz, rewritten whenever the VM's
     # live slots (GC.stat) are 1.1x those at the last write (or at the start); at most once a
@@ -170,21 +179,7 @@ module Heaprec
     def start_peak_watch
       @peak_written = GC.stat(:heap_live_slots)
       @peak_not_before = monotonic_now + 1.0
-      @peak_lock = Mutex.new
-      @peak_wake = ConditionVariable.new
-      @peak_stopping = false
-      @peak_thread = Thread.new do
-        Thread.current.name = "heaprec-peak"
-        Heaprec._exclude_this_thread
-        loop do
-          stop = @peak_lock.synchronize do
-            @peak_wake.wait(@peak_lock, PEAK_POLL_SECONDS) unless @peak_stopping
-            @peak_stopping
-          end
-          break if stop
-          write_peak_if_grown
-        end
-      end
+      @peak_ticker = Ticker.new("heaprec-peak", PEAK_POLL_SECONDS) { write_peak_if_grown }
     end
 
     def write_peak_if_grown
@@ -197,14 +192,7 @@ module Heaprec
       @peak_not_before = monotonic_now + [1.0, 9 * took].max
     end
 
-    def stop_peak_watch
-      return unless @peak_thread&.alive?
-      @peak_lock.synchronize do
-        @peak_stopping = true
-        @peak_wake.signal
-      end
-      @peak_thread.join
-    end
+    def stop_peak_watch = @peak_ticker&.stop
 
     def monotonic_now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
 
