@@ -186,6 +186,8 @@ RunStory ComputeRunStory(const Profile& final_profile, const Profile* peak_profi
   if (HasSampleType(final_profile, schema::kAllocObjects) &&
       HasSampleType(final_profile, schema::kAllocSpace)) {
     story.sizes = SizeHistogram(final_profile, &story.allocations);
+  } else if (HasSampleType(final_profile, schema::kAllocObjects) && story.temporaries.sites == 0) {
+    story.allocated = RankSites(ComputeReport(final_profile, schema::kAllocObjects), top);
   }
   return story;
 }

@@ -81,7 +81,10 @@ struct RunStory {
   // sampling noise, their total the sum of those drops.
   StoryRanking freed_before_exit;
   RssAccount rss;
-  StoryRanking temporaries;       // objects freed before their thread allocated again, by site
+  StoryRanking temporaries;  // objects freed before their thread allocated again, by site
+  // Every allocation by site (alloc_objects), for profiles that have no sizes to histogram and no
+  // temporaries to rank (Ruby's): where the churn is.
+  StoryRanking allocated;
   int64_t allocations = 0;        // all allocations (alloc_objects)
   std::vector<SizeBucket> sizes;  // non-empty buckets, by size
 };

@@ -163,6 +163,25 @@ void PrintTemporaries(const RunStory& story, const SummaryOptions& options, std:
   PrintSites(story.temporaries, false, options.unicode, out);
 }
 
+void PrintAllocated(const RunStory& story, const SummaryOptions& options, std::ostream& out) {
+  if (story.allocated.sites == 0) return;
+  out << kLabelIndent << "allocated    " << (options.unicode ? "≈" : "~")
+      << Count(story.allocated.total);
+  if (story.allocated.error > 0) {
+    out << " " << (options.unicode ? "±" : "+-") << Count(std::llround(story.allocated.error));
+  }
+  out << " objects in all, dead or alive (the churn), from " << Sites(story.allocated.sites)
+      << ":\n";
+  for (const analysis::StorySite& site : story.allocated.top) {
+    std::string value = Count(site.value);
+    if (site.error > 0) {
+      value += std::string(options.unicode ? " ±" : " +-") + Count(std::llround(site.error));
+    }
+    out << kSiteIndent << value << std::string(value.size() < 22 ? 22 - value.size() : 1, ' ')
+        << site.label << "\n";
+  }
+}
+
 // "≤16 B", "≤1.0 KiB", ">4.0 MiB".
 std::string BucketName(const analysis::SizeBucket& b, bool unicode) {
   if (b.high == UINT64_MAX) return ">" + Bytes(static_cast<int64_t>(b.low - 1));
@@ -245,6 +264,7 @@ void PrintRunStory(const RunStory& story, const SummaryOptions& options, std::os
   PrintFreed(story, options, out);
   PrintRss(story, options, out);
   PrintTemporaries(story, options, out);
+  PrintAllocated(story, options, out);
   PrintSizes(story, options, out);
 }
 

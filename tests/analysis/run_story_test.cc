@@ -69,6 +69,26 @@ TEST(RunStory, RanksTemporariesAndCountsSizes) {
   EXPECT_EQ(story.sizes[1].bytes, 110000);
 }
 
+// A profile that counts allocations but not their sizes (Ruby's: alloc_objects, no alloc_space)
+// ranks them by site instead of a size histogram: where the churn is.
+TEST(RunStory, RanksAllocationsWhenTheirSizesAreUnknown) {
+  profile::Profile p = MakeProfile(7, 1, 1, {{kLeak, 10, 1000}, {kChurn, 0, 64}});
+  p.samples[0].values[0] = 30;                       // 30 allocated at the leak's site, 10 alive
+  p.samples[1].values[0] = 500;                      // 500 at the churn's, none alive
+  p.sample_types.erase(p.sample_types.begin() + 1);  // alloc_space
+  for (profile::Sample& sample : p.samples) sample.values.erase(sample.values.begin() + 1);
+  const RunStory story = ComputeRunStory(p, nullptr, 5);
+  EXPECT_TRUE(story.sizes.empty());
+  EXPECT_EQ(story.allocated.total, 530);
+  EXPECT_EQ(story.allocated.sites, 2u);
+  ASSERT_EQ(story.allocated.top.size(), 2u);
+  EXPECT_NE(story.allocated.top[0].label.find("churn"), std::string::npos);
+  EXPECT_EQ(story.allocated.top[0].value, 500);
+  // With sizes, the histogram tells it instead.
+  LeakAndCache run;
+  EXPECT_EQ(ComputeRunStory(run.final_profile, &run.peak, 5).allocated.sites, 0u);
+}
+
 TEST(RunStory, ExplainsTheResidentSet) {
   LeakAndCache run;
   const RssAccount rss = ComputeRunStory(run.final_profile, nullptr, 5).rss;

@@ -162,6 +162,21 @@ TEST(RunStoryText, ARubyProfileSaysObjectsAndTellsNoPeak) {
   EXPECT_NE(out.str().find("never freed  26.0 MiB"), std::string::npos) << out.str();
 }
 
+TEST(RunStoryText, AllocationsBySiteWithTheirIntervals) {
+  RunStory s = Story();
+  s.allocated.total = 4790000;
+  s.allocated.error = 135583;
+  s.allocated.sites = 7;
+  s.allocated.top = {{"String#split app.rb:38", 2571000, 99332}};
+  std::ostringstream out;
+  PrintRunStory(s, {}, out);
+  EXPECT_NE(out.str().find("  allocated    ≈4,790,000 ±135,583 objects in all, dead or alive (the "
+                           "churn), from 7 sites:\n      2,571,000 ±99,332    String#split "
+                           "app.rb:38\n"),
+            std::string::npos)
+      << out.str();
+}
+
 TEST(RunStoryText, AProcessKilledIsStillHeldNotNeverFreed) {
   RunStory s = Story();
   s.reason = "killed";
