@@ -36,7 +36,7 @@ TEST(RubyReportTest, TextNamesFramesAndShowsClasses) {
       "File: ruby.pb.gz\n",
       "Sample index: inuse_space (bytes)\n",
       "Sampling: 1 in 100 objects\n",
-      "Comments: heaprec " HEAPREC_VERSION " ruby front end (live objects) sample_every=100\n",
+      "Comments: heaprec " HEAPREC_VERSION " ruby front end (objects) sample_every=100\n",
       // Integer#times, a C method that only calls, is context: not a row.
       "Showing top 3 of 3 functions (±: 95% interval)\n",
       "  <main> app.rb:7\n",

@@ -128,7 +128,7 @@ Profile MakeRubyProfile(int64_t sample_every) {
   p.default_sample_type = "inuse_space";
   p.time_nanos = 1700000000000000000;
   p.duration_nanos = 3000000000;
-  p.comments = {"heaprec " HEAPREC_VERSION " ruby front end (live objects) sample_every=" +
+  p.comments = {"heaprec " HEAPREC_VERSION " ruby front end (objects) sample_every=" +
                 std::to_string(sample_every)};
   // As the Ruby front end writes them: name = system_name, no start line; "" for C methods.
   auto function = [](uint64_t id, const char* name, const char* file) {

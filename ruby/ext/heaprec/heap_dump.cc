@@ -226,7 +226,7 @@ void* WriteWithoutGvl(void* argument) {
   // forks, and the child, where this thread lives on, finishes the dump as its own. From here on a
   // fork (by another thread) does not take the dump along (AbandonDumpInChild).
   snprintf(job.header_comment, sizeof(job.header_comment),
-           "heaprec " HEAPREC_VERSION " ruby front end (live objects) %s=%ld %s", schema::kPidField,
+           "heaprec " HEAPREC_VERSION " ruby front end (objects) %s=%ld %s", schema::kPidField,
            static_cast<long>(getpid()), job.header_rest.c_str());
   if (g_dump_testing.write_delay_seconds > 0) {
     usleep(static_cast<useconds_t>(std::lround(g_dump_testing.write_delay_seconds * 1e6)));
