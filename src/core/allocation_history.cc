@@ -1,7 +1,5 @@
 #include "core/allocation_history.h"
 
-#include <cstring>
-
 #include "core/hash.h"
 
 namespace heaprec {
@@ -20,7 +18,12 @@ std::size_t AllocationHistory::SlotOf(const AllocationTotals& key) const {
 }
 
 void AllocationHistory::Clear() {
-  if (slots_ != nullptr) std::memset(static_cast<void*>(slots_), 0, capacity_ * sizeof(*slots_));
+  // The table is given back, not zeroed: a fork child clears the history it inherited, and zeroing
+  // would write, so copy, every page of a table it shares with its parent. The next Reserve makes
+  // a small one.
+  memory_.DeallocateArray(slots_, capacity_);
+  slots_ = nullptr;
+  capacity_ = 0;
   used_ = 0;
 }
 

@@ -62,6 +62,32 @@ TEST_F(ProcessesTest, ForkWhileADumpIsInProgress) {
   for (int64_t pid : interval_pids) EXPECT_EQ(profiles.exit_profiles.count(pid), 1u);
 }
 
+// A parent and its forked workers (a preforking server's shape), exact mode: each process's
+// alloc_* count its own allocations only, so the profiles merged count each allocation once; the
+// parent's blocks stay live in every worker (inherited), and are allocated in the parent alone.
+TEST_F(ProcessesTest, ForkedWorkersCountOnlyTheirOwnAllocations) {
+  RunResult run = CompareWithHeaprec({"--sample-interval", "1"}, {REL_PROCS, "pool", "3"});
+  EXPECT_EQ(run.out, "pool workers=3 ok=3\n");
+  ProfileSet profiles = ReadProfiles(dir());
+  ASSERT_EQ(profiles.exit_profiles.size(), 4u) << Describe(run);
+  int workers = 0;
+  for (const auto& [pid, index] : profiles.exit_profiles) {
+    const Profile& p = profiles.files[index].profile;
+    const e2e::Values parent_site = e2e::SiteValues(p, "site_pool_parent");
+    const e2e::Values worker_site = e2e::SiteValues(p, "site_pool_worker");
+    EXPECT_EQ(parent_site.inuse_objects, 1001) << "pid " << pid;  // 1000 blocks and their array
+    if (worker_site.alloc_objects == 0) {                         // the parent
+      EXPECT_EQ(parent_site.alloc_objects, 1001) << "pid " << pid;
+      continue;
+    }
+    ++workers;
+    EXPECT_EQ(parent_site.alloc_objects, 0) << "worker " << pid << " counted its parent's";
+    EXPECT_EQ(worker_site.alloc_objects, 301) << "pid " << pid;
+    EXPECT_EQ(worker_site.inuse_objects, 301) << "pid " << pid;
+  }
+  EXPECT_EQ(workers, 3);
+}
+
 // Three levels of programs, each started by the one above through `sh -c 'PROGRAM ...; exit $?'`
 // (so the shell forks, and its child execs the program): 3 program profiles with their own exactly
 // known sites, all different pids. The two shells leave with _exit() (dash does), and their

@@ -63,8 +63,9 @@ void ForkParent() {
   pthread_sigmask(SIG_SETMASK, &g_mask_before_fork, nullptr);
 }
 
-// The child keeps every tracked object (they are alive in the child too) and writes its own
-// profiles. Its dump thread was not copied by fork(): it starts again when needed.
+// The child keeps every tracked object (they are alive in the child too), starts an allocation
+// history of its own and writes its own profiles. Its dump thread was not copied by fork(): it
+// starts again when needed.
 void ForkChild() {
   RememberOwnPid();
   OpenUnwindGateInChild();
@@ -79,7 +80,13 @@ void ForkChild() {
   }
   g_arena->ResetAfterForkInChild();
   ResetUnloadedAfterForkInChild();
-  if (HeapRecorder* recorder = g_recorder.load()) recorder->ResetAfterForkInChild();
+  if (HeapRecorder* recorder = g_recorder.load()) {
+    recorder->ResetAfterForkInChild();
+    // alloc_* count what this process allocated: the history so far is the parent's. (Its live
+    // objects are the child's too and stay.) A parent and its workers merged then count each
+    // allocation once.
+    recorder->ClearAllocationHistory();
+  }
   // The parent's record is a shared mapping of the parent's file: the child stops writing it
   // before anything can, and keeps its own.
   DropParentHeapRecordInChild();

@@ -10,6 +10,9 @@
  *                            frees and exits.
  *   rel_procs loop N         forks N children one after the other, allocating between forks (meant
  *                            for --dump-interval 0.01: forks land in the middle of dumps).
+ *   rel_procs pool N         the parent keeps 1000 blocks of 100 bytes (site_pool_parent), then
+ *                            forks N workers one after the other; each keeps 300 blocks of 200
+ *                            bytes (site_pool_worker) and exits. The parent exits once all did.
  *   rel_procs chain L METHODS
  *                            allocates (L+1) x 100 blocks of 1000+L bytes at site_chain_level,
  *                            prints one line, and for L > 0 runs `sh -c '<self> chain L-1 REST;
@@ -79,6 +82,34 @@ static int fork_worker(uint32_t seed, int count) {
     exit(0);
   }
   return wait_ok(pid);
+}
+
+__attribute__((noinline)) void** site_pool_parent(int count) {
+  void** blocks = opaque(checked(malloc(sizeof(void*) * (size_t)count)));
+  for (int i = 0; i < count; ++i) blocks[i] = opaque(checked(malloc(100)));
+  return blocks;
+}
+
+__attribute__((noinline)) void** site_pool_worker(int count) {
+  void** blocks = opaque(checked(malloc(sizeof(void*) * (size_t)count)));
+  for (int i = 0; i < count; ++i) blocks[i] = opaque(checked(malloc(200)));
+  return blocks;
+}
+
+static int pool(int n) {
+  void** kept = site_pool_parent(1000);
+  int ok = 0;
+  for (int i = 0; i < n; ++i) {
+    pid_t pid = checked_fork();
+    if (pid == 0) {
+      site_pool_worker(300);
+      exit(0);
+    }
+    ok += wait_ok(pid);
+  }
+  opaque(kept); /* held to the end: live in the parent's exit profile */
+  printf("pool workers=%d ok=%d\n", n, ok);
+  return ok == n ? 0 : 1;
 }
 
 static int storm(int n) {
@@ -216,6 +247,7 @@ int main(int argc, char** argv) {
   if (strcmp(argv[1], "storm") == 0) return storm(n);
   if (strcmp(argv[1], "threads") == 0) return fork_with_threads(n);
   if (strcmp(argv[1], "loop") == 0) return fork_loop(n);
+  if (strcmp(argv[1], "pool") == 0) return pool(n);
   if (strcmp(argv[1], "chain") == 0 && argc >= 4) return chain(argv[0], n, argv[3]);
   return 64;
 }
