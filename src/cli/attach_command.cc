@@ -22,6 +22,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "cli/commands.h"
 #include "cli/glibc_heap.h"
@@ -277,11 +278,11 @@ int RubyFrontEndSignal(const RemoteProcess& process) {
   if (HeaprecThreadName(process).empty()) return 0;
   std::ifstream in(process.ProcPath("environ"), std::ios::binary);
   std::string entry;
-  const std::string prefix = std::string("HEAPREC_DUMP_SIGNAL") + "=";
+  constexpr std::string_view kPrefix = "HEAPREC_DUMP_SIGNAL=";
   while (std::getline(in, entry, '\0')) {
-    if (entry.rfind(prefix, 0) != 0) continue;
+    if (entry.rfind(kPrefix, 0) != 0) continue;
     int signal_number = 0;
-    return preload::ParseSignal(entry.c_str() + prefix.size(), &signal_number) ? signal_number : 0;
+    return preload::ParseSignal(entry.c_str() + kPrefix.size(), &signal_number) ? signal_number : 0;
   }
   return 0;
 }

@@ -55,9 +55,9 @@ class AllocationHistory {
   // Copies every entry into `out` (capacity `capacity`); returns how many were copied.
   std::size_t CopyTo(AllocationTotals* out, std::size_t capacity) const;
   std::size_t size() const { return used_; }
-  // Forgets every entry, keeping the table's memory (no allocation: a fork child's handler may call
-  // it). The stacks keep the references their entries held: the caller decides what they are
-  // still for.
+  // Forgets every entry and gives the table back (no allocation: a fork child's handler calls it;
+  // the next Merge makes a new one). The stacks keep the references their entries held: the caller
+  // decides what they are still for.
   void Clear();
 
  private:

@@ -33,9 +33,16 @@ std::string Count(int64_t value) {
 
 std::string Sites(size_t n) { return std::to_string(n) + (n == 1 ? " site" : " sites"); }
 
-void PrintSites(const StoryRanking& ranking, bool bytes, bool unicode, std::ostream& out) {
+// What a ranking's values are, as PrintSites writes them.
+enum class SiteValue { kBytes, kCount, kCountWithError };
+
+void PrintSites(const StoryRanking& ranking, SiteValue kind, bool unicode, std::ostream& out) {
   for (const analysis::StorySite& site : ranking.top) {
-    std::string value = bytes ? BytesWithError(site.value, site.error, unicode) : Count(site.value);
+    std::string value = kind == SiteValue::kBytes ? BytesWithError(site.value, site.error, unicode)
+                                                  : Count(site.value);
+    if (kind == SiteValue::kCountWithError && site.error > 0) {
+      value += std::string(unicode ? " ±" : " +-") + Count(std::llround(site.error));
+    }
     out << kSiteIndent << value << std::string(value.size() < 22 ? 22 - value.size() : 1, ' ')
         << site.label << "\n";
   }
@@ -111,7 +118,7 @@ void PrintNeverFreed(const RunStory& story, const SummaryOptions& options, std::
   }
   out << ", in " << Sites(story.never_freed.sites)
       << (at_exit ? " (leaks, or memory kept until exit)" : "") << ":\n";
-  PrintSites(story.never_freed, true, options.unicode, out);
+  PrintSites(story.never_freed, SiteValue::kBytes, options.unicode, out);
 }
 
 void PrintFreed(const RunStory& story, const SummaryOptions& options, std::ostream& out) {
@@ -121,7 +128,7 @@ void PrintFreed(const RunStory& story, const SummaryOptions& options, std::ostre
                         options.unicode)
       << " held at the peak and freed before the end (caches, buffers: not leaks), in "
       << Sites(story.freed_before_exit.sites) << ":\n";
-  PrintSites(story.freed_before_exit, true, options.unicode, out);
+  PrintSites(story.freed_before_exit, SiteValue::kBytes, options.unicode, out);
 }
 
 void PrintRss(const RunStory& story, const SummaryOptions& options, std::ostream& out) {
@@ -160,7 +167,7 @@ void PrintTemporaries(const RunStory& story, const SummaryOptions& options, std:
       << Count(story.temporaries.total)
       << " objects freed before their thread allocated again, from "
       << Sites(story.temporaries.sites) << ":\n";
-  PrintSites(story.temporaries, false, options.unicode, out);
+  PrintSites(story.temporaries, SiteValue::kCount, options.unicode, out);
 }
 
 void PrintAllocated(const RunStory& story, const SummaryOptions& options, std::ostream& out) {
@@ -172,14 +179,7 @@ void PrintAllocated(const RunStory& story, const SummaryOptions& options, std::o
   }
   out << " objects in all, dead or alive (the churn), from " << Sites(story.allocated.sites)
       << ":\n";
-  for (const analysis::StorySite& site : story.allocated.top) {
-    std::string value = Count(site.value);
-    if (site.error > 0) {
-      value += std::string(options.unicode ? " ±" : " +-") + Count(std::llround(site.error));
-    }
-    out << kSiteIndent << value << std::string(value.size() < 22 ? 22 - value.size() : 1, ' ')
-        << site.label << "\n";
-  }
+  PrintSites(story.allocated, SiteValue::kCountWithError, options.unicode, out);
 }
 
 // "≤16 B", "≤1.0 KiB", ">4.0 MiB".

@@ -81,13 +81,21 @@ module Heaprec
     # How the program is ending, from the exception at_exit sees: a signal is "terminated".
     def ending_reason(error) = error.is_a?(SignalException) ? "terminated" : "exit"
 
+    # HEAPREC_DUMP_SIGNAL as a signal number (from SIGUSR2, USR2 or 12), or nil when unset.
+    def dump_signal_setting
+      value = ENV["HEAPREC_DUMP_SIGNAL"].to_s
+      return nil if value.empty?
+      name = value.delete_prefix("SIG")
+      return Integer(name, 10) if name.match?(/\A\d+\z/)
+      Signal.list.fetch(name) { raise SettingError, "HEAPREC_DUMP_SIGNAL=#{value.inspect} is not a signal" }
+    end
+
     # A dump on a signal, as native programs have it. The trap only starts a thread: a trap handler
     # may not take locks, and the dump must not run inside whatever the main thread was doing. A
     # handler the program had before is still called.
     def install_dump_signal
-      name = ENV["HEAPREC_DUMP_SIGNAL"]
-      return if name.nil? || name.empty?
-      signal = name.match?(/\A\d+\z/) ? Integer(name, 10) : name.delete_prefix("SIG")
+      signal = dump_signal_setting
+      return if signal.nil?
       @signal_dumps = 0
       previous = Signal.trap(signal) do |number|
         Thread.new do
@@ -237,11 +245,8 @@ module Heaprec
     CONTROL_POLL_SECONDS = 0.1
 
     def listen_for_commands
-      name = ENV["HEAPREC_DUMP_SIGNAL"].to_s.delete_prefix("SIG")
-      raise SettingError, "HEAPREC_DORMANT=1 needs HEAPREC_DUMP_SIGNAL, which carries attach and detach" if name.empty?
-      number = name.match?(/\A\d+\z/) ? Integer(name, 10) : Signal.list.fetch(name) do
-        raise SettingError, "HEAPREC_DUMP_SIGNAL=#{ENV["HEAPREC_DUMP_SIGNAL"].inspect} is not a signal"
-      end
+      number = dump_signal_setting
+      raise SettingError, "HEAPREC_DORMANT=1 needs HEAPREC_DUMP_SIGNAL, which carries attach and detach" if number.nil?
       Heaprec._listen_for_commands(number)
       @signal_dumps = 0
       @ever_attached = false
@@ -265,6 +270,7 @@ module Heaprec
     end
 
     def carry_out(command)
+      return if command.nil?
       case command
       when :attach
         return if Heaprec.running?
