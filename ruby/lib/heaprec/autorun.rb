@@ -258,15 +258,18 @@ module Heaprec
       @ever_attached ? "heaprec:off" : "heaprec:dormant"
     end
 
+    # Named by the thread that starts it, before the program's code runs on: `heaprec attach`
+    # recognizes a dormant Ruby program by this name, so it must be there as soon as the program
+    # is (named from inside, the new thread could be late).
     def start_control_thread
       @control_thread = Thread.new do
         Heaprec._exclude_this_thread
-        Thread.current.name = control_thread_name
         loop do
           sleep CONTROL_POLL_SECONDS
           carry_out(Heaprec._next_command)
         end
       end
+      @control_thread.name = control_thread_name
     end
 
     def carry_out(command)
