@@ -199,8 +199,8 @@ ProfileView::ProfileView(const Profile& p, const ViewOptions& options) : profile
       auto [rule, first] = skipped.try_emplace({f.id, loc.mapping_id});
       if (first) {
         // Ruby's methods written in C are the frames without a source file of a per-object
-        // profile.
-        bool ruby_c_method = sampling_.per_object && f.filename.empty();
+        // profile; the native frames below them (its native byte samples') count as theirs.
+        bool ruby_c_method = sampling_.per_object && (f.filename.empty() || loc.mapping_id != 0);
         rule->second = options.sites.Skips(named.short_name, library, ruby_c_method);
       }
       id.runtime = rule->second;
@@ -222,7 +222,7 @@ ProfileView::ProfileView(const Profile& p, const ViewOptions& options) : profile
       id.mapping = library;
       id.key = "a:" + id.mapping + '\0' + id.address;
       auto [rule, first] = skipped.try_emplace({0, loc.mapping_id});
-      if (first) rule->second = options.sites.Skips("", library, false);
+      if (first) rule->second = options.sites.Skips("", library, sampling_.per_object);
       id.runtime = rule->second;
       size_t before = functions_.size();
       size_t n = Intern(std::move(id));
@@ -288,12 +288,17 @@ double ProfileView::Variance(const Sample& s, size_t index) const {
   if (value == 0) return 0.0;
   const std::string& type = profile_.sample_types[index].type;
   int64_t size = ObjectSize(s, index);
+  // A Ruby profile's native blocks were sampled by bytes, at the interval their label gives.
+  profile::SamplingModel model = sampling_;
+  if (int64_t interval = NumericLabel(s, schema::kByteIntervalLabel); interval > 0) {
+    model = profile::SamplingModel(interval, /*objects=*/false);
+  }
   // Sampled per object, a count's variance does not depend on the size.
-  bool needs_size = !(sampling_.per_object && profile::IsObjectCountType(type));
+  bool needs_size = !(model.per_object && profile::IsObjectCountType(type));
   if (size < 0 && needs_size && IsEstimate(index)) {
     return std::numeric_limits<double>::quiet_NaN();
   }
-  return profile::ValueVariance(type, value, size, sampling_);
+  return profile::ValueVariance(type, value, size, model);
 }
 
 double ProfileView::KnownVariance(const Sample& s, size_t index) const {

@@ -331,10 +331,17 @@ Outcome Run(const ControlArgs& args, Verb verb, const DeferredInterrupts& interr
   if (present && block.mode == schema::kModeDormant && verb != Verb::kDump) {
     return ControlDormant(process, block, verb == Verb::kAttach);
   }
-  if (!present) {
+  // A Ruby program's library (when it samples native bytes for the Ruby front end) is the front
+  // end's to drive: attach, detach and dumps go to the front end.
+  if (!present || block.mode == schema::kModeRuntime) {
     if (int signal_number = RubyFrontEndSignal(process)) {
       return ControlRuby(process, signal_number, verb);
     }
+  }
+  if (present && block.mode == schema::kModeRuntime) {
+    return Refuse("process " + id +
+                  " is profiled by heaprec's Ruby front end, started without --dormant: it writes "
+                  "its profiles itself (at exit, and on its --dump-signal if it has one)");
   }
   if (verb == Verb::kAttach && present && block.mode == schema::kModeStarted) {
     return Refuse("process " + id + " is profiled by heaprec from its start already");

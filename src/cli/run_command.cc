@@ -97,10 +97,25 @@ std::string FindRubyLibrary() {
   return {};
 }
 
-void SetEnvironment(const RunOptions& o, const std::string& library, const std::string& manifest) {
-  for (const auto& [name, value] : RunEnvironment(o, library, manifest, std::getenv)) {
+void SetEnvironment(const RunOptions& o, const std::string& library, const std::string& manifest,
+                    const std::string& native_library) {
+  for (const auto& [name, value] :
+       RunEnvironment(o, library, manifest, std::getenv, native_library)) {
     setenv(name.c_str(), value.c_str(), 1);
   }
+}
+
+// With --ruby: libheaprec.so, which samples the native bytes behind Ruby objects (runtime mode,
+// include/heaprec/runtime.h); "" after one line saying why not, and the run goes on with objects
+// measured as before.
+std::string NativeBytesLibrary() {
+  std::string error;
+  std::string library = FindPreloadLibrary(&error);
+  if (library.empty()) {
+    std::cerr << "heaprec run: --ruby: native bytes are not sampled (" << error
+              << "); objects are measured at each dump instead\n";
+  }
+  return library;
 }
 
 // Says so when the program is a static executable, which LD_PRELOAD cannot reach; it still runs,
@@ -157,7 +172,7 @@ int Run(const RunOptions& o, const PushArgs& push_args) {
   bool unprofiled = WarnIfStatic(o);
   std::string manifest = CreateManifest();
   if (manifest.empty()) return kExitFailure;
-  SetEnvironment(o, library, manifest);
+  SetEnvironment(o, library, manifest, o.ruby ? NativeBytesLibrary() : "");
   // The pusher sends each file as it is listed; the peak of a process killed before its first
   // write would otherwise be only in its heap record, which heaprec run reads after pushing.
   if (pushing) setenv(schema::kPeakAtOnceVariable, "1", 1);

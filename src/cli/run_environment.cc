@@ -96,9 +96,7 @@ std::string NotForThisFrontEnd(const preload::SettingRow& row, bool ruby) {
       {"--sample-every",
        "--sample-every samples Ruby objects and needs --ruby; native programs are sampled by "
        "bytes with --sample-interval"},
-      {"--sample-interval",
-       "--sample-interval is for native programs; with --ruby, objects are sampled with "
-       "--sample-every N (1 = every object)"},
+      {"--sample-interval", "--sample-interval samples native memory by bytes"},
       {"--unwind", "--unwind is for native programs; Ruby stacks come from the VM"},
   };
   for (const auto& hint : kHints) {
@@ -182,11 +180,16 @@ bool HasRubyAutorun(const std::string& directory) {
 
 EnvironmentChanges RunEnvironment(const RunOptions& o, const std::string& library,
                                   const std::string& manifest,
-                                  const std::function<const char*(const char*)>& current) {
+                                  const std::function<const char*(const char*)>& current,
+                                  const std::string& native_library) {
   EnvironmentChanges env;
   if (o.ruby) {
     env.emplace_back("RUBYLIB", Prepend(library, current("RUBYLIB"), ":"));
     env.emplace_back("RUBYOPT", Prepend("-rheaprec/autorun", current("RUBYOPT"), " "));
+    if (!native_library.empty()) {
+      env.emplace_back("LD_PRELOAD", Prepend(native_library, current("LD_PRELOAD"), ":"));
+      env.emplace_back(schema::kRuntimeVariable, "ruby");
+    }
   } else {
     env.emplace_back("LD_PRELOAD", Prepend(library, current("LD_PRELOAD"), ":"));
   }

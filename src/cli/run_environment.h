@@ -62,12 +62,15 @@ bool HasRubyAutorun(const std::string& directory);
 using EnvironmentChanges = std::vector<std::pair<std::string, std::string>>;
 
 // The variables to set in the program's environment, in order. `library` is libheaprec.so, or with
-// --ruby the Ruby library directory. LD_PRELOAD (native), RUBYLIB and RUBYOPT (Ruby) keep their
-// current values, looked up with `current`, after heaprec's entry. A relative output template is
-// made absolute, so that it does not depend on where the program changes directory to.
+// --ruby the Ruby library directory; with --ruby, `native_library` (libheaprec.so, or "" for none)
+// is preloaded in runtime mode, so that the Ruby front end samples native bytes
+// (include/heaprec/runtime.h). LD_PRELOAD, RUBYLIB and RUBYOPT keep their current values, looked up
+// with `current`, after heaprec's entry. A relative output template is made absolute, so that it
+// does not depend on where the program changes directory to.
 EnvironmentChanges RunEnvironment(const RunOptions& options, const std::string& library,
                                   const std::string& manifest,
-                                  const std::function<const char*(const char*)>& current);
+                                  const std::function<const char*(const char*)>& current,
+                                  const std::string& native_library = "");
 
 // The file execvp(3) would run for `name`: `name` itself when it holds a slash, else the first
 // executable regular file called `name` in the directories of `search_path` ($PATH: an empty entry

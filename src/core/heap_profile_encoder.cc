@@ -291,7 +291,7 @@ class HeapProfileEncoder {
       if (id == 0) return false;
       ids[i] = id;
       if (!is_new) continue;
-      if (metadata_.frames != nullptr) {
+      if (metadata_.frames != nullptr && IsRuntimeFrame(frame)) {
         if (!EmitSymbolicLocation(frame, id)) return false;
         continue;
       }
@@ -345,6 +345,7 @@ class HeapProfileEncoder {
     if (metadata_.frames == nullptr) return true;
     FrameDescriber::Frame described;
     for (std::uint32_t i = 0; i < frames.depth; ++i) {
+      if (!IsRuntimeFrame(frames.frames[i])) continue;
       if (!metadata_.frames->Describe(frames.frames[i], &described)) return false;
     }
     return true;
@@ -628,6 +629,9 @@ class HeapProfileEncoder {
         values[3] += objects[oi].weight * static_cast<double>(size);
         std::uint64_t t = objects[oi].alloc_time_ns;
         if (t != 0 && (oldest == 0 || t < oldest)) oldest = t;
+      }
+      if (metadata_.labeler != nullptr && !metadata_.labeler->CountsObjects(tag)) {
+        values[0] = values[2] = 0;
       }
       // Without allocation totals a group whose objects all died has nothing left to show.
       if (!metadata_.allocation_totals && values[2] == 0 && values[3] == 0) continue;

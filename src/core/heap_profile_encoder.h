@@ -50,8 +50,15 @@ struct ProfileMapping {
 // marks truncation keeps one fewer of its own and adds its marker.
 inline constexpr std::uint32_t kMaxEncodedDepth = 1024;
 
-// Describes symbolic frames (an interpreter's methods with file and line). The strings must stay
-// valid until the profile is written.
+// A frame with this bit set is a language runtime's (described by the FrameDescriber); a frame
+// without it is a native return address (no user-space address has it). One stack may hold both:
+// the native frames of an allocation and, root-ward of them, the interpreter's frames that led to
+// it (the Ruby front end's native byte samples, docs/design/ruby.md).
+inline constexpr std::uint64_t kRuntimeFrameBit = std::uint64_t{1} << 63;
+inline bool IsRuntimeFrame(std::uint64_t frame) { return (frame & kRuntimeFrameBit) != 0; }
+
+// Describes symbolic frames (an interpreter's methods with file and line): the frames with
+// kRuntimeFrameBit. The strings must stay valid until the profile is written.
 class FrameDescriber {
  public:
   struct Frame {
@@ -99,6 +106,13 @@ class SampleLabeler {
  public:
   // Writes at most `capacity` labels for objects tagged `tag`; returns how many.
   virtual std::size_t Labels(std::uint64_t tag, SampleLabel* out, std::size_t capacity) const = 0;
+  // Whether objects tagged `tag` count in the *_objects sample types. False for a front end's
+  // entries that stand for bytes only (Ruby: the native blocks behind its objects, whose bytes
+  // count in inuse_space while inuse_objects counts Ruby objects).
+  virtual bool CountsObjects(std::uint64_t tag) const {
+    (void)tag;
+    return true;
+  }
 
  protected:
   ~SampleLabeler() = default;
@@ -126,7 +140,7 @@ struct ProfileMetadata {
   // The sample type pprof shows first: inuse_space, or alloc_space for Go's /debug/pprof/allocs
   // (which needs allocation_totals).
   const char* default_sample_type = schema::kInuseSpace;
-  const FrameDescriber* frames = nullptr;  // null: frames are addresses
+  const FrameDescriber* frames = nullptr;  // null: every frame is an address
   const SampleLabeler* labeler = nullptr;  // null: no labels beyond bytes and age_ns
   // Native frames: each location named by it gets a line with its function (no file, no line
   // number). Null: addresses only.

@@ -145,6 +145,31 @@ std::uint64_t HeapSnapshot::sampled_objects() const {
   return total;
 }
 
+bool HeapSnapshot::AddObject(const std::uint64_t* frames, std::uint32_t depth, Object object) {
+  if (recorder_ == nullptr) return false;
+  MemoryResource& memory = recorder_->memory_;
+  if (added_count_ == added_capacity_) {
+    std::size_t capacity = added_capacity_ == 0 ? 256 : added_capacity_ * 2;
+    auto* fresh = memory.AllocateArray<StackId>(capacity);
+    if (fresh == nullptr) return false;
+    if (added_count_ != 0) std::memcpy(fresh, added_stacks_, added_count_ * sizeof(StackId));
+    memory.DeallocateArray(added_stacks_, added_capacity_);
+    added_stacks_ = fresh;
+    added_capacity_ = capacity;
+  }
+  if (!GrowObjects(object_count_ + 1)) return false;
+  StackId stack;
+  {
+    MutexLock lock(recorder_->stack_lock_);
+    stack = recorder_->stacks_.Intern(frames, depth);
+  }
+  if (stack == kInvalidStackId) return false;
+  added_stacks_[added_count_++] = stack;
+  object.stack = stack;
+  objects_[object_count_++] = object;
+  return true;
+}
+
 void HeapSnapshot::Release() {
   if (recorder_ == nullptr) return;
   MemoryResource& memory = recorder_->memory_;
@@ -153,8 +178,12 @@ void HeapSnapshot::Release() {
   memory.DeallocateArray(site_index_, site_index_capacity_);
   {
     MutexLock lock(recorder_->stack_lock_);
+    for (std::size_t i = 0; i < added_count_; ++i) recorder_->stacks_.Unref(added_stacks_[i]);
     recorder_->stacks_.Unpin();
   }
+  memory.DeallocateArray(added_stacks_, added_capacity_);
+  added_stacks_ = nullptr;
+  added_count_ = added_capacity_ = 0;
   recorder_ = nullptr;
   objects_ = nullptr;
   history_ = nullptr;

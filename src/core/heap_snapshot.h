@@ -57,6 +57,12 @@ class HeapSnapshot {
   void Truncate(std::size_t count) {
     if (count < object_count_) object_count_ = count;
   }
+  // Adds an entry for objects recorded elsewhere (another recorder: the Ruby front end adds the
+  // native blocks the preload library sampled), its stack `frames` (leaf first) interned in this
+  // snapshot's recorder and held until Release. `object.stack` is ignored. False when memory ran
+  // out (the snapshot is unchanged then). After Take.
+  bool AddObject(const std::uint64_t* frames, std::uint32_t depth, Object object);
+
   const AllocationTotals* history() const { return history_; }
   // A front end may rewrite the history's tags in place (Ruby: its class index becomes the dump's
   // label index), before SortByStackAndSize.
@@ -92,6 +98,10 @@ class HeapSnapshot {
   bool GrowSiteIndex();
 
   HeapRecorder* recorder_ = nullptr;
+  // The stacks AddObject interned, each holding one reference.
+  StackId* added_stacks_ = nullptr;
+  std::size_t added_count_ = 0;
+  std::size_t added_capacity_ = 0;
   Object* objects_ = nullptr;
   std::size_t object_count_ = 0;
   std::size_t object_capacity_ = 0;

@@ -209,7 +209,7 @@ __attribute__((constructor(101))) void StartProfiler() {
   if (!ReadSettings(&g_settings)) return;
   if (g_settings.only_pid != 0 && g_settings.only_pid != getpid()) return;
   if (g_settings.no_follow && g_settings.only_pid == 0) StopFollowingExec();
-  if (!AnchorOutputTemplate() || !CheckOutputDirectory()) return;
+  if (!g_settings.runtime && (!AnchorOutputTemplate() || !CheckOutputDirectory())) return;
   bool in_executable = false;
   if (const char* foreign = ForeignProgramMalloc(&in_executable)) {
     const char* library[] = {
@@ -228,6 +228,12 @@ __attribute__((constructor(101))) void StartProfiler() {
     return;
   }
   PrepareProcess();
+  // Runtime mode: recording starts when the runtime's front end attaches (heaprec_runtime_attach),
+  // and that front end has the signal handlers, threads and outputs.
+  if (g_settings.runtime) {
+    PublishLoadMode(schema::kModeRuntime, 0);
+    return;
+  }
   PublishLoadMode(g_settings.dormant ? schema::kModeDormant : schema::kModeStarted,
                   g_settings.dump_signal);
   // A dormant process defers the recorder and the unwinder's tables to its first attach, on the

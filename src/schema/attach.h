@@ -29,6 +29,7 @@ enum LoadMode : std::int32_t {
   kModeStarted = 1,   // LD_PRELOAD, sampling from the start
   kModeDormant = 2,   // LD_PRELOAD with HEAPREC_DORMANT: attach and detach by the dump signal
   kModeInjected = 3,  // loaded by `heaprec attach` through ptrace
+  kModeRuntime = 4,   // LD_PRELOAD with HEAPREC_RUNTIME: a runtime's front end drives it (Ruby)
 };
 
 struct ControlBlock {

@@ -10,6 +10,8 @@
 namespace heaprec::schema {
 
 inline constexpr char kDormantVariable[] = "HEAPREC_DORMANT";
+// Runtime mode for libheaprec.so (preload/runtime/runtime.h): the runtime whose front end attaches.
+inline constexpr char kRuntimeVariable[] = "HEAPREC_RUNTIME";
 inline constexpr int kAttachSignalValue = 0x68706f6e;  // "hpon"
 inline constexpr int kDetachSignalValue = 0x68706f66;  // "hpof"
 

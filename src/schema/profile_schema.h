@@ -55,6 +55,10 @@ inline constexpr char kOldestAllocLabel[] = "oldest_alloc_ns";
 // `gc_age`: how many GCs a Ruby object has survived, in `gc_cycles`.
 inline constexpr char kGcAgeLabel[] = "gc_age";
 inline constexpr char kGcCyclesUnit[] = "gc_cycles";
+// `byte_interval`: on a sample of native blocks in a profile whose period counts objects (the Ruby
+// front end's native bytes), the mean interval in bytes its blocks were sampled at, in `bytes`:
+// its values are estimates under the per-byte model (profile/sampling_error.h), not per object.
+inline constexpr char kByteIntervalLabel[] = "byte_interval";
 // pprof's own convention for the base side of a difference (`pprof -diff_base`).
 inline constexpr char kPprofBaseLabel[] = "pprof::base";
 

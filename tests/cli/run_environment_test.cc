@@ -55,9 +55,25 @@ TEST(RunEnvironmentTest, RubyModeLoadsAutorunThroughRubyoptAndRubylib) {
                             {"HEAPREC_DUMP_INTERVAL", "0.5"},
                             {"HEAPREC_MAX_DEPTH", "64"},
                             {"HEAPREC_SEED", "7"}}));
-  // Nothing is preloaded, whatever LD_PRELOAD already holds.
+  // Without the native library nothing is preloaded, whatever LD_PRELOAD already holds.
   env = Environment(RubyOptions(), "/lib/ruby", {{"LD_PRELOAD", "/x.so"}});
   EXPECT_EQ(env.count("LD_PRELOAD"), 0u);
+}
+
+TEST(RunEnvironmentTest, RubyModePreloadsTheLibraryInRuntimeModeForNativeBytes) {
+  RunOptions o = RubyOptions();
+  o.settings["HEAPREC_SAMPLE_INTERVAL"] = "64K";
+  EnvironmentChanges changes = RunEnvironment(
+      o, "/lib/ruby", "/tmp/manifest",
+      [](const char* name) -> const char* {
+        return std::string(name) == "LD_PRELOAD" ? "/x.so" : nullptr;
+      },
+      "/opt/heaprec/lib/libheaprec.so");
+  Variables env(changes.begin(), changes.end());
+  EXPECT_EQ(env["LD_PRELOAD"], "/opt/heaprec/lib/libheaprec.so:/x.so");
+  EXPECT_EQ(env["HEAPREC_RUNTIME"], "ruby");
+  EXPECT_EQ(env["HEAPREC_SAMPLE_INTERVAL"], "64K");
+  EXPECT_EQ(env["RUBYOPT"], "-rheaprec/autorun");
 }
 
 TEST(RunEnvironmentTest, RubyModeKeepsExistingRubylibAndRubyopt) {
@@ -116,11 +132,10 @@ TEST(RunEnvironmentTest, EachModeRejectsTheOthersOptions) {
   EXPECT_NE(CheckRunMode(native).find("--sample-every samples Ruby objects and needs --ruby"),
             std::string::npos);
 
+  // With --ruby it is the interval of the native bytes behind the objects.
   RunOptions o = RubyOptions();
   o.settings["HEAPREC_SAMPLE_INTERVAL"] = "512K";
-  EXPECT_NE(CheckRunMode(o).find("--sample-interval is for native programs; with --ruby, objects "
-                                 "are sampled with --sample-every N"),
-            std::string::npos);
+  EXPECT_EQ(CheckRunMode(o), "");
   o = RubyOptions();
   o.settings["HEAPREC_UNWIND"] = "fp";
   EXPECT_NE(CheckRunMode(o).find("--unwind"), std::string::npos);

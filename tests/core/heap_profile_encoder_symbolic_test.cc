@@ -5,6 +5,7 @@
 // strings, and that in native mode the tag-0 group still carries the allocation history.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <protozero/pbf_reader.hpp>
@@ -34,11 +35,15 @@ std::vector<std::string> RawStringTable(const std::string& bytes) {
   return strings;
 }
 
+// A runtime's frame as a stack records it (heap_profile_encoder.h: the bit tells it from an
+// address).
+constexpr std::uint64_t R(std::uint64_t frame) { return kRuntimeFrameBit | frame; }
+
 // Frame value -> description, as an interpreter's frame table would give it.
 class TableDescriber final : public FrameDescriber {
  public:
   bool Describe(std::uint64_t frame, Frame* out) const override {
-    auto it = frames.find(frame);
+    auto it = frames.find(frame & ~kRuntimeFrameBit);  // keyed by the frames' numbers
     if (it == frames.end()) return false;
     *out = it->second;
     return true;
@@ -101,7 +106,8 @@ class SymbolicProfileTest : public ::testing::Test {
         {105, Frame(4, "Foo#bar", "Foo#bar", "other.rb", 50)},
     };
     sampler_.Configure(kEvery, 1);
-    std::uint64_t a[] = {101, 103, 104}, b[] = {102, 103, 104}, c[] = {105, 104};
+    std::uint64_t a[] = {R(101), R(103), R(104)}, b[] = {R(102), R(103), R(104)},
+                  c[] = {R(105), R(104)};
     const std::uint64_t string0 = Tag(1, 0, false), array3 = Tag(2, 3, true);
     struct {
       std::uint64_t key;
@@ -251,7 +257,7 @@ TEST_F(SymbolicProfileTest, TagZeroWithoutLabelerIsOneGroupPerStackAndSize) {
 // and the rest of the profile is written. (Frame 999 is unknown to the describer; it appears in
 // two stacks, so the second one must not refer to a location that was never written either.)
 TEST_F(SymbolicProfileTest, UndescribableFrameDropsOnlyItsSamples) {
-  std::uint64_t bad1[] = {999, 104}, bad2[] = {103, 999};
+  std::uint64_t bad1[] = {R(999), R(104)}, bad2[] = {R(103), R(999)};
   recorder_.Record(100, bad1, 2, 40, sampler_.weight(), 0);
   recorder_.Record(101, bad2, 2, 40, sampler_.weight(), 0);
   Profile p = WriteAndRead(recorder_, RuntimeMetadata(kEvery, &describer_, nullptr), memory_);
@@ -278,7 +284,7 @@ TEST(HeapProfileEncoderStringsTest, TwentyThousandFunctionNamesRoundTrip) {
   HeapRecorder recorder(memory, RecorderOptions{.keep_allocation_history = false});
   for (std::uint64_t s = 0; s < kStacks; ++s) {
     std::uint64_t frames[kDepth];
-    for (std::uint64_t d = 0; d < kDepth; ++d) frames[d] = s * kDepth + d + 1;
+    for (std::uint64_t d = 0; d < kDepth; ++d) frames[d] = R(s * kDepth + d + 1);
     // The size identifies the stack in the decoded profile.
     recorder.Record(s + 1, frames, kDepth, s + 1, 1.0, 0);
   }
@@ -362,7 +368,7 @@ TEST(HeapProfileEncoderHistoryTagsTest, TaggedHistoryWithoutSizes) {
   TableDescriber describer;
   describer.frames = {{101, Frame(1, "Foo#bar", nullptr, "foo.rb", 10)}};
   ClassAgeLabeler labeler;
-  std::uint64_t a[] = {101};
+  std::uint64_t a[] = {R(101)};
   const std::uint32_t string_tag = Tag(1, 0, false), array_tag = Tag(2, 0, false);
   // 3 Strings (one stays live) and 2 Arrays allocated, weight 10 each; the front end records size
   // 0 and measures the live String at its dump: 40 bytes, age 3.
@@ -407,6 +413,77 @@ TEST(HeapProfileEncoderHistoryTagsTest, TaggedHistoryWithoutSizes) {
                          {Key{"Array", 0, -1}, {20, 0, 0}},
                          {Key{"String", 3, 40}, {0, 10, 400}},
                      }));
+}
+
+// A runtime front end's native byte samples (the Ruby extension's,
+// ruby/ext/heaprec/native_bytes.h): entries added from another recorder with
+// HeapSnapshot::AddObject, their stacks native addresses leaf-most (locations with an address and a
+// mapping) and runtime frames root-most (symbolic locations); their tag counts no objects, so they
+// add bytes to inuse_space and nothing to inuse_objects, beside the runtime's own objects.
+class NativeBlocksLabeler final : public SampleLabeler {
+ public:
+  static constexpr std::uint64_t kNativeTag = 7;
+  std::size_t Labels(std::uint64_t tag, SampleLabel* out, std::size_t capacity) const override {
+    if (tag != kNativeTag || capacity < 1) return 0;
+    out[0] = {"byte_interval", nullptr, 4096, "bytes"};
+    return 1;
+  }
+  bool CountsObjects(std::uint64_t tag) const override { return tag != kNativeTag; }
+};
+
+TEST(HeapProfileEncoderMixedFramesTest, NativeBlocksJoinARuntimeProfileAsBytesOnly) {
+  SystemMemoryResource memory;
+  HeapRecorder recorder(memory, RecorderOptions{});
+  TableDescriber describer;
+  describer.frames = {{101, Frame(1, "String#*", nullptr, "app.rb", 7)},
+                      {102, Frame(2, "<main>", nullptr, "app.rb", 1)}};
+  NativeBlocksLabeler labeler;
+  std::uint64_t object_stack[] = {R(101), R(102)};
+  recorder.Record(1, object_stack, 2, 40, 10, 0);  // one object, weight 10, 40 bytes
+  HeapSnapshot snapshot;
+  ASSERT_TRUE(snapshot.Take(recorder, SnapshotGrouping::kEachObject));
+  // Two native blocks of 1,000 bytes, standing for 2.5: malloc's caller, then the runtime's frames.
+  std::uint64_t native_stack[] = {0x401010, 0x402020, R(101), R(102)};
+  HeapSnapshot::Object blocks = {};
+  blocks.size = 1000;
+  blocks.weight = 2.5;
+  blocks.count = 2;
+  blocks.tag = NativeBlocksLabeler::kNativeTag;
+  ASSERT_TRUE(snapshot.AddObject(native_stack, 4, blocks));
+  ASSERT_EQ(snapshot.object_count(), 2u);
+  snapshot.SortByStackAndSize();
+  ProfileMapping mapping = {0x400000, 0x500000, 0, "/usr/lib/libruby.so", "abcd"};
+  ProfileMetadata m = RuntimeMetadata(10, &describer, &labeler);
+  m.mappings = &mapping;
+  m.mapping_count = 1;
+  StringSink sink;
+  ASSERT_TRUE(EncodeHeapProfile(snapshot, m, memory, sink));
+  snapshot.Release();
+  Profile p = ReadProfile(sink.bytes);
+
+  std::map<std::uint64_t, const Location*> location;
+  for (const Location& l : p.locations) location[l.id] = &l;
+  ASSERT_EQ(p.samples.size(), 2u);
+  for (const Sample& s : p.samples) {
+    bool native = std::any_of(s.labels.begin(), s.labels.end(),
+                              [](const Label& l) { return l.key == "byte_interval"; });
+    if (!native) {
+      EXPECT_EQ(s.values, (std::vector<std::int64_t>{10, 400}));  // inuse_objects, inuse_space
+      continue;
+    }
+    EXPECT_EQ(s.values, (std::vector<std::int64_t>{0, 2500}));
+    ASSERT_EQ(s.location_ids.size(), 4u);
+    const Location& leaf = *location.at(s.location_ids[0]);
+    EXPECT_EQ(leaf.address, 0x401010u);
+    EXPECT_EQ(leaf.mapping_id, 1u);
+    EXPECT_TRUE(leaf.lines.empty());
+    const Location& ruby = *location.at(s.location_ids[2]);
+    EXPECT_EQ(ruby.address, 0u);
+    ASSERT_EQ(ruby.lines.size(), 1u);
+    EXPECT_EQ(ruby.lines[0].line, 7);
+  }
+  // The interned stack was given back: the recorder holds the object's stack alone.
+  EXPECT_EQ(recorder.Stats().stacks, 1u);
 }
 
 }  // namespace

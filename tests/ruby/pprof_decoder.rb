@@ -85,7 +85,7 @@ module PprofDecoder
       when 6 then strings << value.dup.force_encoding(Encoding::UTF_8)
       when 11 then period_type = value_type(value)
       when 12 then period = signed(value)
-      when 13 then raw[:comments] << value
+      when 13 then append_repeated(raw[:comments], wire_type, value)
       end
     end
     s = ->(index) { strings.fetch(index) }

@@ -19,7 +19,7 @@ abort "heaprec: protozero headers missing (apt-get install libprotozero-dev)" un
 core_sources = Dir[File.join(core, "*.cc")].map { |f| File.basename(f) }.sort
 $srcs = Dir[File.join(__dir__, "*.cc")].map { |f| File.basename(f) } + core_sources
 $VPATH << core
-$INCFLAGS << " -I#{File.dirname(core)}"
+$INCFLAGS << " -I#{File.dirname(core)} -I#{File.expand_path("../../../include", __dir__)}"
 $CXXFLAGS << " -std=c++20 -fvisibility=hidden -fno-rtti -DHEAPREC_VERSION=\\\"#{version}\\\""
 $LDFLAGS << " -Wl,--exclude-libs,ALL"
 $libs << " -lz"

@@ -21,6 +21,7 @@
 #include "core/profile_file.h"
 #include "heap_dump.h"
 #include "heap_profiler.h"
+#include "native_bytes.h"
 #include "schema/profile_schema.h"
 
 namespace heaprec::ruby {
@@ -141,6 +142,7 @@ VALUE Start(VALUE, VALUE sample_every, VALUE seed, VALUE max_depth) {
     options.max_depth = kMaxRubyDepth;
   }
   g_profiler = new HeapProfiler(options);
+  AttachNativeBytes(g_profiler);  // before the hook: its probes are not the program's objects
   AddEventHook(OnNewObjectEvent, RUBY_INTERNAL_EVENT_NEWOBJ);
   SyncFreeHook();
   return Qtrue;
@@ -150,6 +152,7 @@ VALUE Stop(VALUE) {
   if (g_profiler == nullptr) return Qfalse;
   RemoveEventHook(OnNewObjectEvent);
   SetFreeHook(false);
+  DetachNativeBytes();
   HeapProfiler* profiler = g_profiler;
   g_profiler = nullptr;
   if (profiler->active_dump != nullptr) {  // a dump is using it: let it finish
@@ -221,6 +224,11 @@ VALUE Stats(VALUE) {
   set("allocation_sites", recorder.history_entries);  // (stack, class) pairs of alloc_objects
   set("frames", profiler.frames().size());
   set("profiler_bytes", profiler.memory().BytesInUse());
+  NativeByteStats native = GetNativeByteStats();
+  set("native_byte_interval", NativeByteInterval());  // 0: native bytes are not sampled
+  set("native_with_ruby_stack", native.with_ruby_stack);
+  set("native_only", native.native_only);
+  set("native_cut_by_fallback", native.cut_by_fallback);
   return hash;
 }
 

@@ -137,7 +137,7 @@ void FrameRegistry::ResolveNames() {
 }
 
 bool FrameRegistry::Describe(std::uint64_t frame, Frame* out) const {
-  std::uint32_t index = static_cast<std::uint32_t>(frame >> 32);
+  std::uint32_t index = static_cast<std::uint32_t>((frame & ~kRuntimeFrameBit) >> 32);
   if (index == kTruncatedIndex) {
     *out = {kTruncatedFunctionId, kTruncatedName, nullptr, "", 0};
     return true;

@@ -3,7 +3,8 @@
 // rb_profile_frames() hands the allocation hook one VALUE per frame (a method entry or an
 // instruction sequence) and a line number. The hook may not allocate Ruby objects, so it cannot
 // ask for the method's name there; it interns the VALUE instead and records the 64-bit frame
-// (index << 32 | line). Names are resolved later, in Ruby context, by ResolveNames().
+// (kRuntimeFrameBit | index << 32 | line: the bit tells it from a native address in a stack that
+// has both, see native_bytes.h). Names are resolved later, in Ruby context, by ResolveNames().
 //
 // A method written in C has no file or line of its own; the hook interns it together with the
 // nearest Ruby frame that called it (its "caller"), whose file the entry takes and whose line the
@@ -38,7 +39,7 @@ class FrameRegistry final : public FrameDescriber {
  public:
   static constexpr std::uint32_t kNoFrame = UINT32_MAX;
   // The index of the marker that ends a truncated stack: "(truncated: deeper frames omitted)".
-  static constexpr std::uint32_t kTruncatedIndex = UINT32_MAX - 1;
+  static constexpr std::uint32_t kTruncatedIndex = 0x7fff'fffe;  // below kRuntimeFrameBit
 
   FrameRegistry() = default;
   ~FrameRegistry();
@@ -49,9 +50,10 @@ class FrameRegistry final : public FrameDescriber {
   // added if new; kNoFrame when out of memory. Calls malloc, never Ruby.
   std::uint32_t Intern(VALUE frame, VALUE caller);
 
-  // The recorded form of a frame: registry index and line.
+  // The recorded form of a frame: registry index and line, marked as a runtime frame.
   static std::uint64_t Encode(std::uint32_t index, int line) {
-    return (static_cast<std::uint64_t>(index) << 32) | static_cast<std::uint32_t>(line);
+    return kRuntimeFrameBit | (static_cast<std::uint64_t>(index) << 32) |
+           static_cast<std::uint32_t>(line);
   }
 
   // GC mark function: marks (and so pins) every frame VALUE.

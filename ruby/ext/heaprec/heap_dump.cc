@@ -9,11 +9,13 @@
 #include <cstdio>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "core/heap_profile_encoder.h"
 #include "core/profile_file.h"
 #include "heap_profiler.h"
+#include "native_bytes.h"
 #include "schema/profile_schema.h"
 
 // Exported by libruby (ext/objspace uses the first) but not declared in its public headers.
@@ -26,11 +28,18 @@ DumpTesting g_dump_testing;
 
 namespace {
 
+// The tag of the native blocks' entries (native_bytes.h): bytes only, of whichever objects own
+// them, so their class label says what they are rather than whose.
+constexpr std::uint64_t kNativeBlocksTag = UINT64_MAX;
+constexpr char kNativeClassName[] = "(native memory)";
+
 // The class of each sample, by index: a live object's tag holds (age in GCs << 32 | class index),
 // an allocation history entry's the class index alone (age 0: a live object reported is at least
-// 1 GC old, so an age of 0 means "no age", and no gc_age label).
+// 1 GC old, so an age of 0 means "no age", and no gc_age label). Native blocks
+// (kNativeBlocksTag) count no objects and carry the interval they were sampled at instead.
 class ClassLabeler final : public SampleLabeler {
  public:
+  explicit ClassLabeler(std::uint64_t native_interval = 0) : native_interval_(native_interval) {}
   std::uint32_t IndexOf(VALUE klass) {
     // The VM hides some objects after creating them (class pointer cleared: temporary buffers);
     // they have no class to name.
@@ -49,6 +58,12 @@ class ClassLabeler final : public SampleLabeler {
 
   std::size_t Labels(std::uint64_t tag, SampleLabel* out, std::size_t capacity) const override {
     if (capacity < 2) return 0;
+    if (tag == kNativeBlocksTag) {
+      out[0] = {schema::kClassLabel, kNativeClassName, 0, nullptr};
+      out[1] = {schema::kByteIntervalLabel, nullptr, static_cast<std::int64_t>(native_interval_),
+                schema::kBytesUnit};
+      return 2;
+    }
     out[0] = {schema::kClassLabel, names_[tag & 0xffffffffu].c_str(), 0, nullptr};
     const std::int64_t age = static_cast<std::int64_t>(tag >> 32);
     if (age == 0) return 1;
@@ -56,7 +71,10 @@ class ClassLabeler final : public SampleLabeler {
     return 2;
   }
 
+  bool CountsObjects(std::uint64_t tag) const override { return tag != kNativeBlocksTag; }
+
  private:
+  std::uint64_t native_interval_;
   std::unordered_map<VALUE, std::uint32_t> index_;
   std::vector<std::string> names_;
   std::uint32_t unknown_ = UINT32_MAX;
@@ -76,11 +94,15 @@ class ClassLabeler final : public SampleLabeler {
 // Everything one dump owns, on the heap: an exception unwinding the dump (Ruby uses longjmp) skips
 // C++ destructors, so the rb_ensure cleanup deletes this instead.
 struct DumpJob {
+  DumpJob(HeapProfiler* dumped, std::string file, const char* why)
+      : profiler(dumped), path(std::move(file)), reason(why) {}
+
   HeapProfiler* profiler;
   std::string path;
   const char* reason;  // the reason= comment: a schema reason (extension.cc)
   HeapSnapshot snapshot;
-  ClassLabeler classes;
+  ClassLabeler classes{NativeByteInterval()};
+  CodeMappings code;  // with native bytes: where their frames' addresses are
   // The two comments (AddComments). The first names the process, so the write phase fills it in
   // (see WriteWithoutGvl): what follows its pid= field waits in header_rest.
   char header_comment[512] = "";
@@ -97,6 +119,7 @@ namespace {
 
 ID g_id2ref_method;
 VALUE g_object_space_module = Qnil;  // a module constant: never collected or moved
+std::uint64_t g_slot_size = 40;      // GC::INTERNAL_CONSTANTS[:RVALUE_SIZE]
 void EnsureRubyNames();
 
 VALUE CallId2Ref(VALUE id) { return rb_funcall(g_object_space_module, g_id2ref_method, 1, id); }
@@ -165,7 +188,9 @@ void LivenessPass(DumpJob& job) {
     if (age == 0) continue;  // not yet survived a GC: still tracked, not yet reported
     std::uint32_t class_index;
     if (liveness == Liveness::kAlive) {
-      o.size = rb_obj_memsize_of(object);
+      // With native bytes the object's malloc'd parts are sampled where they were allocated: the
+      // object itself is its slot (native_bytes.h: never counted twice).
+      o.size = NativeByteInterval() != 0 ? g_slot_size : rb_obj_memsize_of(object);
       class_index = job.classes.IndexOf(rb_obj_class(object));
     } else {
       class_index = job.classes.UnknownIndex();
@@ -204,9 +229,13 @@ std::string Field(const char* name, std::uint64_t value) {
 void AddComments(DumpJob& job) {
   VALUE description = rb_const_get(rb_cObject, rb_intern("RUBY_DESCRIPTION"));
   const ProfilerOptions& options = job.profiler->options();
+  std::string native;
+  if (NativeByteInterval() != 0) {
+    native = Field(schema::kSampleIntervalField, NativeByteInterval()) + " ";
+  }
   job.header_rest =
       std::string(schema::kReasonField) + "=" + job.reason + " " +
-      Field(schema::kSampleEveryField, options.sample_every) + " " +
+      Field(schema::kSampleEveryField, options.sample_every) + " " + native +
       std::string(RSTRING_PTR(description), static_cast<std::size_t>(RSTRING_LEN(description)));
   ProfilerStats stats = job.profiler->Stats();
   RecorderStats recorder = job.profiler->recorder().Stats();  // after the liveness pass
@@ -226,7 +255,8 @@ void* WriteWithoutGvl(void* argument) {
   // forks, and the child, where this thread lives on, finishes the dump as its own. From here on a
   // fork (by another thread) does not take the dump along (AbandonDumpInChild).
   snprintf(job.header_comment, sizeof(job.header_comment),
-           "heaprec " HEAPREC_VERSION " ruby front end (objects) %s=%ld %s", schema::kPidField,
+           "heaprec " HEAPREC_VERSION " ruby front end (%s) %s=%ld %s",
+           job.code.mappings.empty() ? "objects" : "objects, native bytes", schema::kPidField,
            static_cast<long>(getpid()), job.header_rest.c_str());
   if (g_dump_testing.write_delay_seconds > 0) {
     usleep(static_cast<useconds_t>(std::lround(g_dump_testing.write_delay_seconds * 1e6)));
@@ -236,8 +266,8 @@ void* WriteWithoutGvl(void* argument) {
   ProfileMetadata metadata = {profiler.options().sample_every,
                               static_cast<std::int64_t>(job.taken_ns),
                               static_cast<std::int64_t>(job.taken_ns) - profiler.start_time_ns(),
-                              nullptr,
-                              0,
+                              job.code.mappings.data(),
+                              job.code.mappings.size(),
                               job.comment_pointers,
                               2};
   metadata.period_type = schema::kPerObjectPeriodType;
@@ -263,6 +293,12 @@ VALUE DumpBody(VALUE argument) {
   }
   LivenessPass(job);
   job.profiler->RecountTracked();  // the dead are gone: the FREEOBJ hook may no longer pay
+  if (NativeByteInterval() != 0) {
+    if (!AddNativeBlocks(job.snapshot, kNativeBlocksTag)) {
+      rb_raise(rb_eNoMemError, "heaprec: out of memory copying the native blocks");
+    }
+    ReadCodeMappings(&job.code);
+  }
   LabelHistoryClasses(job);
   job.profiler->frames().ResolveNames();
   AddComments(job);
@@ -280,6 +316,9 @@ void EnsureRubyNames() {
   if (g_object_space_module == Qnil) {
     g_object_space_module = rb_const_get(rb_cObject, rb_intern("ObjectSpace"));
     g_id2ref_method = rb_intern("_id2ref");
+    VALUE constants = rb_const_get(rb_mGC, rb_intern("INTERNAL_CONSTANTS"));
+    VALUE slot = rb_hash_aref(constants, ID2SYM(rb_intern("RVALUE_SIZE")));
+    if (RB_FIXNUM_P(slot)) g_slot_size = static_cast<std::uint64_t>(FIX2LONG(slot));
   }
 }
 }  // namespace
@@ -290,8 +329,7 @@ VALUE DumpProfile(HeapProfiler& profiler, VALUE path, const char* reason) {
     rb_raise(rb_eRuntimeError, "heaprec: a dump is already in progress in another thread");
   }
   StringValue(path);
-  auto* job = new DumpJob{
-      &profiler, std::string(RSTRING_PTR(path), RSTRING_LEN(path)), reason, {}, {}, {}, {}, {}};
+  auto* job = new DumpJob(&profiler, std::string(RSTRING_PTR(path), RSTRING_LEN(path)), reason);
   profiler.active_dump = job;
   return rb_ensure(
       DumpBody, reinterpret_cast<VALUE>(job),

@@ -43,6 +43,8 @@ std::uint64_t RealtimeNanoseconds() {
          static_cast<std::uint64_t>(now.tv_nsec);
 }
 
+bool HookSuppressedOnThisThread() { return t_hook_suppressed; }
+
 bool SuppressHookOnThisThread(bool suppressed) {
   bool previous = t_hook_suppressed;
   t_hook_suppressed = suppressed;
@@ -56,6 +58,8 @@ HeapProfiler::HeapProfiler(const ProfilerOptions& options)
       // One more than kept: a stack that fills it was cut.
       frame_buffer_(options.max_depth + 1),
       line_buffer_(options.max_depth + 1),
+      native_frame_buffer_(options.max_depth + 1),
+      native_line_buffer_(options.max_depth + 1),
       start_time_ns_(static_cast<std::int64_t>(RealtimeNanoseconds())) {
   sampler_.Configure(options.sample_every, options.seed);
   pending_.reserve(1024);
@@ -79,6 +83,42 @@ void HeapProfiler::OnNewObject(VALUE object) {
   sample_ns_ += MonotonicNanoseconds() - start;
 }
 
+std::uint32_t HeapProfiler::EncodeRubyFrames(const VALUE* frames, const int* lines, int captured,
+                                             std::uint32_t limit, std::uint64_t* out) {
+  const int depth = std::min(captured, static_cast<int>(limit));
+  for (int i = 0; i < depth; ++i) {
+    VALUE caller = 0;
+    int line = lines[i];
+    if (line == 0 && IsCMethod(frames[i])) {
+      // A C method takes the file and line of the nearest Ruby frame that called it.
+      for (int j = i + 1; j < captured; ++j) {
+        if (lines[j] > 0 && !IsCMethod(frames[j])) {
+          caller = frames[j];
+          line = lines[j];
+          break;
+        }
+      }
+    }
+    std::uint32_t index = frames_.Intern(frames[i], caller);
+    if (index == FrameRegistry::kNoFrame) return kEncodeFailed;
+    out[i] = FrameRegistry::Encode(index, line);
+  }
+  if (captured <= depth) return static_cast<std::uint32_t>(depth);
+  out[depth] = FrameRegistry::Encode(FrameRegistry::kTruncatedIndex, 0);
+  return static_cast<std::uint32_t>(depth) + 1;
+}
+
+std::uint32_t HeapProfiler::EncodeStackForNativeSample(std::uint64_t* out, std::uint32_t capacity) {
+  if (capacity < 2) return 0;
+  const std::uint32_t limit = std::min(options_.max_depth, capacity - 1);
+  const int captured =
+      std::max(0, rb_profile_frames(0, static_cast<int>(limit) + 1, native_frame_buffer_.data(),
+                                    native_line_buffer_.data()));
+  std::uint32_t count = EncodeRubyFrames(native_frame_buffer_.data(), native_line_buffer_.data(),
+                                         captured, limit, out);
+  return count == kEncodeFailed ? 0 : count;
+}
+
 void HeapProfiler::SampleObject(VALUE object) {
   if (t_hook_suppressed || !IsProgramObject(object)) return;
   ++sampled_;
@@ -86,36 +126,26 @@ void HeapProfiler::SampleObject(VALUE object) {
     ++skipped_;
     return;
   }
+  // What this allocates (the lists below, the frame registry) is heaprec's: native byte samples
+  // of it are not the program's (native_bytes.h).
+  bool was_suppressed = SuppressHookOnThisThread(true);
   const int captured = std::max(0, rb_profile_frames(0, static_cast<int>(frame_buffer_.size()),
                                                      frame_buffer_.data(), line_buffer_.data()));
-  const int depth = std::min(captured, static_cast<int>(options_.max_depth));
-  std::size_t first = pending_frames_.size();
+  const std::size_t first = pending_frames_.size();
+  const std::uint32_t most =
+      std::min<std::uint32_t>(static_cast<std::uint32_t>(captured), options_.max_depth + 1);
   // Growing these vectors uses malloc, never the Ruby heap, so it cannot start a GC.
-  for (int i = 0; i < depth; ++i) {
-    VALUE caller = 0;
-    int line = line_buffer_[i];
-    if (line == 0 && IsCMethod(frame_buffer_[i])) {
-      // A C method takes the file and line of the nearest Ruby frame that called it.
-      for (int j = i + 1; j < captured; ++j) {
-        if (line_buffer_[j] > 0 && !IsCMethod(frame_buffer_[j])) {
-          caller = frame_buffer_[j];
-          line = line_buffer_[j];
-          break;
-        }
-      }
-    }
-    std::uint32_t index = frames_.Intern(frame_buffer_[i], caller);
-    if (index == FrameRegistry::kNoFrame) {
-      pending_frames_.resize(first);
-      ++skipped_;
-      return;
-    }
-    pending_frames_.push_back(FrameRegistry::Encode(index, line));
+  pending_frames_.resize(first + most);
+  std::uint32_t count = EncodeRubyFrames(frame_buffer_.data(), line_buffer_.data(), captured,
+                                         options_.max_depth, pending_frames_.data() + first);
+  SuppressHookOnThisThread(was_suppressed);
+  if (count == kEncodeFailed) {
+    pending_frames_.resize(first);
+    ++skipped_;
+    return;
   }
-  if (captured > depth) {
-    pending_frames_.push_back(FrameRegistry::Encode(FrameRegistry::kTruncatedIndex, 0));
-    ++truncated_;
-  }
+  pending_frames_.resize(first + count);
+  if (static_cast<std::uint32_t>(captured) > options_.max_depth) ++truncated_;
   pending_.push_back({object, static_cast<std::uint32_t>(first),
                       static_cast<std::uint32_t>(pending_frames_.size() - first),
                       RealtimeNanoseconds(), static_cast<std::uint32_t>(rb_gc_count()),

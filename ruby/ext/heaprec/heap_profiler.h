@@ -94,6 +94,13 @@ class HeapProfiler {
   // failed _id2ref there.
   void OnFreeObject(VALUE object);
 
+  // The calling thread's Ruby frames, encoded as stacks hold them, into `out` (at most `capacity`,
+  // the last of them the truncation marker when the stack is deeper): for a native byte sample
+  // (native_bytes.h). Returns how many; 0 when there are none or the registry is out of memory.
+  // GVL held, not during GC; allocates no Ruby object. Not reentrant (its own buffers): callers
+  // never nest, since the preload library samples nothing while one runs.
+  std::uint32_t EncodeStackForNativeSample(std::uint64_t* out, std::uint32_t capacity);
+
   // Assigns ids to the queued objects and records them. GVL held; may allocate Ruby objects.
   void DrainPending();
 
@@ -133,6 +140,13 @@ class HeapProfiler {
  private:
   void SampleObject(VALUE object);  // OnNewObject's work for a sampled object
 
+  // Encodes `captured` frames from rb_profile_frames (`frames`, `lines`) into `out`: at most
+  // `limit`, then the truncation marker when there were more. Returns how many were written, or
+  // kEncodeFailed when the registry ran out of memory.
+  std::uint32_t EncodeRubyFrames(const VALUE* frames, const int* lines, int captured,
+                                 std::uint32_t limit, std::uint64_t* out);
+  static constexpr std::uint32_t kEncodeFailed = UINT32_MAX;
+
   struct PendingObject {
     VALUE object;
     std::uint32_t first_frame;  // index into pending_frames_
@@ -155,6 +169,9 @@ class HeapProfiler {
   ObjectSampler sampler_;
   std::vector<VALUE> frame_buffer_;
   std::vector<int> line_buffer_;
+  // EncodeStackForNativeSample's own, so that it never depends on what SampleObject is doing.
+  std::vector<VALUE> native_frame_buffer_;
+  std::vector<int> native_line_buffer_;
   std::vector<PendingObject> pending_;
   std::vector<std::uint64_t> pending_frames_;
   std::uint64_t sampled_ = 0;
@@ -177,6 +194,7 @@ class HeapProfiler {
 // Returns the previous setting. Code that may be unwound by a Ruby exception restores it in an
 // rb_ensure handler (a C++ destructor would be skipped).
 bool SuppressHookOnThisThread(bool suppressed);
+bool HookSuppressedOnThisThread();
 
 // Enables or disables the FREEOBJ hook as the running profiler wants it (extension.cc).
 void SyncFreeHook();

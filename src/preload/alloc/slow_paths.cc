@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "core/sampler.h"
+#include "heaprec/runtime.h"
 #include "preload/alloc/real_allocator.h"
 #include "preload/alloc/sampling.h"
 #include "preload/alloc/tagged_blocks.h"
@@ -19,6 +20,7 @@
 #include "preload/dump/peak.h"
 #include "preload/dump/timeline.h"
 #include "preload/process/endings.h"
+#include "preload/runtime/runtime.h"
 #include "preload/state.h"
 #include "preload/thread_state.h"
 #include "preload/unwind/unwinder.h"
@@ -62,12 +64,21 @@ void Record(HeapRecorder& recorder, void* block, std::size_t size, std::uint64_t
   const std::uint32_t lane = Lane();
   if (g_real.tagged_blocks()) recorder.PrefetchRecordWithHandle(lane);  // while the stack is walked
   const std::uint32_t max_depth = g_settings.max_depth;
-  auto* frames = static_cast<std::uint64_t*>(
-      alloca((max_depth + kCaptureExtraFrames) * sizeof(std::uint64_t)));
+  // In runtime mode the runtime appends its own frames (up to a whole profile's depth).
+  const std::uint32_t capacity =
+      (g_settings.runtime ? kMaxStackDepth : max_depth) + kCaptureExtraFrames;
+  auto* frames = static_cast<std::uint64_t*>(alloca(capacity * sizeof(std::uint64_t)));
   bool truncated = false;
   std::uint32_t depth = CaptureStack(frames, max_depth, &truncated, &start);
   if (depth == 0) g_unwind_failures.fetch_add(1, std::memory_order_relaxed);
   if (truncated) g_truncated_stacks.fetch_add(1, std::memory_order_relaxed);
+  if (g_settings.runtime) {
+    depth = CompleteWithRuntimeFrames(frames, depth, capacity);
+    if (depth == HEAPREC_RUNTIME_SKIP) {  // the runtime profiler's own memory
+      if (g_real.tagged_blocks()) SetTicket(block, ObjectTicket{});
+      return;
+    }
+  }
   const double weight = Sampler::Weight(size, interval);
   const std::uint64_t now = AllocationTimeNs();
   // A tagged block carries its record's handle; another allocator's blocks are found by address.
@@ -76,6 +87,7 @@ void Record(HeapRecorder& recorder, void* block, std::size_t size, std::uint64_t
   } else {
     recorder.Record(key, frames, depth, size, weight, now);
   }
+  if (g_settings.runtime) return;  // the runtime's front end has its own peak and timeline
   MaybeCapturePeak(recorder);
   NoteTimeline(recorder, now);
 }

@@ -223,6 +223,13 @@ bool ReadUncompressed(const char* text, Settings* settings, const char**) {
   return ReadSwitch(text, &settings->uncompressed);
 }
 
+// A runtime's name: "ruby" is the one front end that attaches today.
+bool ReadRuntime(const char* text, Settings* settings, const char**) {
+  if (strcmp(text, "ruby") != 0) return false;
+  settings->runtime = true;
+  return true;
+}
+
 bool ReadPeakAtOnce(const char* text, Settings* settings, const char**) {
   return ReadSwitch(text, &settings->peak_at_once);
 }
@@ -292,7 +299,9 @@ bool ReadHttpPublic(const char* text, Settings*, const char**) {
 constexpr std::uint8_t kLibraryAndRuby = kReadByLibrary | kReadByRuby;
 
 constexpr SettingRow kRows[] = {
-    {"HEAPREC_SAMPLE_INTERVAL", "--sample-interval", "BYTES", kReadByLibrary, ReadSampleInterval,
+    // With --ruby, the interval of the native bytes behind Ruby objects (the library reads it in
+    // runtime mode).
+    {"HEAPREC_SAMPLE_INTERVAL", "--sample-interval", "BYTES", kLibraryAndRuby, ReadSampleInterval,
      "a byte count such as 524288, 512K or 2M (1 = exact)"},
     {"HEAPREC_SAMPLE_EVERY", "--sample-every", "N", kReadByRuby, ReadSampleEvery,
      "a number of objects such as 1000 (1 = every object)"},
@@ -319,6 +328,7 @@ constexpr SettingRow kRows[] = {
     {schema::kDormantVariable, "--dormant", nullptr, kLibraryAndRuby, ReadDormant, "1 or 0"},
     {schema::kPeakAtOnceVariable, nullptr, nullptr, kReadByLibrary, ReadPeakAtOnce, "1 or 0"},
     {schema::kUncompressedVariable, nullptr, nullptr, kReadByLibrary, ReadUncompressed, "1 or 0"},
+    {schema::kRuntimeVariable, nullptr, nullptr, kReadByLibrary, ReadRuntime, "ruby"},
     {"HEAPREC_HTTP", "--http", "ADDR", kReadByHttpServer | kReadByRuby, ReadHttp,
      "a port, HOST:PORT or a Unix socket path"},
     {"HEAPREC_HTTP_PUBLIC", "--http-public", nullptr, kReadByHttpServer | kReadByRuby,

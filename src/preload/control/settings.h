@@ -49,6 +49,10 @@ struct Settings {
   // HEAPREC_UNCOMPRESSED: (internal) profiles are gzip files of stored blocks, written without
   // compressing: `heaprec run`, symbolizing, rewrites every one compressed.
   bool uncompressed = false;
+  // HEAPREC_RUNTIME: (internal, set by `heaprec run --ruby`) runtime mode: sampling waits for a
+  // language runtime's front end to attach, and the front end writes every profile
+  // (include/heaprec/runtime.h); the library writes none and installs no signal handler.
+  bool runtime = false;
 };
 
 inline constexpr std::uint32_t kMaxStackDepth = 1024;

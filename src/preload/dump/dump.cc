@@ -67,7 +67,8 @@ int WriteAndReport(HeapSnapshot& snapshot, DumpReason reason, int signal_number,
 
 int DumpAs(DumpReason reason, const char* path, int signal_number) {
   HeapRecorder* recorder = g_recorder.load(std::memory_order_acquire);
-  if (recorder == nullptr) return ENOSYS;
+  // In runtime mode the runtime's front end writes every profile (runtime/runtime.h).
+  if (recorder == nullptr || g_settings.runtime) return ENOSYS;
   HookGuard guard;
   MutexLock lock(g_dump_mutex);
   if (g_final_dump_done.load() && reason != DumpReason::kApi) return 0;

@@ -94,7 +94,8 @@ void ForkChild() {
   StartTimeline(NowNs(CLOCK_REALTIME));  // the child's own story, from its birth
   UnlockSignalTableAfterFork();
   pthread_sigmask(SIG_SETMASK, &g_mask_before_fork, nullptr);
-  StartDumpThreadIfConfigured();
+  // In runtime mode the runtime's front end has the threads (runtime/runtime.h).
+  if (!g_settings.runtime) StartDumpThreadIfConfigured();
 }
 
 }  // namespace

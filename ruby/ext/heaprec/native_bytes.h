@@ -1,0 +1,55 @@
+// Native bytes: the memory Ruby objects keep outside their slots (a string's body, an array's or a
+// hash's table, an extension's buffers), sampled by bytes by the preload library, each sample with
+// the Ruby stack that allocated it. Present when libheaprec.so is preloaded in runtime mode
+// (HEAPREC_RUNTIME=ruby: `heaprec run --ruby` sets it up); otherwise objects are measured as before
+// (rb_obj_memsize_of at each dump). See "Bytes by bytes" in docs/design/ruby.md.
+//
+//   malloc (sampled by the preload library) ─▶ CompleteStack (this thread holds the GVL, no GC,
+//     not heaprec's own allocation): native frames down to the interpreter + the Ruby frames
+//   dump ─▶ AddNativeBlocks: the live sampled blocks join the dump's snapshot, tagged as bytes only
+//
+// Bytes are never counted twice: with native bytes on, an object counts the bytes of its slot
+// only (heap pages are mmap'd, so no native sample holds them), and its body counts where malloc
+// saw it.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "core/heap_profile_encoder.h"
+#include "core/heap_snapshot.h"
+
+namespace heaprec::ruby {
+
+class HeapProfiler;
+
+// Attaches to the preload library for `profiler` (GVL held), when it is there in runtime mode.
+// Returns whether native bytes are sampled; the interval is then NativeByteInterval().
+bool AttachNativeBytes(HeapProfiler* profiler);
+// Detaches (GVL held): the library forgets every sample (their Ruby frames belong to `profiler`).
+void DetachNativeBytes();
+// The mean sampling interval in bytes while attached; 0 when native bytes are not sampled.
+std::uint64_t NativeByteInterval();
+
+// Adds the live sampled native blocks to `snapshot` with `tag`. False when memory ran out.
+bool AddNativeBlocks(HeapSnapshot& snapshot, std::uint64_t tag);
+
+// The executable code loaded in the process, for the profile's mappings (native frames are
+// addresses, symbolized later by `heaprec run` or pprof). Sorted by start. Calls the loader
+// (dl_iterate_phdr): not from inside malloc.
+struct CodeMappings {
+  std::vector<ProfileMapping> mappings;  // their strings point into `names`
+  std::deque<std::string> names;         // paths and build ids; a deque never moves them
+};
+void ReadCodeMappings(CodeMappings* out);
+
+struct NativeByteStats {
+  std::uint64_t with_ruby_stack;  // samples that got Ruby frames
+  std::uint64_t native_only;      // samples of threads without the GVL, or during a GC
+  std::uint64_t cut_by_fallback;  // no known interpreter frame found: native frames cut at a limit
+};
+NativeByteStats GetNativeByteStats();
+
+}  // namespace heaprec::ruby
