@@ -61,6 +61,10 @@ int heaprec_runtime_live_blocks(int (*visit)(void* context,
                                              const struct heaprec_runtime_blocks* group),
                                 void* context);
 
+/* The estimated bytes of the live sampled blocks (each block's size times its weight): for a
+ * front end's peak detection. Lock-free; 0 when not attached. */
+int64_t heaprec_runtime_live_bytes(void);
+
 /* The calling thread's native stack (leaf first: its caller's frame first), as a sample's native
  * frames are: for a runtime to learn where its interpreter calls native code. Returns the depth. */
 uint32_t heaprec_runtime_native_stack(uint64_t* frames, uint32_t capacity);

@@ -128,6 +128,65 @@ class NativeBytesTest < HeaprecTestCase
     end
   end
 
+  # The peak profile follows native bytes too: 40 strings of 1 MB are 40 objects (nothing to the
+  # VM's live slots) and 40 MB of bodies; the peak written while they lived holds them, the exit
+  # profile, after they died, does not.
+  def test_the_peak_profile_sees_a_peak_of_native_bytes
+    File.write(path("peak.rb"), <<~RUBY)
+      sleep 1.3 # the peak watch's first second
+      held = Array.new(40) { "z" * 1_000_000 }
+      sleep 1.0 # a few polls of the peak watch
+      held = nil
+      GC.start
+    RUBY
+    profile = path("peaky.pb.gz")
+    _, err, status = Open3.capture3(ENV.fetch("HEAPREC_BIN"), "run", "--ruby", "--no-symbolize",
+                                    "--top", "0", "--seed", "3", "-o", profile, "--",
+                                    "ruby", path("peak.rb"))
+    assert status.success?, err
+    peak = profile.sub(".pb.gz", ".peak.pb.gz")
+    assert File.exist?(peak), "no peak profile: #{err}"
+    at_line = lambda do |file|
+      decoded = DecodedProfile.new(file)
+      samples = decoded.raw.samples.select do |s|
+        decoded.frames(s).first&.then { |f| f.function == "String#*" && f.line == 2 }
+      end
+      decoded.sum(samples, "inuse_space")
+    end
+    # 40 blocks of 1 MB at the default interval: each sampled with p = 0.85, weight 1.17; the
+    # estimate's relative standard deviation is sqrt((w - 1) / 40) = 0.066.
+    assert_in_delta 40_000_040, at_line.call(peak), 40_000_040 * 5 * 0.066
+    assert_equal 0, at_line.call(profile)
+  end
+
+  # A forked worker samples its own native bytes under its own Ruby stacks and writes its own
+  # profile; a native program the Ruby program runs inherits the library in runtime mode, where it
+  # stays idle: its output is its own and it writes no profile.
+  def test_a_forked_worker_samples_its_own_bytes_and_a_native_child_stays_idle
+    File.write(path("workers.rb"), <<~RUBY)
+      pid = fork do
+        kept = Array.new(100) { "w" * 200_000 }
+        exit!(kept.size == 100 ? 0 : 1) if ARGV[0] == "bang"
+      end
+      Process.wait(pid)
+      print `echo from-a-native-child`
+    RUBY
+    profiles = path("w.%p.pb.gz")
+    out, err, status = Open3.capture3(ENV.fetch("HEAPREC_BIN"), "run", "--ruby", "--no-symbolize",
+                                      "--top", "0", "-o", profiles, "--", "ruby", path("workers.rb"))
+    assert status.success?, err
+    assert_equal "from-a-native-child\n", out
+    files = Dir[path("w.*.pb.gz")]
+    assert_equal 2, files.size, "the parent's and the worker's, nothing from echo: #{files}"
+    worker = files.map { |f| DecodedProfile.new(f) }.find do |d|
+      d.raw.samples.any? { |s| d.frames(s).first&.then { |f| f.function == "String#*" && f.line == 2 } }
+    end
+    refute_nil worker, "the worker's strings, under its Ruby stack"
+    bytes = worker.sum(worker.raw.samples.select { |s| worker.label(s, "byte_interval") }, "inuse_space")
+    # 100 blocks of 200 KB: p = 0.32, w = 3.1, relative standard deviation sqrt((w - 1) / 100) = 0.15
+    assert_in_delta 20_000_100, bytes, 20_000_100 * 5 * 0.15
+  end
+
   # A native sample's stack: native frames (addresses) leaf-most, down to where the interpreter
   # called them, then only Ruby frames.
   def test_native_frames_end_where_the_interpreter_called_them

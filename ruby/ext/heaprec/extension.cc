@@ -166,6 +166,34 @@ VALUE Stop(VALUE) {
 
 VALUE IsRunning(VALUE) { return g_profiler != nullptr ? Qtrue : Qfalse; }
 
+// Heaprec._live_bytes: the VM's live slots in bytes, plus the estimated live native bytes when
+// they are sampled (native_bytes.h): what autorun's peak watch compares.
+VALUE g_live_slots_key = Qnil;  // :heap_live_slots, made at load time (a symbol made later would be
+                                // an object the program is charged for)
+VALUE LiveBytes(VALUE) {
+  const auto slots =
+      static_cast<std::int64_t>(rb_gc_stat(g_live_slots_key));  // a count, not a VALUE
+  return LL2NUM(slots * static_cast<std::int64_t>(SlotSize()) + NativeLiveBytes());
+}
+
+// Heaprec._quietly { }: the block's allocations on this thread are heaprec's own (autorun's
+// threads: a new thread's VM stack is allocated by the thread that creates it), not sampled.
+VALUE Quietly(VALUE) {
+  bool was = SuppressHookOnThisThread(true);
+  return rb_ensure(
+      rb_yield, Qnil,
+      [](VALUE was_suppressed) -> VALUE {
+        SuppressHookOnThisThread(RTEST(was_suppressed));
+        return Qnil;
+      },
+      was ? Qtrue : Qfalse);
+}
+
+// At the end of the program (an end proc, after autorun's at_exit has written the final profile):
+// the native byte sampler lets go of the VM, which is torn down next; a malloc sampled during the
+// teardown must not read Ruby's frames.
+void DetachNativeBytesAtEnd(VALUE) { DetachNativeBytes(); }
+
 // Heaprec._exclude_this_thread: the calling thread's allocations are heaprec's own from now on
 // (autorun's dump and HTTP threads), not the program's, and are not sampled. A Ruby thread is one
 // native thread, whose flag this sets.
@@ -294,6 +322,10 @@ extern "C" __attribute__((visibility("default"))) void Init_heaprec_ext() {
   rb_define_singleton_method(module, "_start", Start, 3);
   rb_define_singleton_method(module, "stop", Stop, 0);
   rb_define_singleton_method(module, "running?", IsRunning, 0);
+  g_live_slots_key = ID2SYM(rb_intern("heap_live_slots"));  // a static symbol: never collected
+  rb_define_singleton_method(module, "_live_bytes", LiveBytes, 0);
+  rb_define_singleton_method(module, "_quietly", Quietly, 0);
+  rb_set_end_proc(DetachNativeBytesAtEnd, Qnil);
   rb_define_singleton_method(module, "_exclude_this_thread", ExcludeThisThread, 0);
   rb_define_singleton_method(module, "dump", Dump, 1);
   rb_define_singleton_method(module, "_dump", DumpFor, 2);

@@ -119,7 +119,6 @@ namespace {
 
 ID g_id2ref_method;
 VALUE g_object_space_module = Qnil;  // a module constant: never collected or moved
-std::uint64_t g_slot_size = 40;      // GC::INTERNAL_CONSTANTS[:RVALUE_SIZE]
 void EnsureRubyNames();
 
 VALUE CallId2Ref(VALUE id) { return rb_funcall(g_object_space_module, g_id2ref_method, 1, id); }
@@ -190,7 +189,7 @@ void LivenessPass(DumpJob& job) {
     if (liveness == Liveness::kAlive) {
       // With native bytes the object's malloc'd parts are sampled where they were allocated: the
       // object itself is its slot (native_bytes.h: never counted twice).
-      o.size = NativeByteInterval() != 0 ? g_slot_size : rb_obj_memsize_of(object);
+      o.size = NativeByteInterval() != 0 ? SlotSize() : rb_obj_memsize_of(object);
       class_index = job.classes.IndexOf(rb_obj_class(object));
     } else {
       class_index = job.classes.UnknownIndex();
@@ -316,9 +315,6 @@ void EnsureRubyNames() {
   if (g_object_space_module == Qnil) {
     g_object_space_module = rb_const_get(rb_cObject, rb_intern("ObjectSpace"));
     g_id2ref_method = rb_intern("_id2ref");
-    VALUE constants = rb_const_get(rb_mGC, rb_intern("INTERNAL_CONSTANTS"));
-    VALUE slot = rb_hash_aref(constants, ID2SYM(rb_intern("RVALUE_SIZE")));
-    if (RB_FIXNUM_P(slot)) g_slot_size = static_cast<std::uint64_t>(FIX2LONG(slot));
   }
 }
 }  // namespace

@@ -38,6 +38,7 @@ struct RuntimeInterface {
   decltype(&heaprec_runtime_detach) detach = nullptr;
   decltype(&heaprec_runtime_live_blocks) live_blocks = nullptr;
   decltype(&heaprec_runtime_native_stack) native_stack = nullptr;
+  decltype(&heaprec_runtime_live_bytes) live_bytes = nullptr;
 };
 RuntimeInterface g_runtime;
 
@@ -182,7 +183,8 @@ bool AttachNativeBytes(HeapProfiler* profiler) {
       !(Find("heaprec_runtime_attach", &g_runtime.attach) &&
         Find("heaprec_runtime_detach", &g_runtime.detach) &&
         Find("heaprec_runtime_live_blocks", &g_runtime.live_blocks) &&
-        Find("heaprec_runtime_native_stack", &g_runtime.native_stack))) {
+        Find("heaprec_runtime_native_stack", &g_runtime.native_stack) &&
+        Find("heaprec_runtime_live_bytes", &g_runtime.live_bytes))) {
     g_runtime = {};
     return false;
   }
@@ -204,6 +206,18 @@ void DetachNativeBytes() {
 }
 
 std::uint64_t NativeByteInterval() { return g_interval; }
+
+std::uint64_t SlotSize() {
+  static std::uint64_t size = 0;
+  if (size == 0) {
+    VALUE constants = rb_const_get(rb_mGC, rb_intern("INTERNAL_CONSTANTS"));
+    VALUE slot = rb_hash_aref(constants, ID2SYM(rb_intern("RVALUE_SIZE")));
+    size = RB_FIXNUM_P(slot) ? static_cast<std::uint64_t>(FIX2LONG(slot)) : 40;
+  }
+  return size;
+}
+
+std::int64_t NativeLiveBytes() { return g_attached != nullptr ? g_runtime.live_bytes() : 0; }
 
 bool AddNativeBlocks(HeapSnapshot& snapshot, std::uint64_t tag) {
   if (g_attached == nullptr) return true;

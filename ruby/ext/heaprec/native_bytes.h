@@ -32,6 +32,12 @@ bool AttachNativeBytes(HeapProfiler* profiler);
 void DetachNativeBytes();
 // The mean sampling interval in bytes while attached; 0 when native bytes are not sampled.
 std::uint64_t NativeByteInterval();
+// The size of an object's slot: GC::INTERNAL_CONSTANTS[:RVALUE_SIZE], 40 on Ruby 3.1. (From 3.2
+// slots come in several sizes and an object with its contents embedded takes a larger one; a
+// profile counts it at this base size there.) GVL held.
+std::uint64_t SlotSize();
+// The estimated live native bytes (0 when not attached): for the peak watch (autorun.rb).
+std::int64_t NativeLiveBytes();
 
 // Adds the live sampled native blocks to `snapshot` with `tag`. False when memory ran out.
 bool AddNativeBlocks(HeapSnapshot& snapshot, std::uint64_t tag);

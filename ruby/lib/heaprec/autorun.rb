@@ -98,9 +98,11 @@ module Heaprec
       return if signal.nil?
       @signal_dumps = 0
       previous = Signal.trap(signal) do |number|
-        Thread.new do
-          Heaprec._exclude_this_thread
-          dump("signal", @signal_dumps += 1)
+        Heaprec._quietly do
+          Thread.new do
+            Heaprec._exclude_this_thread
+            dump("signal", @signal_dumps += 1)
+          end
         end
         previous.call(number) if previous.respond_to?(:call)
       end
@@ -128,19 +130,23 @@ module Heaprec
         @lock = Mutex.new
         @wake = ConditionVariable.new
         @stopping = false
-        @thread = Thread.new do
-          Thread.current.name = name
-          Heaprec._exclude_this_thread
-          loop do
-            stop = @lock.synchronize do
-              @wake.wait(@lock, period) unless @stopping
-              @stopping
-            end
-            break if stop
-            work.call
+        # The new thread's VM stack is allocated here, by this thread: heaprec's, not the program's.
+        @thread = Heaprec._quietly { Thread.new { run(name, period, &work) } }
+      end
+
+      def run(name, period, &work)
+        Thread.current.name = name
+        Heaprec._exclude_this_thread
+        loop do
+          stop = @lock.synchronize do
+            @wake.wait(@lock, period) unless @stopping
+            @stopping
           end
+          break if stop
+          work.call
         end
       end
+      private :run
 
       def stop
         return unless @thread.alive? && @thread != Thread.current
@@ -171,8 +177,10 @@ module Heaprec
 
     def stop_interval_dumps = @interval_ticker&.stop
 
-    # The peak profile, as native programs have it: NAME.peak.pb.gz, rewritten whenever the VM's
-    # live slots (GC.stat) are 1.1x those at the last write (or at the start); at most once a
+    # The peak profile, as native programs have it: NAME.peak.pb.gz, rewritten whenever the live
+    # heap (the VM's live slots from GC.stat in bytes, plus the estimated live native bytes when
+    # they are sampled: Heaprec._live_bytes) is 1.1x what it was at the last write (or at the
+    # start); at most once a
     # second, and at most a tenth of the time in peak dumps (a dump holds the GVL for its liveness
     # pass). The dump is of the heap as it is then, so the condition is on the current size, not
     # the highest seen: a heap that grew and shrank again between two checks is not written as
@@ -185,13 +193,13 @@ module Heaprec
     PEAK_POLL_SECONDS = 0.25
 
     def start_peak_watch
-      @peak_written = GC.stat(:heap_live_slots)
+      @peak_written = Heaprec._live_bytes
       @peak_not_before = monotonic_now + 1.0
       @peak_ticker = Ticker.new("heaprec-peak", PEAK_POLL_SECONDS) { write_peak_if_grown }
     end
 
     def write_peak_if_grown
-      live = GC.stat(:heap_live_slots)
+      live = Heaprec._live_bytes
       return if !Heaprec.running? || live < @peak_written * PEAK_GROWTH || monotonic_now < @peak_not_before
       started = monotonic_now
       dump("peak", 0)
@@ -262,11 +270,13 @@ module Heaprec
     # recognizes a dormant Ruby program by this name, so it must be there as soon as the program
     # is (named from inside, the new thread could be late).
     def start_control_thread
-      @control_thread = Thread.new do
-        Heaprec._exclude_this_thread
-        loop do
-          sleep CONTROL_POLL_SECONDS
-          carry_out(Heaprec._next_command)
+      @control_thread = Heaprec._quietly do
+        Thread.new do
+          Heaprec._exclude_this_thread
+          loop do
+            sleep CONTROL_POLL_SECONDS
+            carry_out(Heaprec._next_command)
+          end
         end
       end
       @control_thread.name = control_thread_name

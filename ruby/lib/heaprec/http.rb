@@ -30,12 +30,14 @@ module Heaprec
 
     def run
       warn "heaprec: serving #{url}"
-      @thread = Thread.new do
-        Thread.current.name = "heaprec-http"
-        Heaprec._exclude_this_thread
-        loop { serve(@server.accept) }
-      rescue IOError, SystemCallError
-        nil # closed: the process is ending or forked
+      @thread = Heaprec._quietly do
+        Thread.new do
+          Thread.current.name = "heaprec-http"
+          Heaprec._exclude_this_thread
+          loop { serve(@server.accept) }
+        rescue IOError, SystemCallError
+          nil # closed: the process is ending or forked
+        end
       end
     end
 

@@ -81,6 +81,12 @@ HEAPREC_EXPORT int heaprec_runtime_live_blocks(int (*visit)(void* context,
   return 0;
 }
 
+HEAPREC_EXPORT int64_t heaprec_runtime_live_bytes(void) {
+  HeapRecorder* recorder = g_recorder.load(std::memory_order_acquire);
+  if (recorder == nullptr || g_completer.load(std::memory_order_acquire) == nullptr) return 0;
+  return recorder->LiveBytesEstimate();
+}
+
 HEAPREC_EXPORT uint32_t heaprec_runtime_native_stack(uint64_t* frames, uint32_t capacity) {
   if (g_arena == nullptr || capacity == 0) return 0;
   HookGuard guard;
