@@ -199,8 +199,13 @@ ProfileView::ProfileView(const Profile& p, const ViewOptions& options) : profile
       auto [rule, first] = skipped.try_emplace({f.id, loc.mapping_id});
       if (first) {
         // Ruby's methods written in C are the frames without a source file of a per-object
-        // profile; the native frames below them (its native byte samples') count as theirs.
-        bool ruby_c_method = sampling_.per_object && (f.filename.empty() || loc.mapping_id != 0);
+        // profile; the native frames below them (its native byte samples') count as theirs. The
+        // front end's markers ("(garbage collector)": a native sample without a Ruby stack) are
+        // what a user should see as the site.
+        bool marker = named.short_name.size() > 1 && named.short_name.front() == '(' &&
+                      named.short_name.back() == ')';
+        bool ruby_c_method =
+            sampling_.per_object && (f.filename.empty() || loc.mapping_id != 0) && !marker;
         rule->second = options.sites.Skips(named.short_name, library, ruby_c_method);
       }
       id.runtime = rule->second;

@@ -11,9 +11,16 @@
 namespace heaprec::ruby {
 namespace {
 
-constexpr char kTruncatedName[] = "(truncated: deeper frames omitted)";
-// Beyond every id ResolveNames hands out (they count from 1).
-constexpr std::uint64_t kTruncatedFunctionId = UINT64_MAX;
+// The markers, with function ids beyond every id ResolveNames hands out (they count from 1).
+struct Marker {
+  std::uint32_t index;
+  const char* name;
+};
+constexpr Marker kMarkers[] = {
+    {FrameRegistry::kTruncatedIndex, "(truncated: deeper frames omitted)"},
+    {FrameRegistry::kGarbageCollectorIndex, "(garbage collector)"},
+    {FrameRegistry::kWithoutGvlIndex, "(no Ruby stack: a thread without the GVL)"},
+};
 
 std::string CopyString(VALUE string, const char* fallback) {
   if (!RB_TYPE_P(string, T_STRING)) return fallback;
@@ -138,9 +145,11 @@ void FrameRegistry::ResolveNames() {
 
 bool FrameRegistry::Describe(std::uint64_t frame, Frame* out) const {
   std::uint32_t index = static_cast<std::uint32_t>((frame & ~kRuntimeFrameBit) >> 32);
-  if (index == kTruncatedIndex) {
-    *out = {kTruncatedFunctionId, kTruncatedName, nullptr, "", 0};
-    return true;
+  for (const Marker& marker : kMarkers) {
+    if (index == marker.index) {
+      *out = {UINT64_MAX - (kTruncatedIndex - index), marker.name, nullptr, "", 0};
+      return true;
+    }
   }
   if (index >= resolved_.load(std::memory_order_acquire)) return false;
   const Entry& entry = At(index);

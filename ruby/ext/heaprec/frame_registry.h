@@ -40,6 +40,10 @@ class FrameRegistry final : public FrameDescriber {
   static constexpr std::uint32_t kNoFrame = UINT32_MAX;
   // The index of the marker that ends a truncated stack: "(truncated: deeper frames omitted)".
   static constexpr std::uint32_t kTruncatedIndex = 0x7fff'fffe;  // below kRuntimeFrameBit
+  // The markers that stand for the Ruby stack of a native byte sample that has none
+  // (native_bytes.h): one taken during a garbage collection, one on a thread without the GVL.
+  static constexpr std::uint32_t kGarbageCollectorIndex = kTruncatedIndex - 1;
+  static constexpr std::uint32_t kWithoutGvlIndex = kTruncatedIndex - 2;
 
   FrameRegistry() = default;
   ~FrameRegistry();

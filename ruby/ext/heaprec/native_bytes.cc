@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "frame_registry.h"
 #include "heap_profiler.h"
 #include "heaprec/runtime.h"
 
@@ -129,17 +130,30 @@ std::uint32_t NativeFramesToKeep(const std::uint64_t* frames, std::uint32_t dept
   return depth < kFallbackNativeFrames ? depth : kFallbackNativeFrames;
 }
 
+// A sample's native stack with a marker frame that says why it has no Ruby stack, so that a
+// report names its site ("(garbage collector)") rather than an address.
+std::uint32_t WithMarker(std::uint64_t* frames, std::uint32_t depth, std::uint32_t capacity,
+                         std::uint32_t marker) {
+  g_native_only.fetch_add(1, std::memory_order_relaxed);
+  if (depth >= capacity) return depth;
+  frames[depth] = FrameRegistry::Encode(marker, 0);
+  return depth + 1;
+}
+
 // The preload library's stack completer (heaprec_stack_completer), inside malloc. The Ruby stack
 // is read only where that is safe: a Ruby thread holding the GVL (which keeps the VM's frames
 // still and orders this with the profiler's own work), outside a GC (which moves and frees what
-// the frames point at). Anywhere else the sample keeps its native stack alone.
+// the frames point at). Anywhere else the sample keeps its native stack, with a marker.
 std::uint32_t CompleteStack(std::uint64_t* frames, std::uint32_t depth, std::uint32_t capacity) {
   // heaprec's own allocations: the profiler's lists and tables, a dump's names and encoding.
   if (HookSuppressedOnThisThread()) return HEAPREC_RUNTIME_SKIP;
-  if (ruby_thread_has_gvl_p() == 0 || rb_during_gc() != 0 || g_attached == nullptr) {
-    g_native_only.fetch_add(1, std::memory_order_relaxed);
-    return depth;
+  if (ruby_thread_has_gvl_p() == 0) {
+    return WithMarker(frames, depth, capacity, FrameRegistry::kWithoutGvlIndex);
   }
+  if (rb_during_gc() != 0) {
+    return WithMarker(frames, depth, capacity, FrameRegistry::kGarbageCollectorIndex);
+  }
+  if (g_attached == nullptr) return depth;  // attaching or detaching: recorded, then forgotten
   SuppressHookOnThisThread(true);
   const std::uint32_t kept = NativeFramesToKeep(frames, depth);
   const std::uint32_t ruby = g_attached->EncodeStackForNativeSample(frames + kept, capacity - kept);
