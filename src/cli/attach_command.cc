@@ -340,8 +340,8 @@ Outcome Run(const ControlArgs& args, Verb verb, const DeferredInterrupts& interr
   }
   if (present && block.mode == schema::kModeRuntime) {
     return Refuse("process " + id +
-                  " is profiled by heaprec's Ruby front end, started without --dormant: it writes "
-                  "its profiles itself (at exit, and on its --dump-signal if it has one)");
+                  " is profiled by heaprec's Ruby front end from its start: it writes its profiles "
+                  "itself (at exit, and on its --dump-signal if it was given one)");
   }
   if (verb == Verb::kAttach && present && block.mode == schema::kModeStarted) {
     return Refuse("process " + id + " is profiled by heaprec from its start already");

@@ -187,6 +187,25 @@ class NativeBytesTest < HeaprecTestCase
     assert_in_delta 20_000_100, bytes, 20_000_100 * 5 * 0.15
   end
 
+  # The preloaded library belongs to the Ruby front end: `heaprec attach` does not take it over.
+  def test_attach_leaves_a_ruby_program_profiled_from_its_start_alone
+    File.write(path("sleeper.rb"), "File.write(ARGV[0], Process.pid.to_s); sleep 0.1 until File.exist?(ARGV[1])\n")
+    pid_file = path("pid")
+    go = path("go")
+    run = Thread.new do
+      Open3.capture3(ENV.fetch("HEAPREC_BIN"), "run", "--ruby", "--no-symbolize", "--top", "0",
+                     "-o", path("s.pb.gz"), "--", "ruby", path("sleeper.rb"), pid_file, go)
+    end
+    sleep 0.05 until File.exist?(pid_file) && !File.read(pid_file).empty?
+    _, err, status = Open3.capture3(ENV.fetch("HEAPREC_BIN"), "attach", File.read(pid_file))
+    refute status.success?
+    assert_match(/is profiled by heaprec's Ruby front end from its start/, err)
+  ensure
+    File.write(go, "") if go
+    _, err, status = run.value if run
+    assert status.success?, err if status
+  end
+
   # A native sample's stack: native frames (addresses) leaf-most, down to where the interpreter
   # called them, then only Ruby frames.
   def test_native_frames_end_where_the_interpreter_called_them

@@ -253,7 +253,7 @@ VALUE Stats(VALUE) {
   set("frames", profiler.frames().size());
   set("profiler_bytes", profiler.memory().BytesInUse());
   NativeByteStats native = GetNativeByteStats();
-  set("native_byte_interval", NativeByteInterval());  // 0: native bytes are not sampled
+  set("native_byte_interval", NativeByteInterval(&profiler));  // 0: native bytes not sampled
   set("native_with_ruby_stack", native.with_ruby_stack);
   set("native_only", native.native_only);
   set("native_cut_by_fallback", native.cut_by_fallback);

@@ -95,13 +95,21 @@ class ClassLabeler final : public SampleLabeler {
 // C++ destructors, so the rb_ensure cleanup deletes this instead.
 struct DumpJob {
   DumpJob(HeapProfiler* dumped, std::string file, const char* why)
-      : profiler(dumped), path(std::move(file)), reason(why) {}
+      : profiler(dumped),
+        path(std::move(file)),
+        reason(why),
+        native_interval(NativeByteInterval(dumped)),
+        classes(native_interval) {}
 
   HeapProfiler* profiler;
   std::string path;
   const char* reason;  // the reason= comment: a schema reason (extension.cc)
+  // Whether this dump has native bytes (and their interval): decided once, as it starts, so that a
+  // profiler stopped and another started while it runs Ruby code (the liveness pass) cannot mix
+  // the two.
+  std::uint64_t native_interval;
   HeapSnapshot snapshot;
-  ClassLabeler classes{NativeByteInterval()};
+  ClassLabeler classes;
   CodeMappings code;  // with native bytes: where their frames' addresses are
   // The two comments (AddComments). The first names the process, so the write phase fills it in
   // (see WriteWithoutGvl): what follows its pid= field waits in header_rest.
@@ -189,7 +197,7 @@ void LivenessPass(DumpJob& job) {
     if (liveness == Liveness::kAlive) {
       // With native bytes the object's malloc'd parts are sampled where they were allocated: the
       // object itself is its slot (native_bytes.h: never counted twice).
-      o.size = NativeByteInterval() != 0 ? SlotSize() : rb_obj_memsize_of(object);
+      o.size = job.native_interval != 0 ? SlotSize() : rb_obj_memsize_of(object);
       class_index = job.classes.IndexOf(rb_obj_class(object));
     } else {
       class_index = job.classes.UnknownIndex();
@@ -229,8 +237,8 @@ void AddComments(DumpJob& job) {
   VALUE description = rb_const_get(rb_cObject, rb_intern("RUBY_DESCRIPTION"));
   const ProfilerOptions& options = job.profiler->options();
   std::string native;
-  if (NativeByteInterval() != 0) {
-    native = Field(schema::kSampleIntervalField, NativeByteInterval()) + " ";
+  if (job.native_interval != 0) {
+    native = Field(schema::kSampleIntervalField, job.native_interval) + " ";
   }
   job.header_rest =
       std::string(schema::kReasonField) + "=" + job.reason + " " +
@@ -255,7 +263,7 @@ void* WriteWithoutGvl(void* argument) {
   // fork (by another thread) does not take the dump along (AbandonDumpInChild).
   snprintf(job.header_comment, sizeof(job.header_comment),
            "heaprec " HEAPREC_VERSION " ruby front end (%s) %s=%ld %s",
-           job.code.mappings.empty() ? "objects" : "objects, native bytes", schema::kPidField,
+           job.native_interval == 0 ? "objects" : "objects, native bytes", schema::kPidField,
            static_cast<long>(getpid()), job.header_rest.c_str());
   if (g_dump_testing.write_delay_seconds > 0) {
     usleep(static_cast<useconds_t>(std::lround(g_dump_testing.write_delay_seconds * 1e6)));
@@ -292,8 +300,8 @@ VALUE DumpBody(VALUE argument) {
   }
   LivenessPass(job);
   job.profiler->RecountTracked();  // the dead are gone: the FREEOBJ hook may no longer pay
-  if (NativeByteInterval() != 0) {
-    if (!AddNativeBlocks(job.snapshot, kNativeBlocksTag)) {
+  if (job.native_interval != 0) {
+    if (!AddNativeBlocks(job.profiler, job.snapshot, kNativeBlocksTag)) {
       rb_raise(rb_eNoMemError, "heaprec: out of memory copying the native blocks");
     }
     ReadCodeMappings(&job.code);

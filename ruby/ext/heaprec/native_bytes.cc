@@ -219,7 +219,9 @@ void DetachNativeBytes() {
   g_runtime.detach();
 }
 
-std::uint64_t NativeByteInterval() { return g_interval; }
+std::uint64_t NativeByteInterval(const HeapProfiler* profiler) {
+  return g_attached != nullptr && g_attached == profiler ? g_interval : 0;
+}
 
 std::uint64_t SlotSize() {
   static std::uint64_t size = 0;
@@ -233,8 +235,8 @@ std::uint64_t SlotSize() {
 
 std::int64_t NativeLiveBytes() { return g_attached != nullptr ? g_runtime.live_bytes() : 0; }
 
-bool AddNativeBlocks(HeapSnapshot& snapshot, std::uint64_t tag) {
-  if (g_attached == nullptr) return true;
+bool AddNativeBlocks(const HeapProfiler* profiler, HeapSnapshot& snapshot, std::uint64_t tag) {
+  if (g_attached == nullptr || g_attached != profiler) return true;
   AddContext context = {&snapshot, tag, true};
   int result = g_runtime.live_blocks(AddGroup, &context);
   return result == 0 && context.ok;

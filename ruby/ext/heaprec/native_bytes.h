@@ -26,12 +26,13 @@ namespace heaprec::ruby {
 class HeapProfiler;
 
 // Attaches to the preload library for `profiler` (GVL held), when it is there in runtime mode.
-// Returns whether native bytes are sampled; the interval is then NativeByteInterval().
+// Returns whether native bytes are sampled; the interval is then NativeByteInterval(profiler).
 bool AttachNativeBytes(HeapProfiler* profiler);
 // Detaches (GVL held): the library forgets every sample (their Ruby frames belong to `profiler`).
 void DetachNativeBytes();
-// The mean sampling interval in bytes while attached; 0 when native bytes are not sampled.
-std::uint64_t NativeByteInterval();
+// The mean sampling interval in bytes while attached for `profiler`; 0 when native bytes are not
+// sampled, or are sampled for another profiler (one started after `profiler` was stopped).
+std::uint64_t NativeByteInterval(const HeapProfiler* profiler);
 // The size of an object's slot: GC::INTERNAL_CONSTANTS[:RVALUE_SIZE], 40 on Ruby 3.1. (From 3.2
 // slots come in several sizes and an object with its contents embedded takes a larger one; a
 // profile counts it at this base size there.) GVL held.
@@ -39,8 +40,9 @@ std::uint64_t SlotSize();
 // The estimated live native bytes (0 when not attached): for the peak watch (autorun.rb).
 std::int64_t NativeLiveBytes();
 
-// Adds the live sampled native blocks to `snapshot` with `tag`. False when memory ran out.
-bool AddNativeBlocks(HeapSnapshot& snapshot, std::uint64_t tag);
+// Adds the live sampled native blocks to `snapshot` with `tag`, when they are `profiler`'s (their
+// Ruby frames are in its registry). False when memory ran out.
+bool AddNativeBlocks(const HeapProfiler* profiler, HeapSnapshot& snapshot, std::uint64_t tag);
 
 // The executable code loaded in the process, for the profile's mappings (native frames are
 // addresses, symbolized later by `heaprec run` or pprof). Sorted by start. Calls the loader
