@@ -17,8 +17,9 @@ endif()
 # them; the in-process side (core, preload) never includes a header of the CLI side.
 set(allowed_schema)
 set(allowed_core schema/)
-# preload implements the public C API, include/heaprec/heaprec.h.
-set(allowed_preload core/ schema/ heaprec/heaprec.h)
+# preload implements the public C API, include/heaprec/heaprec.h, and the runtime interface,
+# include/heaprec/runtime.h.
+set(allowed_preload core/ schema/ heaprec/heaprec.h heaprec/runtime.h)
 # base holds the CLI side's file helpers (reading a file, replacing one atomically), which render,
 # symbolize, push and cli all need: it sits below every one of them, so it includes nothing of
 # heaprec, only the standard library and POSIX. Any layer of the CLI side may include it.
