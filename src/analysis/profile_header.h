@@ -17,6 +17,9 @@ struct ProfileHeader {
   int64_t period = 0;  // the sampling interval (bytes), or 1 in `period` objects; <= 1: exact
   profile::ValueType period_type{};
   bool per_object = false;  // sampled per object (the Ruby front end's), not per byte
+  // A per-object profile's native bytes, sampled per byte at this interval (the samples'
+  // `byte_interval` label; the Ruby front end under `heaprec run --ruby`); 0: none.
+  int64_t native_byte_interval = 0;
   // The comments people read: the profile's, but for those starting with '#', which are data (the
   // timeline), as pprof leaves them out of its header too.
   std::vector<std::string> comments{};

@@ -131,7 +131,11 @@ void PrintText(const Report& r, const ReportOptions& o, size_t shown, std::ostre
   if (r.sampled) out << " (" << FormatMargin(r.total_variance, unit) << " at 95%)";
   out << "\n";
   if (p.per_object) {
-    out << "Sampling: " << FormatObjectSampling(p.period) << "\n";
+    out << "Sampling: " << FormatObjectSampling(p.period);
+    if (p.native_byte_interval > 0) {
+      out << "; native bytes every " << FormatValue(p.native_byte_interval, schema::kBytesUnit);
+    }
+    out << "\n";
   } else if (p.period > 0) {
     out << "Sampling interval: " << FormatValue(p.period, p.period_type.unit);
     if (!p.period_type.type.empty()) out << " of " << p.period_type.type;

@@ -251,6 +251,10 @@ void PrintRunStory(const RunStory& story, const SummaryOptions& options, std::os
     // Per byte for native profiles; a Ruby profile samples objects, 1 in `period`.
     if (story.header.per_object) {
       out << " (sampled 1 in " << Count(story.header.period) << " objects";
+      if (story.header.native_byte_interval > 0) {
+        out << ", native bytes every "
+            << FormatValue(story.header.native_byte_interval, schema::kBytesUnit);
+      }
     } else {
       out << " (sampled every " << FormatValue(story.header.period, schema::kBytesUnit);
     }

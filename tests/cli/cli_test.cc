@@ -249,7 +249,13 @@ TEST_F(RunRubyTest, LoadsAutorunAndReportsItsProfile) {
         std::string("HEAPREC_MAX_DEPTH=50\n"), std::string("HEAPREC_MANIFEST=")}) {
     EXPECT_NE(env.find(expected), std::string::npos) << expected << "\n" << env;
   }
-  EXPECT_EQ(env.find("libheaprec"), std::string::npos) << "nothing preloaded\n" << env;
+  // libheaprec.so preloaded in runtime mode: the native bytes behind the objects.
+  std::size_t preload = env.find("\nLD_PRELOAD=");
+  ASSERT_NE(preload, std::string::npos) << env;
+  EXPECT_NE(env.substr(preload, env.find('\n', preload + 1) - preload).find("libheaprec.so"),
+            std::string::npos)
+      << env;
+  EXPECT_NE(env.find("HEAPREC_RUNTIME=ruby\n"), std::string::npos) << env;
   // The manifest's profile is listed and reported like a native one, and left as written: there is
   // nothing to symbolize.
   EXPECT_NE(out.find("heaprec: wrote 1 profile:\n  " + profile), std::string::npos) << out;

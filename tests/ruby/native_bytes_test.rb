@@ -157,6 +157,10 @@ class NativeBytesTest < HeaprecTestCase
     # estimate's relative standard deviation is sqrt((w - 1) / 40) = 0.066.
     assert_in_delta 40_000_040, at_line.call(peak), 40_000_040 * 5 * 0.066
     assert_equal 0, at_line.call(profile)
+    # The report says how each part was sampled.
+    out, err, status = Open3.capture3(ENV.fetch("HEAPREC_BIN"), "report", peak)
+    assert status.success?, err
+    assert_match(/^Sampling: 1 in 1000 objects; native bytes every 512\.0 KiB$/, out)
   end
 
   # A forked worker samples its own native bytes under its own Ruby stacks and writes its own
