@@ -39,6 +39,9 @@ TEST(LibrarySymbolsTest, ExportsOnlyTheEntryPointsDlcloseSignalsExitAndTheApi) {
       "memalign", "valloc", "pvalloc", "malloc_usable_size", "dlclose", "heaprec_dump",
       "heaprec_start", "heaprec_stop", "heaprec_control_block", "heaprec_attach_command",
       "heaprec_set_sample_interval", "heaprec_is_active",
+      // the runtime interface (include/heaprec/runtime.h)
+      "heaprec_runtime_attach", "heaprec_runtime_detach", "heaprec_runtime_live_blocks",
+      "heaprec_runtime_live_bytes", "heaprec_runtime_native_stack",
       // signals (signal_table.h), _exit (endings.h), setuid (identity_hooks.cc), exec
       // (exec_hooks.cc)
       "sigaction", "__sigaction", "signal", "bsd_signal", "sysv_signal", "__sysv_signal", "_exit",
