@@ -331,6 +331,8 @@ if __name__ == "__main__":
 #                   on, nothing sampled
 #   heaprec         heaprec at the default, sample_every 1000: what users pay (autorun's dumps
 #                   included: the exit dump, and peak and checkpoint dumps where main has them)
+#   heaprec-floor   heaprec default with the do-nothing interposer preloaded (libheaprec_floor.so):
+#                   what routing every malloc and free through a preloaded library costs by itself
 #   heaprec-native  the same with the native bytes behind the objects sampled too, as
 #                   `heaprec run --ruby` runs it: libheaprec.so preloaded in runtime mode
 #                   (HEAPREC_RUNTIME=ruby, the default 512 KiB interval; issue 28 item 1)
@@ -369,9 +371,11 @@ class CostConfig:
                        RUBYOPT=f"-rheaprec/autorun -r{PROBE}",
                        HEAPREC_SAMPLE_EVERY=str(SAMPLING_OFF if "-off" in self.key else 1000),
                        HEAPREC_OUTPUT=f"{d}/heap.%p.pb.gz")
-            if self.key == "heaprec-native":  # lib/ruby's sibling: lib/libheaprec.so
-                preload = os.path.join(os.path.dirname(ruby_lib.rstrip("/")), "libheaprec.so")
-                env.update(LD_PRELOAD=preload, HEAPREC_RUNTIME="ruby")
+            lib = os.path.dirname(ruby_lib.rstrip("/"))  # lib/ruby's sibling: lib/libheaprec*.so
+            if self.key == "heaprec-native":
+                env.update(LD_PRELOAD=os.path.join(lib, "libheaprec.so"), HEAPREC_RUNTIME="ruby")
+            elif self.key == "heaprec-floor":
+                env.update(LD_PRELOAD=os.path.join(lib, "libheaprec_floor.so"))
         return [RUBY, COST_PROGRAM, workload, str(n)], env
 
 
@@ -382,6 +386,7 @@ COST_CONFIGS = [
     CostConfig("empty-both", "empty C hooks on NEWOBJ and FREEOBJ"),
     CostConfig("heaprec-off", "heaprec, sampling off (sample_every 2**62)"),
     CostConfig("heaprec", "heaprec default (sample_every 1000)"),
+    CostConfig("heaprec-floor", "heaprec default, the do-nothing interposer preloaded (floor)"),
     CostConfig("heaprec-native", "heaprec default with native bytes (heaprec run --ruby)"),
     CostConfig("heaprec-off-before", "heaprec, sampling off, the --ruby-lib-before build"),
     CostConfig("heaprec-before", "heaprec default, the --ruby-lib-before build"),

@@ -20,22 +20,29 @@ bool SameSite(const HeapSnapshot::Object& entry, const LiveObject& o) {
   return entry.stack == o.stack && entry.size == o.size && entry.generation == o.generation;
 }
 
+// Grows `array` (`count` of `capacity` in use) to hold at least `wanted`, at least doubling; false
+// when memory ran out (the array is unchanged then).
+template <typename T>
+bool GrowArray(MemoryResource& memory, T*& array, std::size_t count, std::size_t& capacity,
+               std::size_t wanted) {
+  if (wanted <= capacity) return true;
+  const std::size_t fresh_capacity = std::max(wanted, capacity * 2);
+  T* fresh = memory.AllocateArray<T>(fresh_capacity);
+  if (fresh == nullptr) return false;
+  if (count != 0) std::memcpy(fresh, array, count * sizeof(T));
+  memory.DeallocateArray(array, capacity);
+  array = fresh;
+  capacity = fresh_capacity;
+  return true;
+}
+
 }  // namespace
 
 // kEachObject's first allocation is what Take asks for (the live count and a quarter more), not
 // rounded up to a power of two: a snapshot of 500,000 objects took 48 MiB instead of 29. Later
 // growth (objects inserted while the shards are copied; kBySite's new sites) doubles.
 bool HeapSnapshot::GrowObjects(std::size_t min_capacity) {
-  if (min_capacity <= object_capacity_) return true;
-  std::size_t capacity = std::max(min_capacity, object_capacity_ * 2);
-  MemoryResource& memory = recorder_->memory_;
-  auto* fresh = memory.AllocateArray<Object>(capacity);
-  if (fresh == nullptr) return false;
-  if (object_count_ != 0) std::memcpy(fresh, objects_, object_count_ * sizeof(Object));
-  memory.DeallocateArray(objects_, object_capacity_);
-  objects_ = fresh;
-  object_capacity_ = capacity;
-  return true;
+  return GrowArray(recorder_->memory_, objects_, object_count_, object_capacity_, min_capacity);
 }
 
 bool HeapSnapshot::Take(HeapRecorder& recorder, SnapshotGrouping grouping) {
@@ -147,17 +154,12 @@ std::uint64_t HeapSnapshot::sampled_objects() const {
 
 bool HeapSnapshot::AddObject(const std::uint64_t* frames, std::uint32_t depth, Object object) {
   if (recorder_ == nullptr) return false;
-  MemoryResource& memory = recorder_->memory_;
-  if (added_count_ == added_capacity_) {
-    std::size_t capacity = added_capacity_ == 0 ? 256 : added_capacity_ * 2;
-    auto* fresh = memory.AllocateArray<StackId>(capacity);
-    if (fresh == nullptr) return false;
-    if (added_count_ != 0) std::memcpy(fresh, added_stacks_, added_count_ * sizeof(StackId));
-    memory.DeallocateArray(added_stacks_, added_capacity_);
-    added_stacks_ = fresh;
-    added_capacity_ = capacity;
+  constexpr std::size_t kFirstAdded = 256;
+  if (!GrowArray(recorder_->memory_, added_stacks_, added_count_, added_capacity_,
+                 std::max(kFirstAdded, added_count_ + 1)) ||
+      !GrowObjects(object_count_ + 1)) {
+    return false;
   }
-  if (!GrowObjects(object_count_ + 1)) return false;
   StackId stack;
   {
     MutexLock lock(recorder_->stack_lock_);
