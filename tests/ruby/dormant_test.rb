@@ -20,7 +20,9 @@ class DormantTest < HeaprecTestCase
   # is [stdout, stderr, status].
   def start_dormant(source)
     script = path("program.rb")
-    File.write(script, "def step(name) = File.write(File.join(#{@dir.inspect}, name), Process.pid.to_s)\n" \
+    # A step's file appears whole (written aside, then renamed): a reader never sees it empty.
+    File.write(script, "def step(name) = File.rename(File.join(#{@dir.inspect}, name + '.tmp')" \
+                       ".tap { |t| File.write(t, Process.pid.to_s) }, File.join(#{@dir.inspect}, name))\n" \
                        "def wait_for(name) = (sleep 0.02 until File.exist?(File.join(#{@dir.inspect}, name)))\n" +
                        source)
     Thread.new do

@@ -1,5 +1,6 @@
 #include "control_signal.h"
 
+#include <pthread.h>
 #include <signal.h>
 
 #include <atomic>
@@ -31,6 +32,14 @@ void OnSignal(int, siginfo_t* info, void*) {
     }
   }
   g_dumps.fetch_add(1, std::memory_order_relaxed);  // a plain kill -SIGNAL, or another value
+}
+
+// A command still waiting when the process forks was sent to the parent (`heaprec attach PID`
+// names one process): the child's copy of it is dropped, as the native library drops its own
+// (ForgetControlCommandInChild).
+void ForgetCommandsInChild() {
+  g_switch.store(kNone, std::memory_order_relaxed);
+  g_dumps.store(0, std::memory_order_relaxed);
 }
 
 // Heaprec._listen_for_commands(signal_number): the dump signal carries the commands from now on.
@@ -65,6 +74,7 @@ VALUE NextCommand(VALUE) {
 void DefineControlSignal(VALUE module) {
   rb_define_singleton_method(module, "_listen_for_commands", ListenForCommands, 1);
   rb_define_singleton_method(module, "_next_command", NextCommand, 0);
+  pthread_atfork(nullptr, nullptr, ForgetCommandsInChild);
 }
 
 }  // namespace heaprec::ruby
