@@ -90,7 +90,7 @@ fi
 # The README's install command, into a scratch prefix: the installed heaprec finds the installed
 # libheaprec.so in its private directory and profiles a program with it.
 quietly cmake --install "$build" --prefix "$work/prefix"
-for file in bin/heaprec lib/heaprec/libheaprec.so include/heaprec/heaprec.h lib/pkgconfig/heaprec.pc \
+for file in bin/heaprec lib/heaprec/libheaprec.so include/heaprec/heaprec.h include/heaprec/runtime.h lib/pkgconfig/heaprec.pc \
   share/doc/heaprec/LICENSE share/bash-completion/completions/heaprec \
   share/man/man1/heaprec-run.1.gz; do
   [[ -e $work/prefix/$file ]] || fail "cmake --install did not install $file"

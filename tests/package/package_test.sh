@@ -32,7 +32,7 @@ check_tree() {
   local root=$1 prefix=$2 name=$3
   local top=$root$prefix out=$work/$name
   mkdir -p "$out"
-  for file in bin/heaprec "$libdir/heaprec/libheaprec.so" include/heaprec/heaprec.h \
+  for file in bin/heaprec "$libdir/heaprec/libheaprec.so" include/heaprec/heaprec.h include/heaprec/runtime.h \
     "$libdir/pkgconfig/heaprec.pc" share/bash-completion/completions/heaprec \
     share/man/man1/heaprec.1.gz share/man/man1/heaprec-run.1.gz share/doc/heaprec/LICENSE; do
     [[ -f $top/$file ]] || fail "$name: $prefix/$file is missing"
