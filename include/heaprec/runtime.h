@@ -54,12 +54,22 @@ struct heaprec_runtime_blocks {
   uint64_t oldest_time_ns; /* CLOCK_REALTIME allocation time of the oldest, 0 if unknown */
 };
 
-/* Calls visit(context, group) for every group of live sampled blocks; visit returns 0 to stop.
- * Returns 0, or a negative errno value (-ENOMEM, -ENOSYS when not attached). Recording goes on
- * meanwhile. Not from a signal handler. */
-int heaprec_runtime_live_blocks(int (*visit)(void* context,
-                                             const struct heaprec_runtime_blocks* group),
-                                void* context);
+/* One executable segment of a loaded object: an entry of the pprof Mapping table. */
+struct heaprec_runtime_mapping {
+  uint64_t start, limit, file_offset; /* page-aligned, as /proc/self/maps shows them */
+  const char* path;
+  const char* build_id; /* lowercase hex, "" when unknown */
+};
+
+/* Calls visit(context, group) for every group of live sampled blocks (visit returns 0 to stop),
+ * then visit_mapping(context, mapping) for every segment that holds one of their native frames,
+ * sorted by start: the Mapping table the library's own profiles carry, dlclose'd libraries
+ * included. The pointers are valid during the call only. Returns 0, or a negative errno value
+ * (-ENOMEM, -ENOSYS when not attached). Recording goes on meanwhile. Not from a signal handler. */
+int heaprec_runtime_live_blocks(
+    int (*visit)(void* context, const struct heaprec_runtime_blocks* group),
+    void (*visit_mapping)(void* context, const struct heaprec_runtime_mapping* mapping),
+    void* context);
 
 /* The estimated bytes of the live sampled blocks (each block's size times its weight): for a
  * front end's peak detection. Lock-free; 0 when not attached. */

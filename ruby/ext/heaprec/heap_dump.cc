@@ -301,10 +301,9 @@ VALUE DumpBody(VALUE argument) {
   LivenessPass(job);
   job.profiler->RecountTracked();  // the dead are gone: the FREEOBJ hook may no longer pay
   if (job.native_interval != 0) {
-    if (!AddNativeBlocks(job.profiler, job.snapshot, kNativeBlocksTag)) {
+    if (!AddNativeBlocks(job.profiler, job.snapshot, kNativeBlocksTag, &job.code)) {
       rb_raise(rb_eNoMemError, "heaprec: out of memory copying the native blocks");
     }
-    ReadCodeMappings(&job.code);
   }
   LabelHistoryClasses(job);
   job.profiler->frames().ResolveNames();

@@ -1,15 +1,9 @@
 #include "native_bytes.h"
-// clang-format off: before ruby.h, whose macros rename memcpy.
-#include "preload/objects/build_id_note.h"
-// clang-format on
 
 #include <dlfcn.h>
-#include <link.h>
 #include <ruby.h>
 #include <ruby/thread.h>
-#include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
 #include <cstring>
 
@@ -175,6 +169,7 @@ bool Find(const char* name, Function* out) {
 struct AddContext {
   HeapSnapshot* snapshot;
   std::uint64_t tag;
+  CodeMappings* code;
   bool ok;
 };
 
@@ -188,6 +183,14 @@ int AddGroup(void* context, const heaprec_runtime_blocks* group) {
   object.count = group->sampled;
   add->ok = add->snapshot->AddObject(group->frames, group->depth, object);
   return add->ok ? 1 : 0;
+}
+
+void AddMapping(void* context, const heaprec_runtime_mapping* mapping) {
+  CodeMappings& code = *static_cast<AddContext*>(context)->code;
+  const std::string& path = code.names.emplace_back(mapping->path);
+  const std::string& build_id = code.names.emplace_back(mapping->build_id);
+  code.mappings.push_back(
+      {mapping->start, mapping->limit, mapping->file_offset, path.c_str(), build_id.c_str()});
 }
 
 }  // namespace
@@ -235,54 +238,12 @@ std::uint64_t SlotSize() {
 
 std::int64_t NativeLiveBytes() { return g_attached != nullptr ? g_runtime.live_bytes() : 0; }
 
-bool AddNativeBlocks(const HeapProfiler* profiler, HeapSnapshot& snapshot, std::uint64_t tag) {
+bool AddNativeBlocks(const HeapProfiler* profiler, HeapSnapshot& snapshot, std::uint64_t tag,
+                     CodeMappings* code) {
   if (g_attached == nullptr || g_attached != profiler) return true;
-  AddContext context = {&snapshot, tag, true};
-  int result = g_runtime.live_blocks(AddGroup, &context);
+  AddContext context = {&snapshot, tag, code, true};
+  int result = g_runtime.live_blocks(AddGroup, AddMapping, &context);
   return result == 0 && context.ok;
-}
-
-namespace {
-
-// One loaded object's executable segments, from its program headers.
-int AddObjectMappings(dl_phdr_info* info, std::size_t, void* data) {
-  auto* out = static_cast<CodeMappings*>(data);
-  std::string path = info->dlpi_name != nullptr ? info->dlpi_name : "";
-  if (path.empty()) {  // the executable
-    char exe[4096];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    if (n <= 0) return 0;
-    path.assign(exe, static_cast<std::size_t>(n));
-  }
-  if (path[0] != '/') return 0;  // the vDSO
-  char build_id[41] = "";
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const ElfW(Phdr)& p = info->dlpi_phdr[i];
-    if (p.p_type == PT_NOTE && build_id[0] == '\0') {
-      preload::BuildIdHex(reinterpret_cast<const char*>(info->dlpi_addr + p.p_vaddr), p.p_memsz,
-                          build_id);
-    }
-  }
-  const std::string& name = out->names.emplace_back(path);
-  const std::string& id = out->names.emplace_back(build_id);
-  const std::uint64_t page = static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const ElfW(Phdr)& p = info->dlpi_phdr[i];
-    if (p.p_type != PT_LOAD || (p.p_flags & PF_X) == 0) continue;
-    // As /proc/self/maps shows it: page-aligned start and offset, the same distance apart.
-    const std::uint64_t start = (info->dlpi_addr + p.p_vaddr) & ~(page - 1);
-    out->mappings.push_back({start, info->dlpi_addr + p.p_vaddr + p.p_memsz,
-                             p.p_offset & ~(page - 1), name.c_str(), id.c_str()});
-  }
-  return 0;
-}
-
-}  // namespace
-
-void ReadCodeMappings(CodeMappings* out) {
-  dl_iterate_phdr(AddObjectMappings, out);
-  std::sort(out->mappings.begin(), out->mappings.end(),
-            [](const ProfileMapping& a, const ProfileMapping& b) { return a.start < b.start; });
 }
 
 NativeByteStats GetNativeByteStats() {

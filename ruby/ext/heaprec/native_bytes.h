@@ -40,18 +40,18 @@ std::uint64_t SlotSize();
 // The estimated live native bytes (0 when not attached): for the peak watch (autorun.rb).
 std::int64_t NativeLiveBytes();
 
-// Adds the live sampled native blocks to `snapshot` with `tag`, when they are `profiler`'s (their
-// Ruby frames are in its registry). False when memory ran out.
-bool AddNativeBlocks(const HeapProfiler* profiler, HeapSnapshot& snapshot, std::uint64_t tag);
-
-// The executable code loaded in the process, for the profile's mappings (native frames are
-// addresses, symbolized later by `heaprec run` or pprof). Sorted by start. Calls the loader
-// (dl_iterate_phdr): not from inside malloc.
+// The pprof Mapping table of the native blocks' frames, as the preload library describes the
+// loaded objects (its own profiles' table: dlclose'd libraries included).
 struct CodeMappings {
   std::vector<ProfileMapping> mappings;  // their strings point into `names`
   std::deque<std::string> names;         // paths and build ids; a deque never moves them
 };
-void ReadCodeMappings(CodeMappings* out);
+
+// Adds the live sampled native blocks to `snapshot` with `tag`, and the mappings of their frames
+// to `code`, when they are `profiler`'s (their Ruby frames are in its registry). False when memory
+// ran out.
+bool AddNativeBlocks(const HeapProfiler* profiler, HeapSnapshot& snapshot, std::uint64_t tag,
+                     CodeMappings* code);
 
 struct NativeByteStats {
   std::uint64_t with_ruby_stack;  // samples that got Ruby frames

@@ -16,6 +16,7 @@
 #include "preload/alloc/sampling.h"
 #include "preload/control/settings.h"
 #include "preload/export.h"
+#include "preload/objects/process_mappings.h"
 #include "preload/startup.h"
 #include "preload/state.h"
 #include "preload/thread_state.h"
@@ -60,9 +61,9 @@ HEAPREC_EXPORT void heaprec_runtime_detach(void) {
   recorder->ClearAllocationHistory();
 }
 
-HEAPREC_EXPORT int heaprec_runtime_live_blocks(int (*visit)(void* context,
-                                                            const heaprec_runtime_blocks* group),
-                                               void* context) {
+HEAPREC_EXPORT int heaprec_runtime_live_blocks(
+    int (*visit)(void* context, const heaprec_runtime_blocks* group),
+    void (*visit_mapping)(void* context, const heaprec_runtime_mapping* mapping), void* context) {
   HeapRecorder* recorder = g_recorder.load(std::memory_order_acquire);
   if (recorder == nullptr || g_completer.load(std::memory_order_acquire) == nullptr) {
     return -ENOSYS;
@@ -77,6 +78,13 @@ HEAPREC_EXPORT int heaprec_runtime_live_blocks(int (*visit)(void* context,
     heaprec_runtime_blocks group = {stack.frames, stack.depth, o.size,
                                     o.weight,     o.count,     o.alloc_time_ns};
     if (visit(context, &group) == 0) break;
+  }
+  ProcessMappings mappings(*g_arena);
+  if (!mappings.Read(snapshot)) return -ENOMEM;
+  for (std::size_t i = 0; i < mappings.count(); ++i) {
+    const heaprec::ProfileMapping& m = mappings.mappings()[i];
+    const heaprec_runtime_mapping mapping = {m.start, m.limit, m.file_offset, m.path, m.build_id};
+    visit_mapping(context, &mapping);
   }
   return 0;
 }
