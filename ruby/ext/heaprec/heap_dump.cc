@@ -39,7 +39,7 @@ constexpr char kNativeClassName[] = "(native memory)";
 // (kNativeBlocksTag) count no objects and carry the interval they were sampled at instead.
 class ClassLabeler final : public SampleLabeler {
  public:
-  explicit ClassLabeler(std::uint64_t native_interval = 0) : native_interval_(native_interval) {}
+  explicit ClassLabeler(std::uint64_t native_interval) : native_interval_(native_interval) {}
   std::uint32_t IndexOf(VALUE klass) {
     // The VM hides some objects after creating them (class pointer cleared: temporary buffers);
     // they have no class to name.

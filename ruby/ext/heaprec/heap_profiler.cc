@@ -36,12 +36,17 @@ bool IsCMethod(VALUE frame) { return NIL_P(rb_profile_frame_path(frame)); }
 
 }  // namespace
 
-std::uint64_t RealtimeNanoseconds() {
+namespace {
+std::uint64_t ClockNanoseconds(clockid_t clock) {
   timespec now;
-  clock_gettime(CLOCK_REALTIME, &now);
+  clock_gettime(clock, &now);
   return static_cast<std::uint64_t>(now.tv_sec) * 1000000000u +
          static_cast<std::uint64_t>(now.tv_nsec);
 }
+}  // namespace
+
+std::uint64_t RealtimeNanoseconds() { return ClockNanoseconds(CLOCK_REALTIME); }
+std::uint64_t MonotonicNanoseconds() { return ClockNanoseconds(CLOCK_MONOTONIC); }
 
 bool HookSuppressedOnThisThread() { return t_hook_suppressed; }
 
@@ -67,13 +72,6 @@ HeapProfiler::HeapProfiler(const ProfilerOptions& options)
 }
 
 HeapProfiler::~HeapProfiler() = default;
-
-std::uint64_t MonotonicNanoseconds() {
-  timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return static_cast<std::uint64_t>(now.tv_sec) * 1000000000u +
-         static_cast<std::uint64_t>(now.tv_nsec);
-}
 
 void HeapProfiler::OnNewObject(VALUE object) {
   if (!sampler_.ShouldSample()) return;
@@ -132,10 +130,9 @@ void HeapProfiler::SampleObject(VALUE object) {
   const int captured = std::max(0, rb_profile_frames(0, static_cast<int>(frame_buffer_.size()),
                                                      frame_buffer_.data(), line_buffer_.data()));
   const std::size_t first = pending_frames_.size();
-  const std::uint32_t most =
-      std::min<std::uint32_t>(static_cast<std::uint32_t>(captured), options_.max_depth + 1);
+  // Room for what was captured (at most max_depth + 1: the frames kept and the marker).
   // Growing these vectors uses malloc, never the Ruby heap, so it cannot start a GC.
-  pending_frames_.resize(first + most);
+  pending_frames_.resize(first + static_cast<std::size_t>(captured));
   std::uint32_t count = EncodeRubyFrames(frame_buffer_.data(), line_buffer_.data(), captured,
                                          options_.max_depth, pending_frames_.data() + first);
   SuppressHookOnThisThread(was_suppressed);

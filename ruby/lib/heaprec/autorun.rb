@@ -180,9 +180,8 @@ module Heaprec
     # The peak profile, as native programs have it: NAME.peak.pb.gz, rewritten whenever the live
     # heap (the VM's live slots from GC.stat in bytes, plus the estimated live native bytes when
     # they are sampled: Heaprec._live_bytes) is 1.1x what it was at the last write (or at the
-    # start); at most once a
-    # second, and at most a tenth of the time in peak dumps (a dump holds the GVL for its liveness
-    # pass). The dump is of the heap as it is then, so the condition is on the current size, not
+    # start); at most once a second, and at most a tenth of the time in peak dumps (a dump holds
+    # the GVL for its liveness pass). The dump is of the heap as it is then, so the condition is on the current size, not
     # the highest seen: a heap that grew and shrank again between two checks is not written as
     # its peak. The count also holds objects that died since the last GC (at most the free slots
     # the GC left): it decides when to look, the dump measures. Polled, not hooked: a GC event
