@@ -90,8 +90,8 @@ struct RunSymbolizer::State {
   bool Rewrite(const std::string& path, bool report) {
     try {
       profile::Profile profile = profile::ReadProfileFile(path);
-      // Nothing to add (a Ruby profile): the file stays as written.
-      if (!symbolize::MeasureCoverage(profile).complete()) {
+      // Nothing to add (a Ruby profile without native bytes): the file stays as written.
+      if (symbolize::MeasureCoverage(profile).NeedsSymbolizing()) {
         {
           std::lock_guard<std::mutex> lock(symbolizer_mutex);
           symbolizer.Symbolize(profile);

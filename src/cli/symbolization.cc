@@ -111,7 +111,7 @@ InMemorySymbolization::~InMemorySymbolization() = default;
 void InMemorySymbolization::Symbolize(profile::Profile& profile, const std::string& file) {
   ++profiles_;
   const symbolize::Coverage before = symbolize::MeasureCoverage(profile);
-  if (before.complete() && before.names_only == 0) return;
+  if (!before.NeedsSymbolizing()) return;
   if (!symbolizer_) {
     symbolizer_ = std::make_unique<symbolize::Symbolizer>(MakeSymbolizeOptions(args_));
   }

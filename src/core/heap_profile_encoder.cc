@@ -132,6 +132,10 @@ class LocationIndex {
   std::size_t count_ = 0;
 };
 
+// The bit that sets an AddressNamer's function keys apart from a FrameDescriber's function ids
+// (below 2^63) in the one function table.
+constexpr std::uint64_t kNamedFunctionKey = std::uint64_t{1} << 63;
+
 class HeapProfileEncoder {
  public:
   HeapProfileEncoder(const HeapSnapshot& snapshot, const ProfileMetadata& metadata,
@@ -235,8 +239,8 @@ class HeapProfileEncoder {
       // pprof charges each sample to the caller of the first frame that matches (from the root),
       // as heaprec's reports do from the leaf (analysis/site_rule.h); the start-up frames, kept,
       // are where it starts looking.
-      top.add_int64(pprof::kProfileDropFrames, S(schema::kRuntimeFrames));
-      top.add_int64(pprof::kProfileKeepFrames, S(schema::kStartFrames));
+      top.add_int64(pprof::kProfileDropFrames, S(metadata_.drop_frames));
+      top.add_int64(pprof::kProfileKeepFrames, S(metadata_.keep_frames));
       for (std::size_t i = 0; i < metadata_.comment_count; ++i) {
         top.add_int64(pprof::kProfileComment, S(metadata_.comments[i]));
       }
@@ -322,7 +326,8 @@ class HeapProfileEncoder {
     *function_id = 0;
     if (name == nullptr) return true;
     bool new_function = false;
-    *function_id = functions_.Find(key, &new_function);
+    // Tagged, so that a named function never takes a described one's id (both share the table).
+    *function_id = functions_.Find(key | kNamedFunctionKey, &new_function);
     if (*function_id == 0) return false;
     if (new_function) {
       {

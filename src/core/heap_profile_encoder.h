@@ -7,7 +7,7 @@
 //   period_type  space/bytes, period = sampling interval, default_sample_type = inuse_space
 //                (ProfileMetadata::default_sample_type: alloc_space for the HTTP endpoint's allocs)
 //   drop_frames  schema::kRuntimeFrames, so that pprof charges samples to the user's code, as
-//                heaprec's reports do
+//                heaprec's reports do (ProfileMetadata::drop_frames: another for a front end)
 //   keep_frames  schema::kStartFrames, the start-up frames from which pprof's pruning starts
 //   (without ProfileMetadata::allocation_sizes: alloc_objects, inuse_objects, inuse_space)
 //   one sample per (stack, requested size), with a numeric label bytes = that size and, when some
@@ -35,6 +35,7 @@
 #include "core/heap_snapshot.h"
 #include "core/memory_resource.h"
 #include "schema/profile_schema.h"
+#include "schema/runtime_frames.h"
 
 namespace heaprec {
 
@@ -62,7 +63,7 @@ inline bool IsRuntimeFrame(std::uint64_t frame) { return (frame & kRuntimeFrameB
 class FrameDescriber {
  public:
   struct Frame {
-    std::uint64_t function_id;  // the same id for every frame of one function (name and file)
+    std::uint64_t function_id;  // the same id for every frame of one function; below 2^63
     const char* name;
     // Written only when not null. Go's pprof "demangles" a function whose system_name equals its
     // name, and its C++ heuristics reduce Ruby's "<main>" or "<class:Foo>" to nothing.
@@ -143,8 +144,15 @@ struct ProfileMetadata {
   const FrameDescriber* frames = nullptr;  // null: every frame is an address
   const SampleLabeler* labeler = nullptr;  // null: no labels beyond bytes and age_ns
   // Native frames: each location named by it gets a line with its function (no file, no line
-  // number). Null: addresses only.
+  // number). Null: addresses only. Its function keys and the FrameDescriber's function ids are
+  // kept apart by the encoder.
   const AddressNamer* names = nullptr;
+  // pprof's drop_frames and keep_frames (one regular expression each, matched against whole
+  // names): the frames that are not sites, and the start-up frames pprof must see as the user's.
+  // A front end whose sites are an interpreter's frames drops every native frame
+  // (schema/runtime_frames.h).
+  const char* drop_frames = schema::kRuntimeFrames;
+  const char* keep_frames = schema::kStartFrames;
 };
 
 // Encodes `snapshot` (sorted with SortByStackAndSize) into `sink`. Returns false if the sink failed

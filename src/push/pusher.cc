@@ -50,7 +50,7 @@ Pusher::Request Pusher::BuildRequest(const std::string& path) {
                                   "' has a '-', which Pyroscope refuses");
     }
   }
-  if (config_.symbolize && !symbolize::MeasureCoverage(p).complete()) {
+  if (config_.symbolize && symbolize::MeasureCoverage(p).NeedsSymbolizing()) {
     if (symbolizer_ == nullptr) {
       symbolize::SymbolizeOptions options = symbolize::CommandLineSymbolizeOptions();
       if (!config_.symbol_cache) options.cache_directory.clear();

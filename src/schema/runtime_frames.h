@@ -63,6 +63,22 @@ inline constexpr char kRuntimeFrames[] =
 inline constexpr char kStartFrames[] =
     "_start|__libc_start_.*|_dl_start_user|_dl_init|start_thread|clone|clone3|__clone|__clone3";
 
+// In a profile whose sites are an interpreter's frames (the Ruby front end's, with native bytes:
+// docs/design/ruby.md), every native frame belongs to the runtime: its site is the interpreter's
+// frame above it. pprof finds native frames by these names, which no interpreter frame has:
+// Ruby's labels always hold '#', '.', '<' or a space ("Foo#bar", "Foo.bar", "<main>",
+// "block in Foo#bar"), and its markers start with '(', where pprof cuts them to nothing.
+//   - C identifiers and C++ qualified names as pprof cuts them ("rb_str_times",
+//     "json::Parser::~Parser"), with GCC's clone suffixes ("gc_mark.constprop.0"; ".cold" only
+//     after a lowercase start, as "Foo.cold" is a Ruby singleton method's label);
+//   - "[libruby.so.3.1]": the front end's name for a frame no symbol names (its mapped file's
+//     base name, as pprof shows such a frame), so that pprof can drop it too.
+// C++ names with template arguments or lambdas are not matched; pprof charges such a frame.
+inline constexpr char kNativeFrameNames[] =
+    "[A-Za-z_][A-Za-z0-9_:~]*(\\.(constprop|isra|part|lto_priv)\\.[0-9]+)*"
+    "|[a-z_][A-Za-z0-9_:~]*(\\.(constprop|isra|part|lto_priv)\\.[0-9]+)*\\.cold(\\.[0-9]+)?"
+    "|\\[[^\\]]+\\]";
+
 // Base names of the mapped files whose code is all runtime, whatever its functions are called:
 // the C and C++ runtime libraries, other allocators, and heaprec's preload library.
 inline constexpr char kRuntimeLibraries[] =

@@ -204,18 +204,19 @@ TEST(SiteRuleTest, GoRegexpReadsThePatternsAlike) {
             StdMatches(schema::kRuntimeLibraries, libraries));
 }
 
-// Whether pprof drops each full name's frame (go_regexp -pprof-drops), with heaprec's profiles'
-// drop_frames and keep_frames.
-std::vector<bool> PprofDrops(const std::vector<std::string>& names) {
+// Whether pprof drops each full name's frame (go_regexp -pprof-drops), with a profile's
+// drop_frames and keep_frames (by default heaprec's native profiles').
+std::vector<bool> PprofDrops(const std::vector<std::string>& names,
+                             const std::string& drop = schema::kRuntimeFrames,
+                             const std::string& keep = schema::kStartFrames) {
   std::string input = test_support::MakeTempDir() + "/names";
   {
     std::ofstream out(input);
     for (const std::string& name : names) out << name << "\n";
   }
   std::string command = test_support::ShellQuote(HEAPREC_GO_REGEXP) + " -pprof-drops " +
-                        test_support::ShellQuote(schema::kRuntimeFrames) + " " +
-                        test_support::ShellQuote(schema::kStartFrames) + " < " +
-                        test_support::ShellQuote(input);
+                        test_support::ShellQuote(drop) + " " + test_support::ShellQuote(keep) +
+                        " < " + test_support::ShellQuote(input);
   std::string output;
   EXPECT_EQ(test_support::RunCommand(command, &output), 0) << output;
   std::vector<bool> drops;
@@ -225,6 +226,57 @@ std::vector<bool> PprofDrops(const std::vector<std::string>& names) {
   EXPECT_EQ(drops.size(), names.size()) << output;
   drops.resize(names.size());
   return drops;
+}
+
+// A Ruby profile with native bytes (ruby/ext/heaprec/heap_dump.cc): pprof drops every native
+// frame by its name, symbolized or named after its file, and never a Ruby frame or marker, so it
+// charges each sample to the Ruby frame above its native ones, as heaprec's reports do. Go's
+// regexp and std::regex read the pattern alike.
+TEST(SiteRuleTest, PprofDropsEveryNativeFrameOfARubyProfileAndNoRubyFrame) {
+  const std::vector<std::string> native = {"rb_str_times",
+                                           "objspace_xmalloc0",
+                                           "gc_mark_children.constprop.0",
+                                           "str_new0.isra.0",
+                                           "rb_ary_push.cold",
+                                           "Init_parser",
+                                           "json::Parser::~Parser()",
+                                           "ns::Buffer::grow(unsigned long)",
+                                           "[libruby-3.1.so.3.1]",
+                                           "[vdso]",
+                                           "[unmapped]",
+                                           "malloc",
+                                           "main",
+                                           "_start",
+                                           "__libc_start_call_main",
+                                           "operator new(unsigned long)"};
+  const std::vector<std::string> ruby = {"Foo#bar",
+                                         "Foo.bar",
+                                         "Foo.cold",
+                                         "Foo.part",
+                                         "Heaprec.dump",
+                                         "<main>",
+                                         "<top (required)>",
+                                         "<class:Foo>",
+                                         "block in Foo#bar",
+                                         "block (2 levels) in <main>",
+                                         "Integer#times",
+                                         "JSON::Ext::Parser#parse",
+                                         "String#*",
+                                         "Array#<<",
+                                         "Hash#[]=",
+                                         "Foo#ready?",
+                                         "#<Class:0x...>#make",
+                                         "(garbage collector)",
+                                         "(no Ruby stack: a thread without the GVL)",
+                                         "(truncated: deeper frames omitted)"};
+  std::vector<std::string> names = native;
+  names.insert(names.end(), ruby.begin(), ruby.end());
+  const std::string drop = std::string(schema::kRuntimeFrames) + "|" + schema::kNativeFrameNames;
+  std::vector<bool> expected(native.size(), true);
+  expected.resize(names.size(), false);
+  EXPECT_EQ(PprofDrops(names, drop, ""), expected);
+  const std::string whole = "^(" + drop + ")$";
+  EXPECT_EQ(GoMatches(whole, names), StdMatches(whole, names));
 }
 
 struct CxxName {

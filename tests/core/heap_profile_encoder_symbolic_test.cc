@@ -486,5 +486,64 @@ TEST(HeapProfileEncoderMixedFramesTest, NativeBlocksJoinARuntimeProfileAsBytesOn
   EXPECT_EQ(recorder.Stats().stacks, 1u);
 }
 
+// Names every address after its one mapping, with the key 1 that the describer also gives a
+// function (String#*): the Ruby front end's placeholder names, keyed by mapping index.
+class MappingNamer final : public AddressNamer {
+ public:
+  const char* Name(std::uint64_t, std::uint64_t* function_key) const override {
+    *function_key = 1;
+    return "[libruby.so]";
+  }
+  bool NamesMapping(std::size_t) const override { return true; }
+};
+
+TEST(HeapProfileEncoderMixedFramesTest, NamedNativeFramesAndTheFrontEndsDropFrames) {
+  SystemMemoryResource memory;
+  HeapRecorder recorder(memory, RecorderOptions{});
+  TableDescriber describer;
+  describer.frames = {{101, Frame(1, "String#*", nullptr, "app.rb", 7)}};
+  NativeBlocksLabeler labeler;
+  HeapSnapshot snapshot;
+  ASSERT_TRUE(snapshot.Take(recorder, SnapshotGrouping::kEachObject));
+  std::uint64_t native_stack[] = {0x401010, R(101)};
+  HeapSnapshot::Object blocks = {};
+  blocks.size = 1000;
+  blocks.weight = 1;
+  blocks.count = 1;
+  blocks.tag = NativeBlocksLabeler::kNativeTag;
+  ASSERT_TRUE(snapshot.AddObject(native_stack, 2, blocks));
+  snapshot.SortByStackAndSize();
+  ProfileMapping mapping = {0x400000, 0x500000, 0, "/usr/lib/libruby.so", "abcd"};
+  MappingNamer namer;
+  ProfileMetadata m = RuntimeMetadata(10, &describer, &labeler);
+  m.mappings = &mapping;
+  m.mapping_count = 1;
+  m.names = &namer;
+  m.drop_frames = "[a-z_]+|\\[[^\\]]+\\]";
+  m.keep_frames = "";
+  StringSink sink;
+  ASSERT_TRUE(EncodeHeapProfile(snapshot, m, memory, sink));
+  snapshot.Release();
+  Profile p = ReadProfile(sink.bytes);
+
+  EXPECT_EQ(p.drop_frames, "[a-z_]+|\\[[^\\]]+\\]");
+  EXPECT_EQ(p.keep_frames, "");
+  ASSERT_EQ(p.mappings.size(), 1u);
+  EXPECT_TRUE(p.mappings[0].has_functions);
+  ASSERT_EQ(p.samples.size(), 1u);
+  std::map<std::uint64_t, const Location*> location;
+  for (const Location& l : p.locations) location[l.id] = &l;
+  std::map<std::uint64_t, const Function*> function;
+  for (const Function& f : p.functions) function[f.id] = &f;
+  const Location& native = *location.at(p.samples[0].location_ids[0]);
+  const Location& ruby = *location.at(p.samples[0].location_ids[1]);
+  ASSERT_EQ(native.lines.size(), 1u);
+  ASSERT_EQ(ruby.lines.size(), 1u);
+  // The same key from both sides, two functions.
+  EXPECT_NE(native.lines[0].function_id, ruby.lines[0].function_id);
+  EXPECT_EQ(function.at(native.lines[0].function_id)->name, "[libruby.so]");
+  EXPECT_EQ(function.at(ruby.lines[0].function_id)->name, "String#*");
+}
+
 }  // namespace
 }  // namespace heaprec

@@ -210,8 +210,75 @@ class NativeBytesTest < HeaprecTestCase
     assert status.success?, err if status
   end
 
-  # A native sample's stack: native frames (addresses) leaf-most, down to where the interpreter
-  # called them, then only Ruby frames.
+  # Go's pprof charges a native sample where `heaprec report` does: to the Ruby frame above its
+  # native frames. The profile names every native frame (after its file until a symbolizer names
+  # its function) and its drop_frames matches those names, so pprof's pruning cuts each native
+  # sample at its first native frame. Checked on the profile as written, as `heaprec run`
+  # symbolizes it and after `heaprec symbolize` (functions named from libruby's symbol table):
+  # per function, pprof's flat bytes (the leaves of the profile it prunes, `pprof -proto`) are the
+  # report's.
+  AGREE = <<~RUBY
+    class Log
+      def initialize = @lines = []
+      def add(i) = @lines << "entry \#{i} " * 3 # interpolation (a VM instruction), then String#*
+    end
+    def table(n) = (0...n).to_h { |i| [i, i.to_s] } # the hash's table grows in C
+    log = Log.new
+    20_000.times { |i| log.add(i) }
+    big = Array.new(50) { |i| "x" * (50_000 + i) }
+    kept = table(20_000)
+    GC.start
+    at_exit { [log, big, kept].size }
+  RUBY
+
+  def test_pprof_charges_native_bytes_where_the_report_does
+    File.write(path("agree.rb"), AGREE)
+    raw = path("agree.pb.gz")
+    by_run = path("agree.run.pb.gz")
+    [[["--no-symbolize"], raw], [[], by_run]].each do |flags, profile|
+      _, err, status = Open3.capture3(ENV.fetch("HEAPREC_BIN"), "run", "--ruby", *flags, "--top", "0",
+                                      "--sample-interval", "64K", "--seed", "7", "-o", profile,
+                                      "--", "ruby", path("agree.rb"))
+      assert status.success?, err
+    end
+    by_command = path("agree.sym.pb.gz")
+    _, err, status = Open3.capture3(ENV.fetch("HEAPREC_BIN"), "symbolize", "-o", by_command, raw)
+    assert status.success?, err
+    native_names = lambda do |file|
+      decoded = DecodedProfile.new(file)
+      decoded.raw.locations.values.reject { |l| l.mapping_id.zero? }
+             .map { |l| decoded.raw.functions.fetch(l.lines.first.function_id).name }
+    end
+    assert native_names.call(raw).all? { |n| n.start_with?("[") }
+    [by_run, by_command].each do |file|
+      assert native_names.call(file).any? { |n| n.start_with?("rb_") },
+             "#{file}: some native frames named from libruby's symbols"
+    end
+    [raw, by_run, by_command].each do |profile|
+      out, err, status = Open3.capture3(ENV.fetch("HEAPREC_BIN"), "report", "--format", "json",
+                                        "--top", "0", profile)
+      assert status.success?, err
+      report = JSON.parse(out).fetch("rows").each_with_object(Hash.new(0)) do |row, flat|
+        flat[row["function"]] += row["flat"] unless row["flat"].zero?
+      end
+      pruned = path("pruned.pb.gz")
+      _, err, status = Open3.capture3(ENV.fetch("HEAPREC_PPROF_PATH"), "-proto", "-output", pruned,
+                                      profile)
+      assert status.success?, err
+      decoded = DecodedProfile.new(pruned)
+      space = decoded.value_index("inuse_space")
+      leaves = decoded.raw.samples.each_with_object(Hash.new(0)) do |sample, flat|
+        leaf = decoded.raw.locations.fetch(sample.location_ids.first)
+        assert_equal 0, leaf.mapping_id, "a native frame left at a leaf of #{profile}"
+        flat[decoded.raw.functions.fetch(leaf.lines.first.function_id).name] += sample.values[space]
+      end
+      assert_equal report, leaves.reject { |_, bytes| bytes.zero? }, profile
+      assert_operator report.fetch("String#*"), :>, 2_500_000, "the big strings' bodies"
+    end
+  end
+
+  # A native sample's stack: native frames (addresses in a mapping, each named after its file)
+  # leaf-most, down to where the interpreter called them, then only Ruby frames.
   def test_native_frames_end_where_the_interpreter_called_them
     profile, = run_program("shape", "--sample-interval", "64K")
     decoded = DecodedProfile.new(profile)
@@ -222,10 +289,13 @@ class NativeBytesTest < HeaprecTestCase
     refute_empty big
     big.each do |s|
       locations = s.location_ids.map { |id| decoded.raw.locations.fetch(id) }
-      native = locations.take_while { |l| l.lines.empty? }
+      native = locations.take_while { |l| l.mapping_id != 0 }
       refute_empty native, "the allocation's own native frames come first"
       assert_operator native.size, :<=, 8, "no interpreter frames among them"
-      assert locations.drop(native.size).all? { |l| !l.lines.empty? }, "then Ruby frames only"
+      assert locations.drop(native.size).all? { |l| l.mapping_id.zero? && !l.lines.empty? },
+             "then Ruby frames only"
+      native_names = native.map { |l| decoded.raw.functions.fetch(l.lines.first.function_id).name }
+      assert native_names.all? { |name| name.match?(/\A\[[^\]]+\]\z/) }, native_names.inspect
       # String#* in keep_big's block, called by Array.new
       assert_equal %w[String#* Object#keep_big Array#initialize Class#new Object#keep_big <main>],
                    decoded.frames(s).map(&:function).first(6)

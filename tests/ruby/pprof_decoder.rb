@@ -166,10 +166,15 @@ class DecodedProfile
 
   def label(sample, key) = sample.labels.find { |l| l.key == key }
 
-  # The stack of a sample, leaf first, as Frames.
+  # The Ruby stack of a sample, leaf first, as Frames: its locations without a mapping (a native
+  # byte sample's native frames, leaf-most, have one, and a name from their file until a
+  # symbolizer gives them their functions').
   def frames(sample)
     sample.location_ids.flat_map do |id|
-      @raw.locations.fetch(id).lines.map do |line|
+      location = @raw.locations.fetch(id)
+      next [] unless location.mapping_id.zero?
+
+      location.lines.map do |line|
         f = @raw.functions.fetch(line.function_id)
         PprofDecoder::Frame.new(f.name, f.filename, line.line)
       end

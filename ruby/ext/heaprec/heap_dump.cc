@@ -17,6 +17,7 @@
 #include "heap_profiler.h"
 #include "native_bytes.h"
 #include "schema/profile_schema.h"
+#include "schema/runtime_frames.h"
 
 // Exported by libruby (ext/objspace uses the first) but not declared in its public headers.
 extern "C" size_t rb_obj_memsize_of(VALUE);
@@ -110,7 +111,9 @@ struct DumpJob {
   std::uint64_t native_interval;
   HeapSnapshot snapshot;
   ClassLabeler classes;
-  CodeMappings code;  // with native bytes: where their frames' addresses are
+  CodeMappings code;  // with native bytes: where their frames' addresses are, and their names
+  const std::string drop_frames =
+      std::string(schema::kRuntimeFrames) + '|' + schema::kNativeFrameNames;
   // The two comments (AddComments). The first names the process, so the write phase fills it in
   // (see WriteWithoutGvl): what follows its pid= field waits in header_rest.
   char header_comment[512] = "";
@@ -285,6 +288,12 @@ void* WriteWithoutGvl(void* argument) {
   metadata.allocation_sizes = false;
   metadata.frames = &profiler.frames();
   metadata.labeler = &job.classes;
+  // Sites are Ruby frames: pprof drops every native frame (each has a name, CodeMappings), as
+  // heaprec's reports skip them, and no native start-up frame is kept as the user's (only a
+  // marker's samples have them: "(garbage collector)" is their site).
+  metadata.names = &job.code;
+  metadata.drop_frames = job.drop_frames.c_str();
+  metadata.keep_frames = "";
   job.error = WriteHeapProfileFile(job.path.c_str(), job.snapshot, metadata, profiler.memory());
   return nullptr;
 }

@@ -4,8 +4,10 @@
 #include <ruby.h>
 #include <ruby/thread.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <iterator>
 
 #include "frame_registry.h"
 #include "heap_profiler.h"
@@ -191,6 +193,11 @@ void AddMapping(void* context, const heaprec_runtime_mapping* mapping) {
   const std::string& build_id = code.names.emplace_back(mapping->build_id);
   code.mappings.push_back(
       {mapping->start, mapping->limit, mapping->file_offset, path.c_str(), build_id.c_str()});
+  // "[libruby.so.3.1]"; a pseudo file ("[vdso]") keeps its own brackets.
+  std::string base = path.substr(path.rfind('/') + 1);
+  if (base.empty()) base = "anonymous";
+  if (base.front() != '[') base = '[' + base + ']';
+  code.frame_names.push_back(code.names.emplace_back(std::move(base)).c_str());
 }
 
 }  // namespace
@@ -244,6 +251,18 @@ bool AddNativeBlocks(const HeapProfiler* profiler, HeapSnapshot& snapshot, std::
   AddContext context = {&snapshot, tag, code, true};
   int result = g_runtime.live_blocks(AddGroup, AddMapping, &context);
   return result == 0 && context.ok;
+}
+
+const char* CodeMappings::Name(std::uint64_t address, std::uint64_t* function_key) const {
+  auto after = std::upper_bound(
+      mappings.begin(), mappings.end(), address,
+      [](std::uint64_t a, const ProfileMapping& mapping) { return a < mapping.start; });
+  if (after == mappings.begin() || address >= std::prev(after)->limit) {
+    *function_key = mappings.size();  // one name for every frame outside the table
+    return "[unmapped]";
+  }
+  *function_key = static_cast<std::uint64_t>(std::prev(after) - mappings.begin());
+  return frame_names[*function_key];
 }
 
 NativeByteStats GetNativeByteStats() {

@@ -41,10 +41,19 @@ std::uint64_t SlotSize();
 std::int64_t NativeLiveBytes();
 
 // The pprof Mapping table of the native blocks' frames, as the preload library describes the
-// loaded objects (its own profiles' table: dlclose'd libraries included).
-struct CodeMappings {
-  std::vector<ProfileMapping> mappings;  // their strings point into `names`
-  std::deque<std::string> names;         // paths and build ids; a deque never moves them
+// loaded objects (its own profiles' table: dlclose'd libraries included), and the names of those
+// frames in the profile: each is named after its mapped file ("[libruby.so.3.1]", as pprof shows
+// a frame it cannot name) until a symbolizer renames it (`heaprec run`, `symbolize` and `fetch`
+// do, from DWARF and symbol tables, keeping the file's name where they find none). A native frame
+// with a name is one pprof can drop (schema::kNativeFrameNames), so that pprof charges the sample
+// to the Ruby line above it, as heaprec's reports do.
+struct CodeMappings final : AddressNamer {
+  std::vector<ProfileMapping> mappings;  // sorted by start; their strings point into `names`
+  std::deque<std::string> names;         // paths, build ids, frame names; a deque never moves them
+  std::vector<const char*> frame_names;  // per mapping
+
+  const char* Name(std::uint64_t address, std::uint64_t* function_key) const override;
+  bool NamesMapping(std::size_t) const override { return true; }
 };
 
 // Adds the live sampled native blocks to `snapshot` with `tag`, and the mappings of their frames

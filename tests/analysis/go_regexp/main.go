@@ -43,10 +43,11 @@ func main() {
 }
 
 // One sample per name, [name's frame, the user's root frame]: pprof prunes the name's frame, and
-// leaves the sample one frame long, exactly when it drops it.
+// leaves the sample one frame long, exactly when it drops it. The root is named as no pattern
+// drops a frame, native or Ruby: "<main>".
 func pprofDrops(drop, keep string) {
 	p := &profile.Profile{DropFrames: drop, KeepFrames: keep}
-	root := &profile.Function{ID: 1, Name: "user_root"}
+	root := &profile.Function{ID: 1, Name: "<main>"}
 	rootLocation := &profile.Location{ID: 1, Line: []profile.Line{{Function: root}}}
 	p.Function = append(p.Function, root)
 	p.Location = append(p.Location, rootLocation)
