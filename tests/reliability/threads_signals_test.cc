@@ -64,6 +64,26 @@ INSTANTIATE_TEST_SUITE_P(Handlers, SignalsInMallocTest,
                                   (std::get<1>(info.param) ? "_exact" : "_default");
                          });
 
+// A signal that arrives while a sampled allocation waits inside glibc for its arena lock, staged
+// every run (programs/rel_signal_in_glibc.c). heaprec defers it until glibc returns, so that a
+// handler that allocates never runs on top of a heaprec call into glibc that holds the lock (the
+// hang SignalsInMallocTest.malloc_default hit before, in the 14th run of a loop under load). glibc
+// alone runs the handler right there (the stage works), and so does heaprec in exact mode, where
+// its requests replace the program's one for one (alloc/tagged_blocks.cc).
+TEST_F(ThreadsTest, SignalDuringASampledCallIntoGlibcWaitsForItsReturn) {
+  RunResult plain = RunGuarded({REL_SIGNAL_IN_GLIBC}, dir(), {}, 60);
+  ASSERT_EQ(plain.status, 0) << Describe(plain);
+  EXPECT_EQ(plain.out, "handler ran inside malloc\n");
+  RunResult sampled = HeaprecRunGuarded(dir(), {"--sample-interval", "4K", "--no-symbolize"},
+                                        {REL_SIGNAL_IN_GLIBC}, {}, 60);
+  ASSERT_EQ(sampled.status, 0) << Describe(sampled);
+  EXPECT_EQ(sampled.out, "signal deferred until malloc returned\n");
+  RunResult exact = HeaprecRunGuarded(dir(), {"--sample-interval", "1", "--no-symbolize"},
+                                      {REL_SIGNAL_IN_GLIBC}, {}, 60);
+  ASSERT_EQ(exact.status, 0) << Describe(exact);
+  EXPECT_EQ(exact.out, "handler ran inside malloc\n");
+}
+
 // 300 x SIGUSR2 (the dump signal) 1 ms apart while a thread allocates: every dump request is
 // served or merged with one in progress; the program never sees the signal.
 TEST_F(ThreadsTest, DumpSignalSentHundredsOfTimes) {

@@ -80,6 +80,8 @@ void SetSampleInterval(std::uint64_t bytes) {
   g_interval.store(bytes == 0 ? 1 : bytes, std::memory_order_relaxed);
 }
 
+bool SamplesEveryAllocation() { return g_interval.load(std::memory_order_relaxed) == 1; }
+
 void TurnSamplingOff() { g_sampling.store(false); }
 
 }  // namespace heaprec::preload

@@ -21,6 +21,9 @@ bool IsActive();
 void SetSampling(bool on);
 void SetSampleInterval(std::uint64_t bytes);
 
+// Whether every allocation is sampled (an interval of 1 byte: exact mode). Lock-free.
+bool SamplesEveryAllocation();
+
 // Turns sampling off for good, without touching any thread's countdown: for a child forked from
 // inside heaprec, whose tables may be half-updated (fork_handlers.cc).
 void TurnSamplingOff();

@@ -19,8 +19,9 @@ using SigactionFn = int (*)(int, const struct sigaction*, struct sigaction*);
 NextSymbol<SigactionFn> g_real_sigaction{"sigaction"};
 std::atomic<bool> g_table_ready{false};
 std::atomic_flag g_table_lock = ATOMIC_FLAG_INIT;
-struct sigaction g_program_actions[NSIG];  // guarded by g_table_lock
-int g_dump_signal = 0;                     // written once at start-up
+struct sigaction g_program_actions[NSIG];     // guarded by g_table_lock
+int g_dump_signal = 0;                        // written once at start-up
+std::atomic<bool> g_program_handlers{false};  // see ProgramHandlesAsynchronousSignals
 
 SigactionFn RealSigaction() { return g_real_sigaction.get(); }
 
@@ -50,6 +51,16 @@ bool IsDefault(const struct sigaction& a) {
 }
 bool IsIgnore(const struct sigaction& a) {
   return (a.sa_flags & SA_SIGINFO) == 0 && a.sa_handler == SIG_IGN;
+}
+
+// Notes a disposition of the program's: a handler of its own for an asynchronous signal.
+void NoteProgramAction(int signal_number, const struct sigaction& action) {
+  const bool glibc_internal = signal_number >= 32 && signal_number < SIGRTMIN;
+  if (RoleOf(signal_number) == SignalRole::kFatal || glibc_internal || IsDefault(action) ||
+      IsIgnore(action)) {
+    return;
+  }
+  g_program_handlers.store(true, std::memory_order_relaxed);
 }
 
 // What the kernel gets when the program asks for `wanted` (see the table in signal_table.h).
@@ -131,8 +142,13 @@ void InstallSignalHandlers(int dump_signal) {
   g_dump_signal = dump_signal;
   TableLock lock;
   for (int s = 1; s < NSIG; ++s) {
-    if (RoleOf(s) == SignalRole::kNone) continue;
+    if (RoleOf(s) == SignalRole::kNone) {
+      struct sigaction current = {};
+      if (real(s, nullptr, &current) == 0) NoteProgramAction(s, current);
+      continue;
+    }
     if (real(s, nullptr, &g_program_actions[s]) != 0) continue;
+    NoteProgramAction(s, g_program_actions[s]);
     struct sigaction kernel = KernelAction(s, g_program_actions[s]);
     real(s, &kernel, nullptr);
     if (s == dump_signal && IsIgnore(g_program_actions[s])) SayDumpSignalIgnored(s);
@@ -155,6 +171,17 @@ void ResetToDefault(int signal_number) {
   if (RoleOf(signal_number) != SignalRole::kDump) real(signal_number, &action, nullptr);
 }
 
+bool ProgramHandlesAsynchronousSignals() {
+  return g_program_handlers.load(std::memory_order_relaxed);
+}
+
+void AsynchronousSignals(sigset_t* set) {
+  sigfillset(set);
+  for (int s = 1; s < NSIG; ++s) {
+    if (RoleOf(s) == SignalRole::kFatal) sigdelset(set, s);
+  }
+}
+
 void LockSignalTableForFork() {
   while (g_table_lock.test_and_set(std::memory_order_acquire)) {
   }
@@ -167,6 +194,9 @@ int ProgramSigaction(int signal_number, const struct sigaction* act, struct siga
   if (real == nullptr) {
     errno = ENOSYS;
     return -1;
+  }
+  if (act != nullptr && signal_number > 0 && signal_number < NSIG) {
+    NoteProgramAction(signal_number, *act);
   }
   if (!g_table_ready.load(std::memory_order_acquire) ||
       RoleOf(signal_number) == SignalRole::kNone) {

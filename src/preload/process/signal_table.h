@@ -43,6 +43,16 @@ struct sigaction ProgramAction(int signal_number);
 // raise of an ending signal take the default action.
 void ResetToDefault(int signal_number);
 
+// Whether the program may run a handler of its own for an asynchronous signal (any but the fatal
+// ones, which a fault raises where it happens): it installed one through the interposed functions,
+// or one was in place when heaprec started (heaprec attached to a running process). glibc's own
+// signals (between SIGRTMIN's kernel number 32 and SIGRTMIN) do not count. Once true, it stays
+// true. Lock-free, for the allocation paths (alloc/tagged_blocks.cc).
+bool ProgramHandlesAsynchronousSignals();
+
+// Fills `set` with the asynchronous signals: every signal but the fatal ones.
+void AsynchronousSignals(sigset_t* set);
+
 // fork(): the forking thread holds the table (all signals blocked) across fork.
 void LockSignalTableForFork();
 void UnlockSignalTableAfterFork();
