@@ -16,6 +16,7 @@ import fs from "node:fs";
 import http from "node:http";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
+import zlib from "node:zlib";
 
 import { launchBrowser, makeChecks, parseArgs } from "./page_test_support.mjs";
 
@@ -173,6 +174,23 @@ try {
   });
   check(endpoint !== null, "the running program serves its profile", endpoint);
   if (endpoint) {
+    // The program serves as soon as it starts; its leak is in the profile once a round of it has
+    // been sampled (each round's four blocks are missed with probability 0.6^4). Wait for that
+    // state, seen in the served profile's names, rather than for a time: on a loaded machine the
+    // first fetch came before it.
+    const names = () => new Promise((resolve) => {
+      http.get(endpoint, (res) => {
+        const chunks = [];
+        res.on("data", (c) => chunks.push(c));
+        res.on("end", () => {
+          try { resolve(zlib.gunzipSync(Buffer.concat(chunks)).toString("latin1")); }
+          catch { resolve(""); }
+        });
+      }).on("error", () => resolve(""));
+    });
+    for (let tries = 0; tries < 200 && !(await names()).includes("site_leak"); ++tries) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
     execFileSync(path.resolve(args.heaprec), ["ui", endpoint, "-o", "running.html"], options);
     const html = fs.readFileSync(path.join(args.workdir, "running.html"), "utf8");
     check(/site_leak/.test(html) && html.includes(endpoint), "heaprec ui URL shows the live heap",
