@@ -63,6 +63,8 @@ void WriteFlameJson(const FlameGraph& g, const FlameOptions& options, std::ostre
   j.Key("period").Int(p.period);
   // What the page's "sampled every PERIOD UNIT" counts: a per-object profile's unit is "count".
   j.Key("period_unit").String(p.per_object ? "objects" : p.period_type.unit);
+  // A Ruby profile's native blocks, sampled by bytes beside its objects: "native bytes every ...".
+  if (p.native_byte_interval > 0) j.Key("native_byte_interval").Int(p.native_byte_interval);
   j.Key("comments").BeginArray();
   for (const std::string& comment : p.comments) j.String(comment);
   j.EndArray();

@@ -12,6 +12,7 @@
 #include "analysis/flame_graph.h"
 #include "flame_profile.h"
 #include "profile/sampling_error.h"
+#include "schema/profile_schema.h"
 #include "test_profiles.h"
 
 namespace heaprec::render {
@@ -72,6 +73,24 @@ TEST(FlameGraphTest, JsonCarriesTypesIntervalsAndEscapes) {
   } catch (const UnknownSampleIndexError& e) {
     EXPECT_NE(std::string(e.what()).find("inuse_space"), std::string::npos) << e.what();
   }
+}
+
+// A Ruby profile with native bytes: objects sampled 1 in N, native blocks by bytes at the
+// interval their label gives. The page's header names both.
+TEST(FlameGraphTest, JsonNamesBothIntervalsOfARubyProfileWithNativeBytes) {
+  Profile p = MakeKnownProfile(1000);
+  p.period_type = {.type = schema::kPerObjectPeriodType, .unit = schema::kCountUnit};
+  std::ostringstream objects_only;
+  WriteFlameJson(BuildFlameGraph(p), {}, objects_only);
+  EXPECT_NE(objects_only.str().find("\"period\":1000,\"period_unit\":\"objects\""),
+            std::string::npos);
+  EXPECT_EQ(objects_only.str().find("native_byte_interval"), std::string::npos);
+  p.samples[0].labels.push_back({.key = schema::kByteIntervalLabel, .num = 524288});
+  std::ostringstream with_native;
+  WriteFlameJson(BuildFlameGraph(p), {}, with_native);
+  EXPECT_NE(with_native.str().find("\"period_unit\":\"objects\",\"native_byte_interval\":524288"),
+            std::string::npos)
+      << with_native.str().substr(0, 200);
 }
 
 TEST(FlameGraphTest, PageIsSelfContained) {
