@@ -238,19 +238,25 @@ class CliTest < HeaprecTestCase
     refute_match(/^pid #{parent}:/, stdout)
   end
 
-  # Go's pprof reads the profile as is (no symbolization needed; -symbolize=none keeps pprof's C++
-  # name simplification away from Ruby names such as <main>).
+  # A block of the class body: its frame's label has angle brackets, as <main> does.
+  KEEP_STRINGS = ->(n) { Array.new(n) { "s" * 100 } }
+
+  # Go's pprof reads the profile as is, with or without its own symbolization: Ruby's names (with
+  # angle brackets, which pprof's C++ name simplification could take for template arguments) come
+  # out as they were written.
   def test_go_pprof_reads_the_profile
     pprof = ENV["HEAPREC_PPROF_PATH"]
     skip "pprof not built" unless pprof && File.executable?(pprof)
     Heaprec.start(sample_every: 1)
-    keep = Array.new(100) { "s" * 100 }
+    keep = KEEP_STRINGS.call(100)
     full_gc
     Heaprec.dump(path("go.pb.gz"))
-    stdout, stderr, status = Open3.capture3(pprof, "-top", "-symbolize=none", path("go.pb.gz"))
-    assert status.success?, stderr
-    assert_match(/CliTest#test_go_pprof_reads_the_profile/, stdout)
-    assert_match(/<main>/, stdout)
+    [[], ["-symbolize=none"]].each do |flags|
+      stdout, stderr, status = Open3.capture3(pprof, "-top", *flags, path("go.pb.gz"))
+      assert status.success?, stderr
+      assert_match(/CliTest#test_go_pprof_reads_the_profile/, stdout)
+      assert_match(/<class:CliTest>/, stdout)
+    end
     assert_equal 100, keep.size
   end
 end

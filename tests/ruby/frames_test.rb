@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require_relative "test_helper"
+require "open3"
 
 # One class per property, so no other test's objects are counted.
 class FromC; end
@@ -38,6 +39,34 @@ class FramesTest < HeaprecTestCase
       assert_equal [__FILE__, CALLING_LINE], [array_new.file, array_new.line]
     end
     keep.clear
+  end
+
+  # A program's main thread: its stacks end at the script's own <main>, once, at a line of the
+  # script. Below it rb_profile_frames also reports the VM's placeholder (an empty <main>, named
+  # after the script, at line 0), which Ruby's backtraces leave out, and so does heaprec.
+  def test_the_main_threads_stacks_end_at_the_scripts_main_once
+    File.write(path("main.rb"), <<~RUBY)
+      require "heaprec"
+      class Rooted; end
+      Heaprec.start(sample_every: 1)
+      def make = Rooted.new
+      kept = Array.new(3) { make }
+      GC.start
+      Heaprec.dump(ARGV[0])
+      p kept.size
+    RUBY
+    lib = File.dirname($LOADED_FEATURES.find { |f| f.end_with?("/heaprec.rb") })
+    _, err, status = Open3.capture3(RbConfig.ruby, "-I", lib, path("main.rb"), path("main.pb.gz"))
+    assert status.success?, err
+    profile = DecodedProfile.new(path("main.pb.gz"))
+    samples = profile.samples_of_class("Rooted")
+    refute_empty samples
+    samples.each do |s|
+      frames = profile.frames(s).map { |f| [f.function, File.basename(f.file), f.line] }
+      assert_equal [["Object#make", "main.rb", 4], ["block in <main>", "main.rb", 5],
+                    ["Array#initialize", "main.rb", 5], ["Class#new", "main.rb", 5],
+                    ["<main>", "main.rb", 5]], frames.drop(1)
+    end
   end
 
   def recurse(depth, klass) = depth.zero? ? klass.new : recurse(depth - 1, klass)

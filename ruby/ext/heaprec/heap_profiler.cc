@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <cstring>
 #include <new>
 
 namespace heaprec::ruby {
@@ -33,6 +34,18 @@ bool IsProgramObject(VALUE object) {
 // Whether a frame from rb_profile_frames is a method written in C: it has no instruction sequence,
 // so no path (rb_profile_frame_path reads the frame; it allocates nothing).
 bool IsCMethod(VALUE frame) { return NIL_P(rb_profile_frame_path(frame)); }
+
+// Whether a stack's root-most frame is the VM's placeholder for the main program: the empty
+// top-level instruction sequence the VM pushes when it starts (Init_VM), labelled <main>, named
+// after the script, at line 0. rb_profile_frames reports it below the script's own <main>, so every
+// stack of the main thread started with <main> twice; Ruby's backtraces leave it out, and so does
+// heaprec. (The label is the sequence's own string: reading it allocates nothing.)
+bool IsVmTopFrame(VALUE frame, int line) {
+  if (line != 0 || IsCMethod(frame)) return false;
+  VALUE label = rb_profile_frame_label(frame);
+  return RB_TYPE_P(label, T_STRING) && RSTRING_LEN(label) == 6 &&
+         std::memcmp(RSTRING_PTR(label), "<main>", 6) == 0;
+}
 
 }  // namespace
 
@@ -83,6 +96,11 @@ void HeapProfiler::OnNewObject(VALUE object) {
 
 std::uint32_t HeapProfiler::EncodeRubyFrames(const VALUE* frames, const int* lines, int captured,
                                              std::uint32_t limit, std::uint64_t* out) {
+  // A whole stack (not cut at the limit) ends at the VM's placeholder frame, on the main thread.
+  if (captured > 0 && captured <= static_cast<int>(limit) &&
+      IsVmTopFrame(frames[captured - 1], lines[captured - 1])) {
+    --captured;
+  }
   const int depth = std::min(captured, static_cast<int>(limit));
   for (int i = 0; i < depth; ++i) {
     VALUE caller = 0;
