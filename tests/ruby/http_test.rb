@@ -35,6 +35,9 @@ class HttpTest < HeaprecTestCase
       served = DecodedProfile.new(profile_path)
       assert_equal 500, served.count_of("Served")
       assert_equal "http", served.reason
+      # What autorun set up (the server, the libraries it loads, its threads) is heaprec's own.
+      own = served.raw.samples.select { |s| served.frames(s).any? { |f| f.file.start_with?(ruby_lib) } }
+      assert_empty own.map { |s| served.frames(s).map(&:to_a).first(4) }
       out, err, status = Open3.capture3(pprof, "-top", "-symbolize=none", url)
       assert status.success?, err
       assert_match(/<main>/, out)

@@ -222,14 +222,18 @@ module Heaprec
       options[:seed] = Integer(seed, 10) if seed && !seed.empty?
       @options = options
       @dormant = switch_setting("HEAPREC_DORMANT")
-      if @dormant
-        listen_for_commands
-      else
-        install_dump_signal
-        start_profiling
+      # What heaprec sets up from here (its threads, signal handler, HTTP server and the libraries
+      # that loads, the at_exit proc) is heaprec's own, not the program's: none of it is sampled.
+      Heaprec._quietly do
+        if @dormant
+          listen_for_commands
+        else
+          install_dump_signal
+          start_profiling
+        end
+        start_http
+        at_exit { final_dump(ending_reason($!)) }
       end
-      start_http
-      at_exit { final_dump(ending_reason($!)) }
     rescue SettingError, ArgumentError, RangeError, RuntimeError, NotImplementedError => e
       warn "heaprec: #{e.message}; the program runs without heaprec"
     end
