@@ -35,9 +35,7 @@ class HttpTest < HeaprecTestCase
       served = DecodedProfile.new(profile_path)
       assert_equal 500, served.count_of("Served")
       assert_equal "http", served.reason
-      # What autorun set up (the server, the libraries it loads, its threads) is heaprec's own.
-      own = served.raw.samples.select { |s| served.frames(s).any? { |f| f.file.start_with?(ruby_lib) } }
-      assert_empty own.map { |s| served.frames(s).map(&:to_a).first(4) }
+      assert_empty heaprecs_own(served), "what autorun set up (server, libraries, threads)"
       out, err, status = Open3.capture3(pprof, "-top", "-symbolize=none", url)
       assert status.success?, err
       assert_match(/<main>/, out)
@@ -47,7 +45,17 @@ class HttpTest < HeaprecTestCase
       assert_equal "500\n", stdout.read, "the program's output is its own"
       assert wait.value.success?
     end
-    assert_equal ["exit"], Dir[path("exit.*.pb.gz")].map { |f| DecodedProfile.new(f).reason }
+    exits = profiles_but_peaks(path("exit.*.pb.gz")).map { |f| DecodedProfile.new(f) }
+    assert_equal ["exit"], exits.map(&:reason)
+    assert_empty heaprecs_own(exits.first), "and the final dump, at_exit on the main thread"
+  end
+
+  # The samples (live objects or allocations) with a frame in heaprec's own Ruby files: leaf-most
+  # frames of each, for the message.
+  def heaprecs_own(profile)
+    profile.raw.samples.map { |s| profile.frames(s) }
+           .select { |frames| frames.any? { |f| f.file.start_with?(ruby_lib) } }
+           .map { |frames| frames.map(&:to_a).first(3) }
   end
 
   # Dormant: the endpoint answers 503 until `heaprec attach`, then serves what was sampled since.

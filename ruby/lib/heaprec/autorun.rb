@@ -53,17 +53,21 @@ module Heaprec
       File.basename($PROGRAM_NAME.to_s).then { |n| n.empty? ? "ruby" : n }
     end
 
+    # Its allocations (the path, the messages) are heaprec's: the final dump runs on the program's
+    # main thread, in at_exit.
     def dump(reason, sequence)
-      path = Heaprec._expand_output_template(@output, sequence, program_name)
-      path = Heaprec._peak_path(path) if reason == "peak"
-      # One dump at a time (the extension refuses a second): the peak, interval, signal and exit
-      # dumps wait for each other rather than fail.
-      DUMP_LOCK.synchronize { Heaprec._dump(path, reason) } # reason=, as in the manifest
-      manifest = ENV["HEAPREC_MANIFEST"]
-      if manifest && !manifest.empty?
-        Heaprec._append_to_manifest(manifest, reason, path)
-      else
-        warn "heaprec: wrote #{path}"
+      Heaprec._quietly do
+        path = Heaprec._expand_output_template(@output, sequence, program_name)
+        path = Heaprec._peak_path(path) if reason == "peak"
+        # One dump at a time (the extension refuses a second): the peak, interval, signal and exit
+        # dumps wait for each other rather than fail.
+        DUMP_LOCK.synchronize { Heaprec._dump(path, reason) } # reason=, as in the manifest
+        manifest = ENV["HEAPREC_MANIFEST"]
+        if manifest && !manifest.empty?
+          Heaprec._append_to_manifest(manifest, reason, path)
+        else
+          warn "heaprec: wrote #{path}"
+        end
       end
     rescue StandardError, NoMemoryError => e
       warn "heaprec: could not write profile: #{e.message}"
