@@ -299,13 +299,13 @@ class HeapProfileEncoder {
         if (!EmitSymbolicLocation(frame, id)) return false;
         continue;
       }
+      const std::uint64_t mapping = MappingFor(frame);
       std::uint64_t function_id = 0;
-      if (metadata_.names != nullptr && !NamedFunction(frame, &function_id)) return false;
+      if (metadata_.names != nullptr && !NamedFunction(frame, mapping, &function_id)) return false;
       {
         Writer top(buffer_);
         Writer location(top, pprof::kProfileLocation);
         location.add_uint64(pprof::kLocationId, id);
-        std::uint64_t mapping = MappingFor(frame);
         if (mapping != 0) location.add_uint64(pprof::kLocationMappingId, mapping);
         location.add_uint64(pprof::kLocationAddress, frame);
         if (function_id != 0) {
@@ -318,11 +318,13 @@ class HeapProfileEncoder {
     return true;
   }
 
-  // The function the AddressNamer names `address` with (written the first time it is seen) into
-  // *function_id, 0 when it has no name. False when memory ran out.
-  bool NamedFunction(std::uint64_t address, std::uint64_t* function_id) {
+  // The function the AddressNamer names `address` (in mapping id `mapping`, 0 for none) with,
+  // written the first time it is seen, into *function_id, 0 when it has no name. False when
+  // memory ran out.
+  bool NamedFunction(std::uint64_t address, std::uint64_t mapping, std::uint64_t* function_id) {
     std::uint64_t key = 0;
-    const char* name = metadata_.names->Name(address, &key);
+    const std::size_t index = mapping != 0 ? mapping - 1 : AddressNamer::kNoMapping;
+    const char* name = metadata_.names->Name(address, index, &key);
     *function_id = 0;
     if (name == nullptr) return true;
     bool new_function = false;

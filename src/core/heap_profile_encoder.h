@@ -83,9 +83,12 @@ class FrameDescriber {
 // written.
 class AddressNamer {
  public:
-  // The name of the function containing `address`, and a key the same for every address of that
-  // function (and for no other); null when it has none.
-  virtual const char* Name(std::uint64_t address, std::uint64_t* function_key) const = 0;
+  static constexpr std::size_t kNoMapping = SIZE_MAX;
+  // The name of the function containing `address` (in metadata.mappings[mapping], or kNoMapping
+  // when no mapping holds it), and a key the same for every address of that function (and for no
+  // other); null when it has none.
+  virtual const char* Name(std::uint64_t address, std::size_t mapping,
+                           std::uint64_t* function_key) const = 0;
   // Whether some frame in metadata.mappings[index] has a name: the mapping is marked
   // has_functions, which tells pprof not to symbolize it again.
   virtual bool NamesMapping(std::size_t index) const = 0;

@@ -431,6 +431,16 @@ class NativeBlocksLabeler final : public SampleLabeler {
   bool CountsObjects(std::uint64_t tag) const override { return tag != kNativeTag; }
 };
 
+// `count` native blocks of `size` bytes standing for `weight` each, as a front end adds them.
+HeapSnapshot::Object NativeBlocks(std::uint64_t size, double weight, std::uint64_t count) {
+  HeapSnapshot::Object blocks = {};
+  blocks.size = size;
+  blocks.weight = weight;
+  blocks.count = count;
+  blocks.tag = NativeBlocksLabeler::kNativeTag;
+  return blocks;
+}
+
 TEST(HeapProfileEncoderMixedFramesTest, NativeBlocksJoinARuntimeProfileAsBytesOnly) {
   SystemMemoryResource memory;
   HeapRecorder recorder(memory, RecorderOptions{});
@@ -444,12 +454,7 @@ TEST(HeapProfileEncoderMixedFramesTest, NativeBlocksJoinARuntimeProfileAsBytesOn
   ASSERT_TRUE(snapshot.Take(recorder, SnapshotGrouping::kEachObject));
   // Two native blocks of 1,000 bytes, standing for 2.5: malloc's caller, then the runtime's frames.
   std::uint64_t native_stack[] = {0x401010, 0x402020, R(101), R(102)};
-  HeapSnapshot::Object blocks = {};
-  blocks.size = 1000;
-  blocks.weight = 2.5;
-  blocks.count = 2;
-  blocks.tag = NativeBlocksLabeler::kNativeTag;
-  ASSERT_TRUE(snapshot.AddObject(native_stack, 4, blocks));
+  ASSERT_TRUE(snapshot.AddObject(native_stack, 4, NativeBlocks(1000, 2.5, 2)));
   ASSERT_EQ(snapshot.object_count(), 2u);
   snapshot.SortByStackAndSize();
   ProfileMapping mapping = {0x400000, 0x500000, 0, "/usr/lib/libruby.so", "abcd"};
@@ -490,7 +495,7 @@ TEST(HeapProfileEncoderMixedFramesTest, NativeBlocksJoinARuntimeProfileAsBytesOn
 // function (String#*): the Ruby front end's placeholder names, keyed by mapping index.
 class MappingNamer final : public AddressNamer {
  public:
-  const char* Name(std::uint64_t, std::uint64_t* function_key) const override {
+  const char* Name(std::uint64_t, std::size_t, std::uint64_t* function_key) const override {
     *function_key = 1;
     return "[libruby.so]";
   }
@@ -506,12 +511,7 @@ TEST(HeapProfileEncoderMixedFramesTest, NamedNativeFramesAndTheFrontEndsDropFram
   HeapSnapshot snapshot;
   ASSERT_TRUE(snapshot.Take(recorder, SnapshotGrouping::kEachObject));
   std::uint64_t native_stack[] = {0x401010, R(101)};
-  HeapSnapshot::Object blocks = {};
-  blocks.size = 1000;
-  blocks.weight = 1;
-  blocks.count = 1;
-  blocks.tag = NativeBlocksLabeler::kNativeTag;
-  ASSERT_TRUE(snapshot.AddObject(native_stack, 2, blocks));
+  ASSERT_TRUE(snapshot.AddObject(native_stack, 2, NativeBlocks(1000, 1, 1)));
   snapshot.SortByStackAndSize();
   ProfileMapping mapping = {0x400000, 0x500000, 0, "/usr/lib/libruby.so", "abcd"};
   MappingNamer namer;

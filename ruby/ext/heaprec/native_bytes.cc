@@ -4,10 +4,8 @@
 #include <ruby.h>
 #include <ruby/thread.h>
 
-#include <algorithm>
 #include <atomic>
 #include <cstring>
-#include <iterator>
 
 #include "frame_registry.h"
 #include "heap_profiler.h"
@@ -253,16 +251,14 @@ bool AddNativeBlocks(const HeapProfiler* profiler, HeapSnapshot& snapshot, std::
   return result == 0 && context.ok;
 }
 
-const char* CodeMappings::Name(std::uint64_t address, std::uint64_t* function_key) const {
-  auto after = std::upper_bound(
-      mappings.begin(), mappings.end(), address,
-      [](std::uint64_t a, const ProfileMapping& mapping) { return a < mapping.start; });
-  if (after == mappings.begin() || address >= std::prev(after)->limit) {
-    *function_key = mappings.size();  // one name for every frame outside the table
+const char* CodeMappings::Name(std::uint64_t, std::size_t mapping,
+                               std::uint64_t* function_key) const {
+  if (mapping >= frame_names.size()) {
+    *function_key = frame_names.size();  // one name for every frame outside the table
     return "[unmapped]";
   }
-  *function_key = static_cast<std::uint64_t>(std::prev(after) - mappings.begin());
-  return frame_names[*function_key];
+  *function_key = mapping;
+  return frame_names[mapping];
 }
 
 NativeByteStats GetNativeByteStats() {

@@ -52,7 +52,8 @@ struct CodeMappings final : AddressNamer {
   std::deque<std::string> names;         // paths, build ids, frame names; a deque never moves them
   std::vector<const char*> frame_names;  // per mapping
 
-  const char* Name(std::uint64_t address, std::uint64_t* function_key) const override;
+  const char* Name(std::uint64_t address, std::size_t mapping,
+                   std::uint64_t* function_key) const override;
   bool NamesMapping(std::size_t) const override { return true; }
 };
 

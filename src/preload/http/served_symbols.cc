@@ -170,7 +170,8 @@ bool ServedSymbols::Read(const HeapSnapshot& snapshot, const ProfileMapping* map
   return true;
 }
 
-const char* ServedSymbols::Name(std::uint64_t address, std::uint64_t* function_key) const {
+const char* ServedSymbols::Name(std::uint64_t address, std::size_t /*mapping*/,
+                                std::uint64_t* function_key) const {
   if (names_ == nullptr) return nullptr;
   const std::uint64_t* at = std::lower_bound(addresses_, addresses_ + count_, address);
   if (at == addresses_ + count_ || *at != address) return nullptr;

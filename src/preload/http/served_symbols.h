@@ -36,7 +36,8 @@ class ServedSymbols final : public AddressNamer {
   // ran out: the profile is then served with addresses only.
   bool Read(const HeapSnapshot& snapshot, const ProfileMapping* mappings, std::size_t count);
 
-  const char* Name(std::uint64_t address, std::uint64_t* function_key) const override;
+  const char* Name(std::uint64_t address, std::size_t mapping,
+                   std::uint64_t* function_key) const override;
   bool NamesMapping(std::size_t index) const override;
 
  private:
