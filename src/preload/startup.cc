@@ -190,6 +190,7 @@ void StartInjectedProcess() {
   RememberStderr();
   RememberProgramName();
   PrepareProcess();
+  NoteHandlersInPlace();
   StartThreads();
 }
 

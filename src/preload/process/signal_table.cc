@@ -142,11 +142,7 @@ void InstallSignalHandlers(int dump_signal) {
   g_dump_signal = dump_signal;
   TableLock lock;
   for (int s = 1; s < NSIG; ++s) {
-    if (RoleOf(s) == SignalRole::kNone) {
-      struct sigaction current = {};
-      if (real(s, nullptr, &current) == 0) NoteProgramAction(s, current);
-      continue;
-    }
+    if (RoleOf(s) == SignalRole::kNone) continue;
     if (real(s, nullptr, &g_program_actions[s]) != 0) continue;
     NoteProgramAction(s, g_program_actions[s]);
     struct sigaction kernel = KernelAction(s, g_program_actions[s]);
@@ -169,6 +165,17 @@ void ResetToDefault(int signal_number) {
   TableLock lock;
   g_program_actions[signal_number] = action;
   if (RoleOf(signal_number) != SignalRole::kDump) real(signal_number, &action, nullptr);
+}
+
+void NoteHandlersInPlace() {
+  SigactionFn real = RealSigaction();
+  if (real == nullptr) return;
+  for (int s = 1; s < NSIG; ++s) {
+    struct sigaction current = {};
+    if (RoleOf(s) == SignalRole::kNone && real(s, nullptr, &current) == 0) {
+      NoteProgramAction(s, current);
+    }
+  }
 }
 
 bool ProgramHandlesAsynchronousSignals() {

@@ -43,10 +43,16 @@ struct sigaction ProgramAction(int signal_number);
 // raise of an ending signal take the default action.
 void ResetToDefault(int signal_number);
 
+// Notes the handlers already in place for the signals InstallSignalHandlers does not manage, for
+// a library loaded into a running process (attach): its program installed them before heaprec was
+// there. At exec the kernel resets every handler, and later ones come through the interposed
+// functions, so a process heaprec starts with needs no such reading.
+void NoteHandlersInPlace();
+
 // Whether the program may run a handler of its own for an asynchronous signal (any but the fatal
 // ones, which a fault raises where it happens): it installed one through the interposed functions,
-// or one was in place when heaprec started (heaprec attached to a running process). glibc's own
-// signals (between SIGRTMIN's kernel number 32 and SIGRTMIN) do not count. Once true, it stays
+// or one was in place when heaprec attached to the running process (NoteHandlersInPlace). glibc's
+// own signals (between SIGRTMIN's kernel number 32 and SIGRTMIN) do not count. Once true, it stays
 // true. Lock-free, for the allocation paths (alloc/tagged_blocks.cc).
 bool ProgramHandlesAsynchronousSignals();
 
