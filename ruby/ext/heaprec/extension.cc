@@ -177,7 +177,10 @@ VALUE LiveBytes(VALUE) {
 }
 
 // Heaprec._quietly { }: the block's allocations on this thread are heaprec's own (autorun's
-// threads: a new thread's VM stack is allocated by the thread that creates it), not sampled.
+// threads: a new thread's VM stack is allocated by the thread that creates it), not sampled. The
+// only way to set the flag from Ruby, and it is always restored: the flag belongs to the native
+// thread, and Ruby 3.1 runs a new Ruby thread on the native thread of one that ended, which would
+// otherwise inherit it (the program's next thread, unsampled).
 VALUE Quietly(VALUE) {
   bool was = SuppressHookOnThisThread(true);
   return rb_ensure(
@@ -193,14 +196,6 @@ VALUE Quietly(VALUE) {
 // the native byte sampler lets go of the VM, which is torn down next; a malloc sampled during the
 // teardown must not read Ruby's frames.
 void DetachNativeBytesAtEnd(VALUE) { DetachNativeBytes(); }
-
-// Heaprec._exclude_this_thread: the calling thread's allocations are heaprec's own from now on
-// (autorun's dump and HTTP threads), not the program's, and are not sampled. A Ruby thread is one
-// native thread, whose flag this sets.
-VALUE ExcludeThisThread(VALUE) {
-  SuppressHookOnThisThread(true);
-  return Qnil;
-}
 
 // The path is converted first: its to_str/to_path is Ruby code, which may stop the profiler.
 VALUE DumpWithReason(VALUE path, const char* reason) {
@@ -326,7 +321,6 @@ extern "C" __attribute__((visibility("default"))) void Init_heaprec_ext() {
   rb_define_singleton_method(module, "_live_bytes", LiveBytes, 0);
   rb_define_singleton_method(module, "_quietly", Quietly, 0);
   rb_set_end_proc(DetachNativeBytesAtEnd, Qnil);
-  rb_define_singleton_method(module, "_exclude_this_thread", ExcludeThisThread, 0);
   rb_define_singleton_method(module, "dump", Dump, 1);
   rb_define_singleton_method(module, "_dump", DumpFor, 2);
   rb_define_singleton_method(module, "stats", Stats, 0);

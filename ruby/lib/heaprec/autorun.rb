@@ -103,10 +103,7 @@ module Heaprec
       @signal_dumps = 0
       previous = Signal.trap(signal) do |number|
         Heaprec._quietly do
-          Thread.new do
-            Heaprec._exclude_this_thread
-            dump("signal", @signal_dumps += 1)
-          end
+          Thread.new { Heaprec._quietly { dump("signal", @signal_dumps += 1) } }
         end
         previous.call(number) if previous.respond_to?(:call)
       end
@@ -140,14 +137,15 @@ module Heaprec
 
       def run(name, period, &work)
         Thread.current.name = name
-        Heaprec._exclude_this_thread
-        loop do
-          stop = @lock.synchronize do
-            @wake.wait(@lock, period) unless @stopping
-            @stopping
+        Heaprec._quietly do
+          loop do
+            stop = @lock.synchronize do
+              @wake.wait(@lock, period) unless @stopping
+              @stopping
+            end
+            break if stop
+            work.call
           end
-          break if stop
-          work.call
         end
       end
       private :run
@@ -279,10 +277,11 @@ module Heaprec
     def start_control_thread
       @control_thread = Heaprec._quietly do
         Thread.new do
-          Heaprec._exclude_this_thread
-          loop do
-            sleep CONTROL_POLL_SECONDS
-            carry_out(Heaprec._next_command)
+          Heaprec._quietly do
+            loop do
+              sleep CONTROL_POLL_SECONDS
+              carry_out(Heaprec._next_command)
+            end
           end
         end
       end

@@ -33,8 +33,7 @@ module Heaprec
       @thread = Heaprec._quietly do
         Thread.new do
           Thread.current.name = "heaprec-http"
-          Heaprec._exclude_this_thread
-          loop { serve(@server.accept) }
+          Heaprec._quietly { loop { serve(@server.accept) } }
         rescue IOError, SystemCallError
           nil # closed: the process is ending or forked
         end
