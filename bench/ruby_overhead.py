@@ -331,6 +331,8 @@ if __name__ == "__main__":
 #                   on, nothing sampled
 #   heaprec         heaprec at the default, sample_every 1000: what users pay (autorun's dumps
 #                   included: the exit dump, and peak and checkpoint dumps where main has them)
+#   heaprec-weakmap heaprec default with the weak map liveness backend (HEAPREC_RUBY_LIVENESS,
+#                   the default from Ruby 3.5): its insertions and prunes against object ids
 #   heaprec-floor   heaprec default with the do-nothing interposer preloaded (libheaprec_floor.so):
 #                   what routing every malloc and free through a preloaded library costs by itself
 #   heaprec-native  the same with the native bytes behind the objects sampled too, as
@@ -372,6 +374,8 @@ class CostConfig:
                        HEAPREC_SAMPLE_EVERY=str(SAMPLING_OFF if "-off" in self.key else 1000),
                        HEAPREC_OUTPUT=f"{d}/heap.%p.pb.gz")
             lib = os.path.dirname(ruby_lib.rstrip("/"))  # lib/ruby's sibling: lib/libheaprec*.so
+            if self.key == "heaprec-weakmap":
+                env.update(HEAPREC_RUBY_LIVENESS="weak_map")
             if self.key == "heaprec-native":
                 env.update(LD_PRELOAD=os.path.join(lib, "libheaprec.so"), HEAPREC_RUNTIME="ruby")
             elif self.key == "heaprec-floor":
@@ -386,6 +390,7 @@ COST_CONFIGS = [
     CostConfig("empty-both", "empty C hooks on NEWOBJ and FREEOBJ"),
     CostConfig("heaprec-off", "heaprec, sampling off (sample_every 2**62)"),
     CostConfig("heaprec", "heaprec default (sample_every 1000)"),
+    CostConfig("heaprec-weakmap", "heaprec default, weak map liveness (Ruby 3.5+'s backend)"),
     CostConfig("heaprec-floor", "heaprec default, the do-nothing interposer preloaded (floor)"),
     CostConfig("heaprec-native", "heaprec default with native bytes (heaprec run --ruby)"),
     CostConfig("heaprec-off-before", "heaprec, sampling off, the --ruby-lib-before build"),

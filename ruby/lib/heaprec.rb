@@ -21,10 +21,15 @@ module Heaprec
   # Starts sampling. `sample_every: N` samples each new object with probability 1/N (randomly, so
   # allocation patterns cannot alias with it) and counts each sampled object N times; N = 1 tracks
   # every object. `seed:` fixes the random choices (for repeatable runs); `max_depth:` caps the
-  # frames kept per stack. Raises if already started, or on a Ruby heaprec does not support.
-  def self.start(sample_every: DEFAULT_SAMPLE_EVERY, seed: nil, max_depth: DEFAULT_MAX_DEPTH)
+  # frames kept per stack; `liveness:` how a dump tells live objects from dead ones (:object_id or
+  # :weak_map; the default depends on the Ruby version, see ruby_support.rb). Raises if already
+  # started, or on a Ruby heaprec does not support.
+  def self.start(sample_every: DEFAULT_SAMPLE_EVERY, seed: nil, max_depth: DEFAULT_MAX_DEPTH,
+                 liveness: default_liveness)
     unsupported = unsupported_ruby_reason
     raise NotImplementedError, unsupported if unsupported
+    unusable = unusable_liveness_reason(liveness)
+    raise ArgumentError, "heaprec: #{unusable}" if unusable
     sample_every = positive_integer(:sample_every, sample_every, 1 << 62)
     max_depth = positive_integer(:max_depth, max_depth, MAX_DEPTH_LIMIT)
     if defined?(Ractor) && Ractor.count > 1
@@ -32,7 +37,7 @@ module Heaprec
             "hooks and ractors)"
     end
     seed = seed.nil? ? Random.new_seed & 0xffff_ffff_ffff_ffff : Integer(seed) & 0xffff_ffff_ffff_ffff
-    _start(sample_every, seed, max_depth)
+    _start(sample_every, seed, max_depth, liveness == :weak_map)
   end
 
   # Profiles the block and writes the live heap at its end to `path`.

@@ -31,21 +31,29 @@ class GemTest < HeaprecTestCase
     assert_includes spec.files, "lib/heaprec/ruby_support.rb"
     # gem install refuses the Rubies Heaprec.start refuses: one list for both.
     assert spec.required_ruby_version.satisfied_by?(Gem::Version.new("3.1.2"))
-    refute spec.required_ruby_version.satisfied_by?(Gem::Version.new("3.5.0"))
+    assert spec.required_ruby_version.satisfied_by?(Gem::Version.new("4.0.0"))
+    refute spec.required_ruby_version.satisfied_by?(Gem::Version.new("4.2.0"))
     refute spec.required_ruby_version.satisfied_by?(Gem::Version.new("2.7.8"))
   end
 
-  # heaprec tells live objects by ObjectSpace._id2ref: the Rubies where that is deprecated (4.0, the
-  # 3.5 previews) and those before 3.0 are refused with one line; this one runs.
-  def test_unsupported_rubies_are_refused_with_one_clear_line
+  # Two liveness backends cover Ruby 3.0 to 4.1: object ids and ObjectSpace._id2ref up to 3.4, the
+  # weak map from 3.5 (a preview's RUBY_VERSION is the coming release's: 3.5.0 is 4.0's). Before 3.0
+  # and after 4.1 Ruby is refused with one line; this one runs.
+  def test_each_ruby_gets_its_backend_or_one_clear_line
     assert_nil Heaprec.unsupported_ruby_reason
-    %w[3.0.0 3.1.2 3.3.6 3.4.1].each { |v| assert_nil Heaprec.unsupported_ruby_reason(v), v }
-    assert_equal "heaprec does not support Ruby 4.0.0: it tells live objects by ObjectSpace._id2ref, " \
-                 "which Ruby 4.0 deprecates (supported: Ruby 3.0 to 3.4)",
-                 Heaprec.unsupported_ruby_reason("4.0.0")
-    # A preview's RUBY_VERSION is the coming release's.
-    assert_match(/does not support Ruby 3\.5\.0:/, Heaprec.unsupported_ruby_reason("3.5.0"))
+    %w[3.0.0 3.1.2 3.3.6 3.4.1].each do |v|
+      assert_nil Heaprec.unsupported_ruby_reason(v), v
+      assert_equal :object_id, Heaprec.default_liveness(v), v
+    end
+    %w[3.5.0 4.0.0 4.1.2].each do |v|
+      assert_nil Heaprec.unsupported_ruby_reason(v), v
+      assert_equal :weak_map, Heaprec.default_liveness(v), v
+      assert_match(/needs ObjectSpace\._id2ref/, Heaprec.unusable_liveness_reason(:object_id, v))
+    end
+    assert_equal "heaprec does not support Ruby 4.2.0 yet (supported: Ruby 3.0 to 4.1)",
+                 Heaprec.unsupported_ruby_reason("4.2.0")
     assert_equal "heaprec needs Ruby 3.0 or later, not 2.7.8", Heaprec.unsupported_ruby_reason("2.7.8")
+    assert_equal :object_id, Heaprec.default_liveness
   end
 
   # Heaprec.start asks it: on an unsupported Ruby it raises that line and starts nothing.

@@ -8,7 +8,20 @@ require "tmpdir"
 require "heaprec"
 require_relative "pprof_decoder"
 
+# HEAPREC_TEST_LIVENESS=weak_map runs a file's tests with the second liveness backend (the *_weak_map
+# ctests): each Heaprec.start that names no backend gets it.
+module LivenessUnderTest
+  BACKEND = ENV["HEAPREC_TEST_LIVENESS"].to_s.then { |b| b.empty? ? nil : b.to_sym }
+
+  def start(**options) = super(**{ liveness: BACKEND }.compact, **options)
+end
+Heaprec.singleton_class.prepend(LivenessUnderTest)
+
 class HeaprecTestCase < Minitest::Test
+  # Whether this run's backend is the weak map; tests of the object-id backend's FREEOBJ hook are
+  # defined only without it (weak_map_test.rb tests what replaces the hook there).
+  def self.weak_map_liveness? = (LivenessUnderTest::BACKEND || Heaprec.default_liveness) == :weak_map
+
   def setup
     @dir = Dir.mktmpdir("heaprec-ruby-test")
   end

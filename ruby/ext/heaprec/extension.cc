@@ -1,10 +1,11 @@
 // heaprec_ext: the Ruby bindings. The public API (keyword arguments, defaults, validation) is in
 // lib/heaprec.rb; these are its primitives.
 //
-//   Heaprec._start(sample_every, seed, max_depth)   Heaprec.stop   Heaprec.running?
+//   Heaprec._start(sample_every, seed, max_depth, weak_map)   Heaprec.stop   Heaprec.running?
 //   Heaprec.dump(path)   Heaprec._dump(path, reason)   Heaprec.stats
 //   Heaprec._expand_output_template(pattern, sequence)   Heaprec._peak_path(final_path)
-//   Heaprec::Testing: write_delay=, during_next_liveness_pass { }   (fault injection for tests),
+//   Heaprec::Testing: write_delay=, during_next_liveness_pass { }, during_next_insertion { }
+//                     (fault injection for tests),
 //                     empty_event_hooks(newobj, freeobj)   (the benchmark's floor)
 #include <pthread.h>
 #include <ruby.h>
@@ -124,12 +125,13 @@ HeapProfiler& Running() {
   return *g_profiler;
 }
 
-VALUE Start(VALUE, VALUE sample_every, VALUE seed, VALUE max_depth) {
+VALUE Start(VALUE, VALUE sample_every, VALUE seed, VALUE max_depth, VALUE weak_map) {
   if (g_profiler != nullptr) rb_raise(rb_eRuntimeError, "heaprec: already started");
   ProfilerOptions options;
   options.sample_every = NUM2ULL(sample_every);
   options.seed = NUM2ULL(seed);
   options.max_depth = NUM2UINT(max_depth);
+  options.liveness = RTEST(weak_map) ? LivenessBackend::kWeakMap : LivenessBackend::kObjectId;
   if (options.sample_every == 0) rb_raise(rb_eArgError, "heaprec: sample_every must be >= 1");
   if (options.max_depth == 0 || options.max_depth > 10000) {
     rb_raise(rb_eArgError, "heaprec: max_depth must be between 1 and 10000");
@@ -141,6 +143,8 @@ VALUE Start(VALUE, VALUE sample_every, VALUE seed, VALUE max_depth) {
         options.max_depth, kMaxRubyDepth);
     options.max_depth = kMaxRubyDepth;
   }
+  // With the weak map, the constructor makes it (a Ruby object), and from there to this assignment
+  // nothing allocates from the Ruby heap: no GC can miss it before Mark() reaches it.
   g_profiler = new HeapProfiler(options);
   AttachNativeBytes(g_profiler);  // before the hook: its probes are not the program's objects
   AddEventHook(OnNewObjectEvent, RUBY_INTERNAL_EVENT_NEWOBJ);
@@ -155,7 +159,7 @@ VALUE Stop(VALUE) {
   DetachNativeBytes();
   HeapProfiler* profiler = g_profiler;
   g_profiler = nullptr;
-  if (profiler->active_dump != nullptr) {  // a dump is using it: let it finish
+  if (profiler->busy()) {  // a dump or a drain is using it: let it finish
     profiler->stop_requested = true;
     g_retired_profilers.push_back(profiler);
   } else {
@@ -241,6 +245,8 @@ VALUE Stats(VALUE) {
   set("sample_ns", stats.sample_ns);
   set("record_ns", stats.record_ns);
   set("free_hook", g_free_hook_enabled ? 1 : 0);
+  rb_hash_aset(hash, ID2SYM(rb_intern("liveness")),
+               ID2SYM(rb_intern(profiler.weak_map() != nullptr ? "weak_map" : "object_id")));
   set("tracked", recorder.live_objects);
   set("forgotten", recorder.forgotten);
   set("stacks", recorder.stacks);
@@ -290,6 +296,11 @@ VALUE DuringNextLivenessPass(VALUE) {
   return Qnil;
 }
 
+VALUE DuringNextInsertion(VALUE) {
+  g_weak_map_testing.insertion_hook = rb_block_proc();
+  return Qnil;
+}
+
 }  // namespace
 
 void SyncFreeHook() { SetFreeHook(g_profiler != nullptr && g_profiler->WantsFreeHook()); }
@@ -312,9 +323,10 @@ extern "C" __attribute__((visibility("default"))) void Init_heaprec_ext() {
   // has one. (It is not used; the mark function reads the globals.)
   rb_gc_register_mark_object(TypedData_Wrap_Struct(0, &kRootType, &g_profiler));
   rb_gc_register_address(&g_dump_testing.liveness_pass_hook);
+  rb_gc_register_address(&g_weak_map_testing.insertion_hook);
   pthread_atfork(BeforeFork, AfterForkInParent, AfterForkInChild);
 
-  rb_define_singleton_method(module, "_start", Start, 3);
+  rb_define_singleton_method(module, "_start", Start, 4);
   rb_define_singleton_method(module, "stop", Stop, 0);
   rb_define_singleton_method(module, "running?", IsRunning, 0);
   g_live_slots_key = ID2SYM(rb_intern("heap_live_slots"));  // a static symbol: never collected
@@ -332,5 +344,6 @@ extern "C" __attribute__((visibility("default"))) void Init_heaprec_ext() {
   VALUE testing = rb_define_module_under(module, "Testing");
   rb_define_singleton_method(testing, "write_delay=", SetWriteDelay, 1);
   rb_define_singleton_method(testing, "during_next_liveness_pass", DuringNextLivenessPass, 0);
+  rb_define_singleton_method(testing, "during_next_insertion", DuringNextInsertion, 0);
   rb_define_singleton_method(testing, "empty_event_hooks", AddEmptyEventHooks, 2);
 }

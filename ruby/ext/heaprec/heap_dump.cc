@@ -174,10 +174,21 @@ void FinishGcInProgress() {
   if (!RTEST(rb_gc_disable())) rb_gc_enable();
 }
 
+// Asks the weak map (the second backend, weak_map_liveness.h) whether `key`'s object is alive.
+// Anything raised into the lookup (an interrupt, a TracePoint) is raised again here, where the
+// program's dump propagates it and its ensure cleans up.
+Liveness LookUpInWeakMap(const WeakMapLiveness& weak_map, std::uint64_t key, VALUE* object) {
+  RaisedIntoUs raised;
+  *object = weak_map.Find(key, &raised);
+  raised.Rethrow();
+  return NIL_P(*object) ? Liveness::kDead : Liveness::kAlive;
+}
+
 void LivenessPass(DumpJob& job) {
   HeapSnapshot::Object* objects = job.snapshot.mutable_objects();
   std::size_t count = job.snapshot.object_count(), kept = 0;
   std::uint32_t gc_now = static_cast<std::uint32_t>(rb_gc_count());
+  const WeakMapLiveness* weak_map = job.profiler->weak_map();
   for (std::size_t i = 0; i < count; ++i) {
     if (i == count / 2 && !NIL_P(g_dump_testing.liveness_pass_hook)) {
       VALUE hook = g_dump_testing.liveness_pass_hook;
@@ -186,9 +197,14 @@ void LivenessPass(DumpJob& job) {
     }
     HeapSnapshot::Object o = objects[i];
     VALUE object;
-    int state;
-    Liveness liveness = LookUp(o.key, &object, &state);
-    if (state != 0) rb_jump_tag(state);  // not a RangeError: an interrupt, say; ensure cleans up
+    Liveness liveness;
+    if (weak_map != nullptr) {
+      liveness = LookUpInWeakMap(*weak_map, o.key, &object);
+    } else {
+      int state;
+      liveness = LookUp(o.key, &object, &state);
+      if (state != 0) rb_jump_tag(state);  // not a RangeError: an interrupt, say; ensure cleans up
+    }
     if (liveness == Liveness::kDead) {
       job.profiler->recorder().Forget(o.key);
       continue;
@@ -301,7 +317,7 @@ void* WriteWithoutGvl(void* argument) {
 VALUE DumpBody(VALUE argument) {
   DumpJob& job = *reinterpret_cast<DumpJob*>(argument);
   job.hook_was_suppressed = SuppressHookOnThisThread(true);  // restored by the ensure handler
-  job.profiler->DrainPending();
+  job.profiler->DrainPending(DrainFrom::kDump);
   FinishGcInProgress();
   job.taken_ns = RealtimeNanoseconds();
   if (!job.snapshot.Take(job.profiler->recorder(), SnapshotGrouping::kEachObject)) {
@@ -352,7 +368,9 @@ VALUE DumpProfile(HeapProfiler& profiler, VALUE path, const char* reason) {
         job->snapshot.Release();
         profiler->active_dump = nullptr;
         delete job;
-        if (profiler->stop_requested) RetireStoppedProfiler(profiler);
+        // Not while a drain on this thread is still using it (a TracePoint inside the drain
+        // dumped): the drain's job retires it.
+        if (profiler->stop_requested && !profiler->busy()) RetireStoppedProfiler(profiler);
         return Qnil;
       },
       reinterpret_cast<VALUE>(job));

@@ -1,11 +1,15 @@
 #include "heap_profiler.h"
 
+#include <pthread.h>
 #include <ruby/debug.h>
 #include <time.h>
 
 #include <algorithm>
 #include <cstring>
 #include <new>
+
+#include "core/heap_snapshot.h"
+#include "heap_dump.h"
 
 namespace heaprec::ruby {
 namespace {
@@ -80,6 +84,8 @@ HeapProfiler::HeapProfiler(const ProfilerOptions& options)
       native_line_buffer_(options.max_depth + 1),
       start_time_ns_(static_cast<std::int64_t>(RealtimeNanoseconds())) {
   sampler_.Configure(options.sample_every, options.seed);
+  if (options.liveness == LivenessBackend::kWeakMap)
+    weak_map_ = std::make_unique<WeakMapLiveness>();
   pending_.reserve(1024);
   pending_frames_.reserve(1024 * 16);
 }
@@ -171,26 +177,65 @@ void HeapProfiler::SampleObject(VALUE object) {
 void HeapProfiler::OnFreeObject(VALUE object) {
   // Only objects that were given an id can be tracked; for those rb_obj_id is a table lookup (the
   // FREEOBJ event comes before the VM drops the id), so nothing is allocated during the GC.
+#ifdef FL_SEEN_OBJ_ID
   if ((RBASIC(object)->flags & RUBY_FL_SEEN_OBJ_ID) == 0) return;
+#else
+  // Rubies without the flag (4.0 keeps an object's id in its fields) use the weak map, whose
+  // profiler never turns this hook on (WantsFreeHook).
+  return;
+#endif
   VALUE id = rb_obj_id(object);
   if (!RB_FIXNUM_P(id)) return;
   std::uint64_t key = static_cast<std::uint64_t>(FIX2LONG(id));
   if (recorder_.MaybeTracked(key) && recorder_.Forget(key)) ++freed_;
 }
 
-void HeapProfiler::DrainPending() {
+bool HeapProfiler::KeyFor(std::size_t index, std::uint64_t* key, RaisedIntoUs* raised) {
+  VALUE object = pending_[index].object;
+  if (weak_map_ == nullptr) {
+    // A C function that checks no interrupts; it allocates (a table entry, rarely a Bignum).
+    VALUE id = rb_obj_id(object);
+    *key = RB_FIXNUM_P(id) ? static_cast<std::uint64_t>(FIX2LONG(id)) : NUM2ULL(id);
+    return true;
+  }
+  *key = weak_map_->NextKey();
+  // Once more if interrupted: what interrupted it may have come before the entry was made (a
+  // TracePoint on the call) or after (the interrupt check as the method returns).
+  return weak_map_->Insert(*key, object, raised) || weak_map_->Insert(*key, object, raised);
+}
+
+void HeapProfiler::DrainPending(DrainFrom from) {
+  if (draining_) {
+    // On this thread: a TracePoint on the weak map's methods dumping; the outer drain goes on. A
+    // postponed job on another thread: the drain under way takes its objects too.
+    if (pthread_equal(drain_owner_, pthread_self()) || from == DrainFrom::kPostponedJob) return;
+    // A dump, while another thread's drain is suspended inside a weak map call (a thread switch
+    // at its interrupt check): the dump must see every object sampled before it, so it lets that
+    // drain finish, then drains what is left.
+    while (draining_) rb_thread_wait_for(timeval{0, 1000});
+  }
+  draining_ = true;
+  drain_owner_ = pthread_self();
   const std::uint64_t start = MonotonicNanoseconds();
   bool was_suppressed = SuppressHookOnThisThread(true);
+  RaisedIntoUs raised;
   // Index loop: GC may run inside rb_obj_id (it allocates table entries) and mark the list, so
-  // the entries stay in place until all are recorded.
-  for (std::size_t i = 0; i < pending_.size(); ++i) {
+  // the entries stay in place until all are recorded. With the weak map, another thread may run
+  // inside the insertion and queue more objects (which this loop drains too), so an entry is
+  // copied before the call.
+  std::size_t drained = 0;
+  for (; drained < pending_.size(); ++drained) {
+    drain_position_ = drained;
     // A forked child's history counts its own allocations: the history it inherited is cleared
     // once the objects the parent queued before forking are recorded (live here too, but the
     // parent's allocations).
-    if (history_from_parent_ && i == parent_pending_) ForgetParentHistory();
-    const PendingObject& p = pending_[i];
-    VALUE id = rb_obj_id(p.object);
-    std::uint64_t key = RB_FIXNUM_P(id) ? static_cast<std::uint64_t>(FIX2LONG(id)) : NUM2ULL(id);
+    if (history_from_parent_ && drained == parent_pending_) ForgetParentHistory();
+    std::uint64_t key;
+    if (!KeyFor(drained, &key, &raised)) {
+      ++skipped_;
+      continue;
+    }
+    const PendingObject p = pending_[drained];
     std::uint32_t klass = classes_.Intern(p.klass);
     if (klass == ClassRegistry::kNoClass) {
       ++skipped_;
@@ -201,14 +246,43 @@ void HeapProfiler::DrainPending() {
     recorder_.Record(key, pending_frames_.data() + p.first_frame, p.depth, 0, sampler_.weight(),
                      p.alloc_time_ns, p.generation, klass);
   }
-  recorded_since_count_ += pending_.size();
+  recorded_since_count_ += drained;
   if (history_from_parent_) ForgetParentHistory();
   pending_.clear();
   pending_frames_.clear();
+  // Only growth can turn the FREEOBJ hook on, or call for a prune; counting takes every shard's
+  // lock, so not each time. A dump does its own full pass right after draining.
+  if (recorded_since_count_ >= 1024 && from == DrainFrom::kPostponedJob) {
+    if (weak_map_ != nullptr) {
+      PruneDead(&raised);
+    } else if (!many_tracked_) {
+      RecountTracked();
+    }
+  }
   SuppressHookOnThisThread(was_suppressed);
   record_ns_ += MonotonicNanoseconds() - start;
-  // Only growth can turn the FREEOBJ hook on; counting takes every shard's lock, so not each time.
-  if (!many_tracked_ && recorded_since_count_ >= 1024) RecountTracked();
+  draining_ = false;
+  if (from == DrainFrom::kDump) {
+    raised.Rethrow();
+  } else {
+    raised.Redeliver();
+  }
+}
+
+void HeapProfiler::PruneDead(RaisedIntoUs* raised) {
+  recorded_since_count_ = 0;
+  if (recorder_.Stats().live_objects < prune_at_) return;
+  HeapSnapshot snapshot;
+  if (snapshot.Take(recorder_, SnapshotGrouping::kEachObject)) {
+    const HeapSnapshot::Object* objects = snapshot.objects();
+    for (std::size_t i = 0; i < snapshot.object_count(); ++i) {
+      VALUE found = weak_map_->Find(objects[i].key, raised);
+      if (found == Qundef) break;  // interrupted: the rest waits for the next prune or dump
+      if (NIL_P(found) && recorder_.Forget(objects[i].key)) ++freed_;
+    }
+    snapshot.Release();
+  }
+  prune_at_ = std::max(kPruneAbove, 2 * recorder_.Stats().live_objects);
 }
 
 void HeapProfiler::RecountTracked() {
@@ -232,6 +306,7 @@ void HeapProfiler::ForgetParentHistory() {
 void HeapProfiler::Mark() const {
   frames_.Mark();
   classes_.Mark();
+  if (weak_map_ != nullptr) weak_map_->Mark();
   for (const PendingObject& p : pending_) {
     rb_gc_mark(p.object);
     rb_gc_mark(p.klass);  // the object may be hidden (its class cleared) before it is drained
@@ -267,6 +342,14 @@ void HeapProfiler::BeforeFork() { recorder_.LockForFork(); }
 void HeapProfiler::AfterForkInParent() { recorder_.UnlockAfterForkInParent(); }
 void HeapProfiler::AfterForkInChild() {
   recorder_.ResetAfterForkInChild();
+  if (draining_ && !pthread_equal(drain_owner_, pthread_self())) {
+    // Another thread of the parent was draining, suspended inside a weak map call (the only place
+    // a drain lets another thread run). That thread does not exist here: what it recorded stays
+    // recorded, and the rest is drained again by the child's next drain.
+    pending_.erase(pending_.begin(),
+                   pending_.begin() + static_cast<std::ptrdiff_t>(drain_position_));
+    draining_ = false;
+  }
   // Cleared at the next drain (not here: the objects the parent queued must be recorded first,
   // and this handler may not call into Ruby to assign their ids).
   history_from_parent_ = true;
@@ -277,7 +360,11 @@ extern HeapProfiler* g_profiler;
 
 namespace {
 void DrainPendingJob(void*) {
-  if (g_profiler != nullptr) g_profiler->DrainPending();
+  HeapProfiler* profiler = g_profiler;
+  if (profiler == nullptr) return;
+  profiler->DrainPending(DrainFrom::kPostponedJob);
+  // Heaprec.stop from inside the drain (a TracePoint on the weak map's methods) left it to us.
+  if (profiler->stop_requested && !profiler->busy()) RetireStoppedProfiler(profiler);
 }
 }  // namespace
 

@@ -22,9 +22,11 @@
 // its own, so the write phase (GVL released) runs while other threads allocate and are recorded.
 #pragma once
 
+#include <pthread.h>
 #include <ruby.h>
 
 #include <cstdint>
+#include <memory>
 #include <unordered_map>
 #include <vector>
 
@@ -33,13 +35,26 @@
 #include "core/memory_resource.h"
 #include "core/object_sampler.h"
 #include "frame_registry.h"
+#include "weak_map_liveness.h"
 
 namespace heaprec::ruby {
+
+// How a dump tells live objects from dead ones ("Ruby versions" in docs/design/ruby.md): by object
+// id and ObjectSpace._id2ref (Ruby 3.0-3.4), or by an ObjectSpace::WeakMap (weak_map_liveness.h;
+// the default where _id2ref is deprecated or gone).
+enum class LivenessBackend { kObjectId, kWeakMap };
 
 struct ProfilerOptions {
   std::uint64_t sample_every = 1000;  // 1 tracks every object
   std::uint64_t seed = 0;
   std::uint32_t max_depth = 400;  // at most kMaxRubyDepth
+  LivenessBackend liveness = LivenessBackend::kObjectId;
+};
+
+// Where DrainPending runs: what a Ruby exception caught there can do.
+enum class DrainFrom {
+  kPostponedJob,  // nothing propagates from a postponed job: sent to the thread again
+  kDump,          // a method the program called: raised again once the queue is drained
 };
 
 // The most Ruby frames a stack keeps: what a profile holds, less one for the truncation marker.
@@ -101,18 +116,33 @@ class HeapProfiler {
   // never nest, since the preload library samples nothing while one runs.
   std::uint32_t EncodeStackForNativeSample(std::uint64_t* out, std::uint32_t capacity);
 
-  // Assigns ids to the queued objects and records them. GVL held; may allocate Ruby objects.
-  void DrainPending();
+  // Gives the queued objects their keys (an object id, or a weak map entry) and records them. GVL
+  // held; may allocate Ruby objects and, with the weak map, call Ruby methods, inside which other
+  // threads may run. Returns at once when a drain is already under way on this thread (a user's
+  // TracePoint inside it that dumps) or, from a postponed job, on another; a dump waits for another
+  // thread's drain to end (so it sees every object sampled before it).
+  void DrainPending(DrainFrom from);
 
   // Whether the FREEOBJ hook pays for itself now: always at dense sampling (sample_every at most
   // kFreeHookEvery), otherwise only while the recorder holds kFreeHookAbove objects or more, until
   // a dump's liveness pass leaves fewer than half that. See "FREEOBJ only where it pays" in
   // docs/design/ruby.md. SyncFreeHook() applies it.
-  bool WantsFreeHook() const { return options_.sample_every <= kFreeHookEvery || many_tracked_; }
+  // Never with the weak map: its keys are not the VM's, and its lookups of the dead are cheap, so
+  // a periodic prune (PruneDead) does the hook's work.
+  bool WantsFreeHook() const {
+    return weak_map_ == nullptr && (options_.sample_every <= kFreeHookEvery || many_tracked_);
+  }
   // Counts the tracked objects again (after a dump's liveness pass) and updates WantsFreeHook.
   void RecountTracked();
   static constexpr std::uint64_t kFreeHookEvery = 100;
   static constexpr std::uint64_t kFreeHookAbove = 1 << 15;
+
+  // Whether Heaprec.stop must leave the deletion to the one using the profiler: a dump, or a drain
+  // (whose Ruby calls may run a user's TracePoint that stops heaprec).
+  bool busy() const { return active_dump != nullptr || draining_; }
+
+  // The weak map backend, or null with object ids.
+  const WeakMapLiveness* weak_map() const { return weak_map_.get(); }
 
   // GC mark function: frames and queued objects.
   void Mark() const;
@@ -139,6 +169,16 @@ class HeapProfiler {
 
  private:
   void SampleObject(VALUE object);  // OnNewObject's work for a sampled object
+
+  // The recorder key of the pending object at `index`; false when it could not be given one (the
+  // weak map's insertion was interrupted twice). `raised` keeps what interrupted it.
+  bool KeyFor(std::size_t index, std::uint64_t* key, RaisedIntoUs* raised);
+
+  // With the weak map, forgets the tracked objects the VM has collected, once the tracked set has
+  // doubled since the last time (so each record pays for O(1) lookups): what the FREEOBJ hint does
+  // for object ids, between dumps.
+  void PruneDead(RaisedIntoUs* raised);
+  static constexpr std::uint64_t kPruneAbove = 4096;
 
   // Encodes `captured` frames from rb_profile_frames (`frames`, `lines`) into `out`: at most
   // `limit`, then the truncation marker when there were more. Returns how many were written, or
@@ -172,6 +212,11 @@ class HeapProfiler {
   // EncodeStackForNativeSample's own, so that it never depends on what SampleObject is doing.
   std::vector<VALUE> native_frame_buffer_;
   std::vector<int> native_line_buffer_;
+  std::unique_ptr<WeakMapLiveness> weak_map_;  // with LivenessBackend::kWeakMap
+  std::uint64_t prune_at_ = kPruneAbove;       // tracked objects that start the next PruneDead
+  bool draining_ = false;
+  pthread_t drain_owner_{};         // the thread running the drain, while draining_
+  std::size_t drain_position_ = 0;  // the pending entry it is at (those before it are recorded)
   std::vector<PendingObject> pending_;
   std::vector<std::uint64_t> pending_frames_;
   std::uint64_t sampled_ = 0;

@@ -49,6 +49,17 @@ module Heaprec
       raise SettingError, "#{name}=#{value.inspect} is not a number of seconds such as 10 or 0.5"
     end
 
+    # HEAPREC_RUBY_LIVENESS: the liveness backend (ruby_support.rb), when not the Ruby's default.
+    def liveness_setting
+      value = ENV["HEAPREC_RUBY_LIVENESS"].to_s
+      return nil if value.empty?
+      backend = Heaprec::LIVENESS_BACKENDS.find { |b| b.to_s == value }
+      reason = backend ? Heaprec.unusable_liveness_reason(backend) : "is not one of object_id, weak_map"
+      raise SettingError, "HEAPREC_RUBY_LIVENESS=#{value.inspect}: #{reason}" if reason
+
+      backend
+    end
+
     def program_name
       File.basename($PROGRAM_NAME.to_s).then { |n| n.empty? ? "ruby" : n }
     end
@@ -222,6 +233,8 @@ module Heaprec
       }
       seed = ENV["HEAPREC_SEED"]
       options[:seed] = Integer(seed, 10) if seed && !seed.empty?
+      liveness = liveness_setting
+      options[:liveness] = liveness if liveness
       @options = options
       @dormant = switch_setting("HEAPREC_DORMANT")
       # What heaprec sets up from here (its threads, signal handler, HTTP server and the libraries
