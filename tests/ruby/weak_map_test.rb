@@ -200,6 +200,25 @@ class WeakMapTest < HeaprecTestCase
     end
   end
 
+  # The objects other threads queue while a drain is suspended are left to it by their postponed
+  # jobs (one drain at a time): it takes them before it ends, so none stays queued (and pinned)
+  # until some later dump.
+  def test_a_suspended_drain_takes_what_others_queued_meanwhile
+    within_deadline do
+      Heaprec.start(sample_every: 1, liveness: :weak_map)
+      kept = nil
+      with_a_drain_suspended_on_another_thread do
+        kept = Array.new(300) { WmKept.new }
+        Thread.pass
+        assert_operator Heaprec.stats[:pending], :>=, 300
+      end
+      assert_equal 0, Heaprec.stats[:pending]
+      full_gc
+      assert_equal 300, dump.count_of("WmKept")
+      assert_equal 300, kept.size
+    end
+  end
+
   # fork() while another thread's drain is suspended: that thread does not exist in the child,
   # whose next drain records the rest, and what the parent had recorded is not recorded twice.
   def test_fork_while_another_thread_drains

@@ -220,45 +220,48 @@ void HeapProfiler::DrainPending(DrainFrom from) {
   bool was_suppressed = SuppressHookOnThisThread(true);
   RaisedIntoUs raised;
   // Index loop: GC may run inside rb_obj_id (it allocates table entries) and mark the list, so
-  // the entries stay in place until all are recorded. With the weak map, another thread may run
-  // inside the insertion and queue more objects (which this loop drains too), so an entry is
-  // copied before the call.
-  std::size_t drained = 0;
-  for (; drained < pending_.size(); ++drained) {
-    drain_position_ = drained;
-    // A forked child's history counts its own allocations: the history it inherited is cleared
-    // once the objects the parent queued before forking are recorded (live here too, but the
-    // parent's allocations).
-    if (history_from_parent_ && drained == parent_pending_) ForgetParentHistory();
-    std::uint64_t key;
-    if (!KeyFor(drained, &key, &raised)) {
-      ++skipped_;
-      continue;
+  // the entries stay in place until all are recorded. With the weak map, other threads may run
+  // inside its calls (the insertions, a prune) and queue more objects, whose postponed jobs leave
+  // them to this drain: so an entry is copied after the call, and the drain goes on until the
+  // queue is empty.
+  do {
+    std::size_t drained = 0;
+    for (; drained < pending_.size(); ++drained) {
+      drain_position_ = drained;
+      // A forked child's history counts its own allocations: the history it inherited is cleared
+      // once the objects the parent queued before forking are recorded (live here too, but the
+      // parent's allocations).
+      if (history_from_parent_ && drained == parent_pending_) ForgetParentHistory();
+      std::uint64_t key;
+      if (!KeyFor(drained, &key, &raised)) {
+        ++skipped_;
+        continue;
+      }
+      const PendingObject p = pending_[drained];
+      std::uint32_t klass = classes_.Intern(p.klass);
+      if (klass == ClassRegistry::kNoClass) {
+        ++skipped_;
+        continue;
+      }
+      // The size is unknown (the object was empty when sampled): the history records none, and
+      // dumps measure live objects.
+      recorder_.Record(key, pending_frames_.data() + p.first_frame, p.depth, 0, sampler_.weight(),
+                       p.alloc_time_ns, p.generation, klass);
     }
-    const PendingObject p = pending_[drained];
-    std::uint32_t klass = classes_.Intern(p.klass);
-    if (klass == ClassRegistry::kNoClass) {
-      ++skipped_;
-      continue;
+    recorded_since_count_ += drained;
+    if (history_from_parent_) ForgetParentHistory();
+    pending_.clear();
+    pending_frames_.clear();
+    // Only growth can turn the FREEOBJ hook on, or call for a prune; counting takes every shard's
+    // lock, so not each time. A dump does its own full pass right after draining.
+    if (recorded_since_count_ >= 1024 && from == DrainFrom::kPostponedJob) {
+      if (weak_map_ != nullptr) {
+        PruneDead(&raised);
+      } else if (!many_tracked_) {
+        RecountTracked();
+      }
     }
-    // The size is unknown (the object was empty when sampled): the history records none, and
-    // dumps measure live objects.
-    recorder_.Record(key, pending_frames_.data() + p.first_frame, p.depth, 0, sampler_.weight(),
-                     p.alloc_time_ns, p.generation, klass);
-  }
-  recorded_since_count_ += drained;
-  if (history_from_parent_) ForgetParentHistory();
-  pending_.clear();
-  pending_frames_.clear();
-  // Only growth can turn the FREEOBJ hook on, or call for a prune; counting takes every shard's
-  // lock, so not each time. A dump does its own full pass right after draining.
-  if (recorded_since_count_ >= 1024 && from == DrainFrom::kPostponedJob) {
-    if (weak_map_ != nullptr) {
-      PruneDead(&raised);
-    } else if (!many_tracked_) {
-      RecountTracked();
-    }
-  }
+  } while (!pending_.empty());
   SuppressHookOnThisThread(was_suppressed);
   record_ns_ += MonotonicNanoseconds() - start;
   draining_ = false;
