@@ -77,8 +77,8 @@ class WeakMapTest < HeaprecTestCase
     assert_equal 5000, kept.size
   end
 
-  # Allocates until `done` says so, within 10 s, with a pause that lets other threads run; returns
-  # the objects, all kept.
+  # Allocates until the block says to stop, within 10 s, with a pause that lets other threads run;
+  # returns the objects, all kept.
   def allocate_until(kept = [])
     deadline = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 10
     until yield || Process.clock_gettime(Process::CLOCK_MONOTONIC) > deadline
@@ -86,11 +86,6 @@ class WeakMapTest < HeaprecTestCase
       sleep 0.001
     end
     kept
-  end
-
-  # Heaprec.dump's own drain runs no hook of this kind: the test wants the postponed job's.
-  def inside_the_next_insertion(&block)
-    Heaprec::Testing.during_next_insertion(&block)
   end
 
   # An exception raised inside the postponed job's insertion (here by the test hook; in production
@@ -101,7 +96,7 @@ class WeakMapTest < HeaprecTestCase
     within_deadline do
       Heaprec.start(sample_every: 1, liveness: :weak_map)
       ran = false
-      inside_the_next_insertion do
+      Heaprec::Testing.during_next_insertion do
         ran = true
         raise WmBoom, "raised inside the insertion"
       end
@@ -121,7 +116,7 @@ class WeakMapTest < HeaprecTestCase
       Heaprec.start(sample_every: 1, liveness: :weak_map)
       ran = false
       backtrace = Timeout::Error.catch("expired") do |timeout|
-        inside_the_next_insertion do
+        Heaprec::Testing.during_next_insertion do
           ran = true
           raise timeout
         end
@@ -141,7 +136,7 @@ class WeakMapTest < HeaprecTestCase
       victim = nil
       # The drain runs on whichever thread runs the postponed job: only the victim's is killed.
       kill_the_victim = proc do
-        next inside_the_next_insertion(&kill_the_victim) unless Thread.current == victim
+        next Heaprec::Testing.during_next_insertion(&kill_the_victim) unless Thread.current == victim
 
         ran = true
         Thread.current.kill
@@ -151,7 +146,7 @@ class WeakMapTest < HeaprecTestCase
         loop { WmChurn.new }
       end
       sleep 0.01 until victim.status == "sleep"
-      inside_the_next_insertion(&kill_the_victim)
+      Heaprec::Testing.during_next_insertion(&kill_the_victim)
       victim.run
       assert victim.join(10), "Thread#kill was swallowed by the postponed job"
       assert ran
@@ -166,7 +161,7 @@ class WeakMapTest < HeaprecTestCase
     release = Queue.new
     worker = nil
     hold = proc do
-      next inside_the_next_insertion(&hold) unless Thread.current == worker
+      next Heaprec::Testing.during_next_insertion(&hold) unless Thread.current == worker
 
       suspended << true
       release.pop
@@ -176,7 +171,7 @@ class WeakMapTest < HeaprecTestCase
       Array.new(200) { WmChurn.new }
     end
     sleep 0.01 until worker.status == "sleep"
-    inside_the_next_insertion(&hold)
+    Heaprec::Testing.during_next_insertion(&hold)
     worker.run
     suspended.pop
     yield release
@@ -245,7 +240,7 @@ class WeakMapTest < HeaprecTestCase
       %i[dump stop].each do |action|
         Heaprec.start(sample_every: 1, liveness: :weak_map)
         done = false
-        inside_the_next_insertion do
+        Heaprec::Testing.during_next_insertion do
           action == :stop ? Heaprec.stop : Heaprec.dump(path("inside.pb.gz"))
           done = true
         end

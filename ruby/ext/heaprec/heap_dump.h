@@ -1,7 +1,8 @@
 // Heaprec.dump: turns the recorder's live set into a pprof file.
 //
 //   GVL held    drain the pending queue; snapshot the live set (stacks pinned); for each object
-//               ask the VM whether its id is still alive (ObjectSpace._id2ref): dead ones are
+//               ask the VM whether it is still alive (ObjectSpace._id2ref, or the weak map's
+//               entry: weak_map_liveness.h): dead ones are
 //               forgotten, live ones get their current size (ObjectSpace.memsize_of), class and age
 //               in GCs; objects that have not survived a GC yet are left out; frame names resolved
 //   GVL released  sort and write the profile (gzip, atomic rename) while other threads run and

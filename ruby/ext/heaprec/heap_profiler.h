@@ -3,11 +3,14 @@
 //
 //   NEWOBJ hook ─▶ ObjectSampler ─▶ rb_profile_frames ─▶ FrameRegistry ─▶ pending list
 //                                   (no Ruby allocation, no GC: capture only)
-//   postponed job / dump ─▶ DrainPending: rb_obj_id, ClassRegistry ─▶ HeapRecorder.Record(key =
-//                           object id, history tag = class index): live set + allocation history
+//   postponed job / dump ─▶ DrainPending: key (rb_obj_id, or with the weak map a counter and a
+//                           map entry), ClassRegistry ─▶ HeapRecorder.Record(key, history tag =
+//                           class index): live set + allocation history
 //   FREEOBJ hook ─▶ had an id and is tracked? ─▶ HeapRecorder.Forget   (a hint, see OnFreeObject;
-//                   on only while it pays, see WantsFreeHook)
-//   dump ─▶ snapshot ─▶ _id2ref per object: dead ones forgotten, live ones measured (heap_dump.h)
+//                   object ids only, on only while it pays, see WantsFreeHook; the weak map
+//                   prunes in the drain instead, see PruneDead)
+//   dump ─▶ snapshot ─▶ _id2ref (or map[key]) per object: dead ones forgotten, live ones measured
+//                       (heap_dump.h)
 //
 // Why object ids. The VM frees objects without telling anyone reliably (a missed free hook would
 // leave a dead object "live" forever), so liveness is asked of the VM at dump time instead. Since
