@@ -195,6 +195,31 @@ class WeakMapTest < HeaprecTestCase
     end
   end
 
+  # A drain that does not resume while the dump waits (here it waits for the dump itself to end,
+  # as a program's TracePoint on the map's methods might wait for a lock the dumping thread holds):
+  # the dump waits a bounded time, then goes on without the objects still queued, and counts it.
+  # Unbounded, the dump never returned. The drain finishes once released, and the next dump has
+  # every object.
+  def test_a_dump_does_not_wait_forever_for_a_drain_that_does_not_resume
+    within_deadline do
+      Heaprec.start(sample_every: 1, liveness: :weak_map)
+      Heaprec::Testing.drain_wait_seconds = 0.3
+      with_a_drain_suspended_on_another_thread do |release|
+        kept = Array.new(300) { WmKept.new }
+        full_gc # a dump reports objects that survived a GC
+        assert_equal 0, dump.count_of("WmKept") # all queued behind the suspended drain
+        assert_equal 1, Heaprec.stats[:drains_not_awaited]
+        release << true
+        sleep 0.01 until Heaprec.stats[:pending].zero?
+        full_gc
+        assert_equal 300, dump.count_of("WmKept")
+        assert_equal 300, kept.size
+      end
+    ensure
+      Heaprec::Testing.drain_wait_seconds = 5
+    end
+  end
+
   # The objects other threads queue while a drain is suspended are left to it by their postponed
   # jobs (one drain at a time): it takes them before it ends, so none stays queued (and pinned)
   # until some later dump.

@@ -4,8 +4,8 @@
 //   Heaprec._start(sample_every, seed, max_depth, weak_map)   Heaprec.stop   Heaprec.running?
 //   Heaprec.dump(path)   Heaprec._dump(path, reason)   Heaprec.stats
 //   Heaprec._expand_output_template(pattern, sequence)   Heaprec._peak_path(final_path)
-//   Heaprec::Testing: write_delay=, during_next_liveness_pass { }, during_next_insertion { }
-//                     (fault injection for tests),
+//   Heaprec::Testing: write_delay=, during_next_liveness_pass { }, during_next_insertion { },
+//                     drain_wait_seconds= (fault injection for tests),
 //                     empty_event_hooks(newobj, freeobj)   (the benchmark's floor)
 #include <pthread.h>
 #include <ruby.h>
@@ -244,6 +244,7 @@ VALUE Stats(VALUE) {
   set("truncated", stats.truncated);
   set("sample_ns", stats.sample_ns);
   set("record_ns", stats.record_ns);
+  set("drains_not_awaited", stats.drains_not_awaited);
   set("free_hook", g_free_hook_enabled ? 1 : 0);
   rb_hash_aset(hash, ID2SYM(rb_intern("liveness")),
                ID2SYM(rb_intern(profiler.weak_map() != nullptr ? "weak_map" : "object_id")));
@@ -296,6 +297,11 @@ VALUE DuringNextLivenessPass(VALUE) {
   return Qnil;
 }
 
+VALUE SetDrainWait(VALUE, VALUE seconds) {
+  g_weak_map_testing.drain_wait_seconds = NUM2DBL(seconds);
+  return seconds;
+}
+
 VALUE DuringNextInsertion(VALUE) {
   g_weak_map_testing.insertion_hook = rb_block_proc();
   return Qnil;
@@ -345,5 +351,6 @@ extern "C" __attribute__((visibility("default"))) void Init_heaprec_ext() {
   rb_define_singleton_method(testing, "write_delay=", SetWriteDelay, 1);
   rb_define_singleton_method(testing, "during_next_liveness_pass", DuringNextLivenessPass, 0);
   rb_define_singleton_method(testing, "during_next_insertion", DuringNextInsertion, 0);
+  rb_define_singleton_method(testing, "drain_wait_seconds=", SetDrainWait, 1);
   rb_define_singleton_method(testing, "empty_event_hooks", AddEmptyEventHooks, 2);
 }

@@ -211,8 +211,14 @@ void HeapProfiler::DrainPending(DrainFrom from) {
     if (pthread_equal(drain_owner_, pthread_self()) || from == DrainFrom::kPostponedJob) return;
     // A dump, while another thread's drain is suspended inside a weak map call (a thread switch
     // at its interrupt check): the dump must see every object sampled before it, so it lets that
-    // drain finish, then drains what is left.
-    while (draining_) rb_thread_wait_for(timeval{0, 1000});
+    // drain finish, then drains what is left. Not forever: that thread may be blocked (a
+    // program's TracePoint on the map's methods waiting for this one), and a dump, the exit's
+    // included, must end. Past the bound the dump goes on without the objects still queued (they
+    // are recorded when that drain resumes) and counts it.
+    if (!AwaitOtherDrain()) {
+      ++drains_not_awaited_;
+      return;
+    }
   }
   draining_ = true;
   drain_owner_ = pthread_self();
@@ -270,6 +276,17 @@ void HeapProfiler::DrainPending(DrainFrom from) {
   } else {
     raised.Redeliver();
   }
+}
+
+bool HeapProfiler::AwaitOtherDrain() {
+  const std::uint64_t limit_ns =
+      static_cast<std::uint64_t>(g_weak_map_testing.drain_wait_seconds * 1e9);
+  const std::uint64_t start = MonotonicNanoseconds();
+  while (draining_) {
+    if (MonotonicNanoseconds() - start >= limit_ns) return false;
+    rb_thread_wait_for(timeval{0, 1000});
+  }
+  return true;
 }
 
 void HeapProfiler::PruneDead(RaisedIntoUs* raised) {
@@ -338,7 +355,8 @@ void ClassRegistry::Mark() const {
 }
 
 ProfilerStats HeapProfiler::Stats() const {
-  return {sampled_, skipped_, pending_.size(), freed_, truncated_, sample_ns_, record_ns_};
+  return {sampled_,   skipped_,   pending_.size(), freed_,
+          truncated_, sample_ns_, record_ns_,      drains_not_awaited_};
 }
 
 void HeapProfiler::BeforeFork() { recorder_.LockForFork(); }

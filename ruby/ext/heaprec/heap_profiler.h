@@ -71,6 +71,9 @@ struct ProfilerStats {
   std::uint64_t truncated;  // sampled with a stack deeper than max_depth (cut, marked)
   std::uint64_t sample_ns;  // time in the NEWOBJ hook for sampled objects (stack capture, queue)
   std::uint64_t record_ns;  // time assigning ids and recording queued objects (DrainPending)
+  // dumps that went on without the objects a drain suspended on another thread had still to
+  // record (AwaitOtherDrain's bound)
+  std::uint64_t drains_not_awaited;
 };
 
 struct DumpJob;
@@ -198,6 +201,9 @@ class HeapProfiler {
     std::uint32_t generation;  // rb_gc_count() at allocation
     VALUE klass;               // RBASIC_CLASS at allocation (marked while queued)
   };
+  // Waits, the GVL released, for a drain suspended on another thread to finish; false if it
+  // has not within the bound (WeakMapTesting::drain_wait_seconds).
+  bool AwaitOtherDrain();
   // Clears the allocation history a forked child inherited (see history_from_parent_).
   void ForgetParentHistory();
   // A bound for a queue the postponed job never drains; one C call allocating millions of objects
@@ -228,6 +234,7 @@ class HeapProfiler {
   std::uint64_t truncated_ = 0;
   std::uint64_t sample_ns_ = 0;
   std::uint64_t record_ns_ = 0;
+  std::uint64_t drains_not_awaited_ = 0;
   std::uint64_t recorded_since_count_ = 0;  // records since the last RecountTracked
   bool many_tracked_ = false;               // kFreeHookAbove reached, not yet halved by a dump
   std::int64_t start_time_ns_;

@@ -70,6 +70,10 @@ class WeakMapLiveness {
 // kill, a throw, Heaprec.stop or a dump).
 struct WeakMapTesting {
   VALUE insertion_hook = Qnil;  // registered with the GC by the extension
+  // How long a dump waits for a drain suspended on another thread (HeapProfiler::AwaitOtherDrain):
+  // far longer than a thread switch (Ruby's time slice is 100 ms), short enough that an exit is
+  // not held up for long. Heaprec::Testing.drain_wait_seconds= shortens it.
+  double drain_wait_seconds = 5;
 };
 extern WeakMapTesting g_weak_map_testing;
 
