@@ -287,6 +287,9 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
   AddSettingFlag(cmd, options, "--sample-every",
                  "Ruby (--ruby): sample 1 in N objects on average, each counting N (default "
                  "1000; 1 = every object, exact)");
+  AddSettingFlag(cmd, options, "--ruby-liveness",
+                 "Ruby (--ruby): how dumps learn which sampled objects live, object_id or "
+                 "weak_map (default: object_id up to Ruby 3.4, weak_map from 3.5)");
   cmd->add_option("-o,--output", options->output, "Profile path template")
       ->default_str(preload::kDefaultOutputTemplate)
       ->option_text(preload::FindSettingByFlag("--output")->value_name)

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -57,6 +58,11 @@ std::vector<ManifestEntry> ManifestTail::ReadNew() {
   return entries;
 }
 
+bool NamesProfile(const ManifestEntry& entry) {
+  return entry.reason != schema::kManifestMessage && entry.reason != schema::kManifestRecord &&
+         entry.reason != schema::kManifestDeclined;
+}
+
 Manifest ReadManifest(const std::string& path) {
   Manifest manifest;
   std::ifstream in(path);
@@ -68,6 +74,12 @@ Manifest ReadManifest(const std::string& path) {
       manifest.messages.push_back(std::move(e.path));
     } else if (e.reason == schema::kManifestRecord) {
       manifest.records.push_back(std::move(e));
+    } else if (e.reason == schema::kManifestDeclined) {
+      // Every process of a program reads the same environment: one line says it for all.
+      if (std::find(manifest.declined.begin(), manifest.declined.end(), e.path) ==
+          manifest.declined.end()) {
+        manifest.declined.push_back(std::move(e.path));
+      }
     } else {
       AddProfile(&manifest.profiles, std::move(e));
     }

@@ -23,7 +23,12 @@ struct Manifest {
   std::vector<ManifestEntry> profiles;  // in the order first written
   std::vector<std::string> messages;
   std::vector<ManifestEntry> records;  // heap records, one per process that kept one
+  // Why processes run unprofiled (a bad setting the Ruby front end read), each text once.
+  std::vector<std::string> declined;
 };
+
+// Whether a line names a profile file (not a message, heap record or refusal).
+bool NamesProfile(const ManifestEntry& entry);
 
 // Reads the manifest at `path`. A later line for the same profile replaces the earlier one (a peak
 // profile is rewritten as the peak grows, and the file holds what was written last).

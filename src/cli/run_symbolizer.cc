@@ -126,7 +126,7 @@ struct RunSymbolizer::State {
     while (!stop) {
       lock.unlock();
       for (ManifestEntry& e : tail.ReadNew()) {
-        if (e.reason == schema::kManifestMessage || e.reason == schema::kManifestRecord) continue;
+        if (!NamesProfile(e)) continue;
         if (IsFinalReason(e.reason)) ending.insert(e.pid);
         std::vector<std::string>& paths = files[e.pid];
         if (std::find(paths.begin(), paths.end(), e.path) == paths.end()) paths.push_back(e.path);

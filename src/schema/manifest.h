@@ -6,6 +6,8 @@
 //     PID <TAB> REASON <TAB> PATH        REASON: a profile_schema.h reason; PATH: the file
 //     PID <TAB> message <TAB> TEXT       a message, tabs and newlines made spaces
 //     PID <TAB> record <TAB> PATH        the process's heap record (schema/heap_record_format.h)
+//     PID <TAB> declined <TAB> TEXT      a process that runs unprofiled, and why (a bad setting the
+//                                        Ruby front end read), for heaprec run to say once
 //
 // A peak profile is rewritten as the peak grows: a later line for the same PATH replaces the
 // earlier one. Header-only and allocation-free (the preload library writes it).
@@ -24,5 +26,6 @@ inline constexpr char kUncompressedVariable[] = "HEAPREC_UNCOMPRESSED";
 inline constexpr char kManifestSeparator = '\t';
 inline constexpr char kManifestMessage[] = "message";
 inline constexpr char kManifestRecord[] = "record";
+inline constexpr char kManifestDeclined[] = "declined";
 
 }  // namespace heaprec::schema

@@ -124,9 +124,11 @@ inline constexpr char kUnattributedField[] = "unattributed";
 // most six), class K holding blocks of (2^(K-1), 2^K] bytes requested. Absent when not read.
 inline constexpr char kHeldWalkedField[] = "held_walked";
 inline constexpr char kHeldBySizeField[] = "held_by_size";
-// The Ruby front end's: its N, objects sampled, skipped (pending queue full, or profiler memory
-// exhausted), tracked now, and stacks stored.
+// The Ruby front end's: its N, how it learns which sampled objects are alive (liveness=object_id
+// or weak_map, docs/design/ruby.md), objects sampled, skipped (pending queue full, or profiler
+// memory exhausted), tracked now, and stacks stored.
 inline constexpr char kSampleEveryField[] = "sample_every";
+inline constexpr char kLivenessField[] = "liveness";
 inline constexpr char kSampledField[] = "sampled";
 inline constexpr char kSkippedField[] = "skipped";
 inline constexpr char kTrackedField[] = "tracked";

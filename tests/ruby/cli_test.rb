@@ -133,6 +133,42 @@ class CliTest < HeaprecTestCase
     files.zip(profiles) { |f, p| assert_equal manifest_listing(stderr).fetch(f), [p.pid, p.reason], f }
   end
 
+  # A bad setting from the environment under `heaprec run`: autorun hands its reason to heaprec run,
+  # which says it once for all the program's processes, and does not guess at why no profile was
+  # written. The program's output and exit status are its own.
+  def test_a_bad_environment_setting_is_said_once_by_run
+    out, err, status = run_cli("run", "--ruby", "-o", path("bad.%p.pb.gz"), "--",
+                               "sh", "-c", "ruby -e 'puts 1'; ruby -e 'puts 2; exit 4'",
+                               env: { "HEAPREC_RUBY_LIVENESS" => "weakmap" })
+    assert_equal 4, status.exitstatus, err
+    assert_equal "1\n2\n", out
+    assert_equal ["heaprec: HEAPREC_RUBY_LIVENESS=\"weakmap\": is not one of object_id, weak_map; " \
+                  "the program runs without heaprec\n"], err.lines.grep(/HEAPREC_RUBY_LIVENESS/)
+    refute_match(/no profile was written/, err)
+    assert_empty Dir[path("bad.*")]
+  end
+
+  # --ruby-liveness: checked before the program runs, and named in the profile it writes.
+  def test_ruby_liveness_flag
+    out, err, status = run_cli("run", "--ruby", "--ruby-liveness", "weakmap", "--",
+                               "ruby", "-e", "puts 42")
+    assert_equal 2, status.exitstatus
+    assert_empty out, "the program did not run"
+    assert_equal "heaprec run: --ruby-liveness 'weakmap' is invalid: expected object_id or weak_map\n",
+                 err
+    %w[weak_map object_id].each do |backend|
+      out, err, status = run_cli("run", "--ruby", "--ruby-liveness", backend, "--sample-every", "1",
+                                 "--top", "0", "-o", path("#{backend}.%p.pb.gz"), "--", "ruby", "-e",
+                                 "class Kept; end; $k = Array.new(300) { Kept.new }; GC.start; " \
+                                 "puts Heaprec.stats[:liveness]")
+      assert status.success?, err
+      assert_equal "#{backend}\n", out
+      profile = DecodedProfile.new(profiles_but_peaks(path("#{backend}.*.pb.gz")).fetch(0))
+      assert_equal backend, profile.comment_value("liveness")
+      assert_equal 300, profile.count_of("Kept")
+    end
+  end
+
   def test_run_refuses_native_only_options_with_ruby
     _, stderr, status = run_cli("run", "--ruby", "--dump-above", "1M", "--", "ruby", "-e", "1")
     refute status.success?

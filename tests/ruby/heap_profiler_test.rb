@@ -285,7 +285,7 @@ class HeapProfilerTest < HeaprecTestCase
     assert_equal ["api"], profile.comment_values("reason")
     assert_equal 2, profile.raw.comments.size
     header = "heaprec #{Heaprec::VERSION} ruby front end (objects) pid=#{Process.pid} " \
-             "reason=api sample_every=1 #{RUBY_DESCRIPTION}"
+             "reason=api sample_every=1 liveness=#{Heaprec.stats[:liveness]} #{RUBY_DESCRIPTION}"
     assert_equal header, profile.raw.comments[0]
     assert_match(/\Asampled=\d+ skipped=\d+ tracked=\d+ stacks=\d+ truncated_stacks=\d+\z/, profile.raw.comments[1])
     # autorun's dumps name their occasion, in the native profiler's words.

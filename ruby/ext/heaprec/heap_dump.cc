@@ -262,6 +262,8 @@ void AddComments(DumpJob& job) {
   job.header_rest =
       std::string(schema::kReasonField) + "=" + job.reason + " " +
       Field(schema::kSampleEveryField, options.sample_every) + " " + native +
+      schema::kLivenessField + "=" +
+      (job.profiler->weak_map() != nullptr ? "weak_map" : "object_id") + " " +
       std::string(RSTRING_PTR(description), static_cast<std::size_t>(RSTRING_LEN(description)));
   ProfilerStats stats = job.profiler->Stats();
   RecorderStats recorder = job.profiler->recorder().Stats();  // after the liveness pass

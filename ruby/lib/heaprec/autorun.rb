@@ -5,6 +5,8 @@
 #
 #   HEAPREC_OUTPUT         output template: %p pid, %t time, %e program (default heaprec.%e.%p.pb.gz)
 #   HEAPREC_SAMPLE_EVERY   sample each object with probability 1/N (default 1000; 1 = every object)
+#   HEAPREC_RUBY_LIVENESS  object_id or weak_map: how dumps learn which objects live (default: the
+#                          Ruby's, Heaprec.default_liveness)
 #   HEAPREC_DUMP_INTERVAL  also dump every S seconds (numbered files), for `heaprec leaks`
 #   HEAPREC_DUMP_SIGNAL    also dump when this signal arrives (SIGUSR2, USR2 or a number)
 #   HEAPREC_HTTP           serve GET /debug/pprof/heap on a port, HOST:PORT or a Unix socket path
@@ -13,8 +15,8 @@
 #   HEAPREC_SEED           fixed sampling seed; HEAPREC_MAX_DEPTH frames per stack (default 400)
 #   HEAPREC_MANIFEST       set by `heaprec run`: where each written file is reported
 #
-# A bad setting is reported on stderr and the program runs unprofiled: the profiler must never stop
-# the program. Dump failures are reported the same way and never change the program's exit status.
+# A bad setting is reported on stderr (under `heaprec run`, by heaprec run, once for all processes)
+# and the program runs unprofiled: the profiler must never stop the program. Dump failures are reported the same way and never change the program's exit status.
 #
 # Endings get the profile native programs get, named the same way: exit (a normal exit or an
 # exception), terminated (a signal such as SIGTERM or SIGINT ended the program: Ruby raises it as
@@ -250,7 +252,18 @@ module Heaprec
         at_exit { final_dump(ending_reason($!)) }
       end
     rescue SettingError, ArgumentError, RangeError, RuntimeError, NotImplementedError => e
-      warn "heaprec: #{e.message}; the program runs without heaprec"
+      decline("heaprec: #{e.message}; the program runs without heaprec")
+    end
+
+    # Under `heaprec run` the reason goes to the manifest, and heaprec run says it once for all the
+    # program's processes (and instead of guessing why no profile was written); otherwise, stderr.
+    def decline(message)
+      manifest = ENV["HEAPREC_MANIFEST"].to_s
+      if !manifest.empty? && File.writable?(manifest)
+        Heaprec._append_to_manifest(manifest, "declined", message.tr("\t\n", "  "))
+      else
+        warn message
+      end
     end
 
     def dormant? = @dormant

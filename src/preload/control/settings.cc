@@ -183,6 +183,12 @@ bool ReadSampleEvery(const char* text, Settings*, const char**) {
   return ParseSeed(text, &count) && count != 0 && count <= static_cast<std::uint64_t>(INT64_MAX);
 }
 
+// The Ruby front end reads it (autorun.rb, which also refuses a backend its Ruby lacks); the row
+// lets `heaprec run --ruby-liveness` refuse a misspelt one before the program runs.
+bool ReadRubyLiveness(const char* text, Settings*, const char**) {
+  return strcmp(text, "object_id") == 0 || strcmp(text, "weak_map") == 0;
+}
+
 bool ReadOutput(const char* text, Settings* settings, const char**) {
   return CopyPath(text, settings->output_template, sizeof(settings->output_template));
 }
@@ -305,6 +311,8 @@ constexpr SettingRow kRows[] = {
      "a byte count such as 524288, 512K or 2M (1 = exact)"},
     {"HEAPREC_SAMPLE_EVERY", "--sample-every", "N", kReadByRuby, ReadSampleEvery,
      "a number of objects such as 1000 (1 = every object)"},
+    {"HEAPREC_RUBY_LIVENESS", "--ruby-liveness", "BACKEND", kReadByRuby, ReadRubyLiveness,
+     "object_id or weak_map"},
     {"HEAPREC_OUTPUT", "--output", "TEMPLATE", kLibraryAndRuby, ReadOutput,
      "a non-empty path template shorter than PATH_MAX"},
     {"HEAPREC_DUMP_INTERVAL", "--dump-interval", "SECONDS", kLibraryAndRuby, ReadDumpInterval,
