@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "schema/exp_log.h"
+
 namespace heaprec {
 namespace {
 
@@ -36,7 +38,8 @@ std::int64_t Sampler::NextDistance(SamplerState& state, std::uint64_t interval) 
   if (interval <= 1) return 0;
   // Inverse transform: -ln(U) * T is exponential with mean T for U uniform on (0, 1]. Rounding up
   // keeps P(distance <= k) = 1 - exp(-k / T) exactly for whole k, which is what the weight assumes.
-  double distance = std::ceil(-std::log(NextUniform(state)) * static_cast<double>(interval));
+  double distance =
+      std::ceil(-schema::NaturalLog(NextUniform(state)) * static_cast<double>(interval));
   constexpr double kMax = static_cast<double>(kMaxDistance);  // exact: 5^18 * 2^20
   if (distance > kMax) distance = kMax;
   if (distance < 1.0) distance = 1.0;

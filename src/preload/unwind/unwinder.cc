@@ -133,6 +133,8 @@ UnwindBacktraceFn g_loaded_backtrace = nullptr;
 void LoadUnwinderLibrary(UnwindMethod method) {
   FindOwnTextRange();
   if (method == UnwindMethod::kFramePointers) return;
+  // Already loaded as a dependency (src/preload/CMakeLists.txt): this finds it, and dlsym on the
+  // handle is libgcc's own entry points even where another library exports _Unwind_* first.
   void* handle = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
   auto backtrace = handle != nullptr
                        ? reinterpret_cast<UnwindBacktraceFn>(dlsym(handle, "_Unwind_Backtrace"))
