@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""The fixed cost of a profiled process: the CPU time one short program takes under heaprec's
+library, with the settings `heaprec run` gives it, over the same program plain (docs/benchmarks.md,
+"Many processes"):
+
+  python3 bench/process_cost.py BUILD_DIR [OTHER_LIBHEAPREC] ROUNDS -- PROGRAM [ARGS...]
+
+Each round runs, in an order shuffled by a fixed seed: the program plain, under the do-nothing
+interposer (the floor, BUILD_DIR/lib/libheaprec_floor.so), under BUILD_DIR/lib/libheaprec.so, and
+under OTHER_LIBHEAPREC when given (another build's, to compare in the same rounds). CPU time is
+user + system of the process and everything it waited for (os.wait4), so a compiler driver counts
+its cc1 and as. Prints each configuration's mean and its standard error, and the mean over plain.
+"""
+import os
+import random
+import statistics
+import sys
+import tempfile
+
+args = sys.argv[1:]
+split = args.index("--")
+options, program = args[:split], args[split + 1:]
+build, rounds = options[0], int(options[-1])
+other = options[1] if len(options) == 3 else None
+
+base = {k: v for k, v in os.environ.items() if not k.startswith(("LD_PRELOAD", "HEAPREC_"))}
+with tempfile.TemporaryDirectory() as out:
+    manifest = os.path.join(out, "manifest")
+    open(manifest, "w").close()
+    # What `heaprec run` sets for a native program it symbolizes (cli/run_environment.cc).
+    run = {"HEAPREC_OUTPUT": os.path.join(out, "p.%p.pb.gz"), "HEAPREC_UNCOMPRESSED": "1",
+           "HEAPREC_MANIFEST": manifest}
+    configs = {"plain": {}, "floor": {"LD_PRELOAD": f"{build}/lib/libheaprec_floor.so"},
+               "heaprec": dict(run, LD_PRELOAD=f"{build}/lib/libheaprec.so")}
+    if other:
+        configs["other"] = dict(run, LD_PRELOAD=other)
+    cpu = {name: [] for name in configs}
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for r in range(rounds):
+        order = list(configs)
+        random.Random(r).shuffle(order)
+        for name in order:
+            pid = os.fork()
+            if pid == 0:
+                os.dup2(devnull, 1)
+                os.dup2(devnull, 2)
+                os.execvpe(program[0], program, dict(base, **configs[name]))
+            _, status, usage = os.wait4(pid, 0)
+            if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
+                sys.exit(f"{name}: {program} failed ({status})")
+            cpu[name].append((usage.ru_utime + usage.ru_stime) * 1e3)
+        if r % 20 == 19:  # the profiles, a few KB each
+            for f in os.listdir(out):
+                if f != "manifest":
+                    os.unlink(os.path.join(out, f))
+            open(manifest, "w").close()
+
+plain = statistics.mean(cpu["plain"])
+for name, values in cpu.items():
+    mean = statistics.mean(values)
+    error = statistics.stdev(values) / len(values) ** 0.5
+    print(f"{name:8} {mean:8.3f} ms ±{error:.3f}   +{mean - plain:.3f} ms over plain")
