@@ -2,6 +2,7 @@
 
 require_relative "test_helper"
 require "json"
+require "fileutils"
 require "open3"
 
 # `heaprec run --ruby` on an unmodified program, and the reports on the profiles it writes.
@@ -146,6 +147,26 @@ class CliTest < HeaprecTestCase
                   "the program runs without heaprec\n"], err.lines.grep(/HEAPREC_RUBY_LIVENESS/)
     refute_match(/no profile was written/, err)
     assert_empty Dir[path("bad.*")]
+  end
+
+  # An extension this Ruby cannot load (one built for another Ruby, here a file that is not one):
+  # the program runs, unprofiled, with its own output and exit status, and the reason is one line,
+  # said by heaprec run once for all the program's Ruby processes. Before, `require` raised
+  # LoadError from RUBYOPT and Ruby exited 1 without running the program.
+  def test_an_extension_that_does_not_load_leaves_the_program_running
+    broken = path("broken_lib")
+    FileUtils.cp_r(ruby_lib, broken)
+    File.write(File.join(broken, "heaprec", "heaprec_ext.so"), "not a shared object")
+    out, err, status = Open3.capture3({ "RUBYLIB" => broken, "RUBYOPT" => "-rheaprec/autorun" },
+                                      "ruby", "-e", "puts 6 * 7; exit 3")
+    assert_equal [3, "42\n"], [status.exitstatus, out], err
+    assert_match(/\Aheaprec: cannot load its extension \(.*heaprec_ext\.so.*\); the program runs without heaprec\n\z/, err)
+    out, err, status = run_cli("run", "--ruby", "-o", path("none.%p.pb.gz"), "--",
+                               "sh", "-c", "ruby -e 'puts 1'; ruby -e 'puts 2; exit 4'",
+                               env: { "HEAPREC_RUBY_LIB" => broken })
+    assert_equal [4, "1\n2\n"], [status.exitstatus, out], err
+    assert_equal 1, err.lines.grep(/cannot load its extension/).size, err
+    refute_match(/no profile was written/, err)
   end
 
   # --ruby-liveness: checked before the program runs, and named in the profile it writes.

@@ -15,8 +15,10 @@
 #   HEAPREC_SEED           fixed sampling seed; HEAPREC_MAX_DEPTH frames per stack (default 400)
 #   HEAPREC_MANIFEST       set by `heaprec run`: where each written file is reported
 #
-# A bad setting is reported on stderr (under `heaprec run`, by heaprec run, once for all processes)
-# and the program runs unprofiled: the profiler must never stop the program. Dump failures are reported the same way and never change the program's exit status.
+# A bad setting, or an extension this Ruby cannot load (built for another Ruby), is reported on
+# stderr (under `heaprec run`, by heaprec run, once for all processes) and the program runs
+# unprofiled: the profiler must never stop the program. Dump failures are reported on stderr and
+# never change the program's exit status.
 #
 # Endings get the profile native programs get, named the same way: exit (a normal exit or an
 # exception), terminated (a signal such as SIGTERM or SIGINT ended the program: Ruby raises it as
@@ -25,7 +27,30 @@
 # is written first (reason detach). SIGKILL and crashes leave the peak profile (NAME.peak.pb.gz,
 # written as the heap grows) and the last interval profile, or without an interval the checkpoint
 # in the final profile's file (written every minute).
-require "heaprec"
+module Heaprec
+  module Autorun
+    # Why this process runs unprofiled, in one line. Under `heaprec run` it goes to the manifest
+    # (one O_APPEND write, as the extension's lines), and heaprec run says it once for all the
+    # program's processes, instead of guessing why no profile was written; otherwise, stderr. Pure
+    # Ruby: it also reports an extension that did not load.
+    def self.decline(message)
+      line = "#{Process.pid}\tdeclined\t#{message.tr("\t\n", "  ")}\n"
+      File.open(ENV["HEAPREC_MANIFEST"].to_s, File::WRONLY | File::APPEND) { |f| f.syswrite(line) }
+    rescue SystemCallError, IOError
+      warn message
+    end
+  end
+end
+
+begin
+  require "heaprec"
+rescue LoadError => e
+  # heaprec_ext built for another Ruby (`heaprec run --ruby` with a Ruby of the program's own), or
+  # missing: the program still runs, as it would have without heaprec.
+  Heaprec::Autorun.decline("heaprec: cannot load its extension (#{e.message}); the program runs " \
+                           "without heaprec")
+  return
+end
 
 module Heaprec
   module Autorun
@@ -252,18 +277,7 @@ module Heaprec
         at_exit { final_dump(ending_reason($!)) }
       end
     rescue SettingError, ArgumentError, RangeError, RuntimeError, NotImplementedError => e
-      decline("heaprec: #{e.message}; the program runs without heaprec")
-    end
-
-    # Under `heaprec run` the reason goes to the manifest, and heaprec run says it once for all the
-    # program's processes (and instead of guessing why no profile was written); otherwise, stderr.
-    def decline(message)
-      manifest = ENV["HEAPREC_MANIFEST"].to_s
-      if !manifest.empty? && File.writable?(manifest)
-        Heaprec._append_to_manifest(manifest, "declined", message.tr("\t\n", "  "))
-      else
-        warn message
-      end
+      Autorun.decline("heaprec: #{e.message}; the program runs without heaprec")
     end
 
     def dormant? = @dormant
