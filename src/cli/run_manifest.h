@@ -23,7 +23,7 @@ struct Manifest {
   std::vector<ManifestEntry> profiles;  // in the order first written
   std::vector<std::string> messages;
   std::vector<ManifestEntry> records;  // heap records, one per process that kept one
-  // Why processes run unprofiled (a bad setting the Ruby front end read), each text once.
+  // Why processes run unprofiled (a bad setting from the environment), each text once.
   std::vector<std::string> declined;
 };
 

@@ -222,7 +222,7 @@ void PrintSummary(const RunOptions& o, pid_t root, const Manifest& manifest, boo
   PrintMessages(manifest.declined);
   const std::vector<ManifestEntry>& profiles = manifest.profiles;
   if (profiles.empty()) {
-    // The front end said why (a bad setting): a guess at another reason would mislead.
+    // The processes said why (a bad setting): a guess at another reason would mislead.
     if (!manifest.declined.empty()) return;
     // Profiles are written at exit, _exit, abort and fatal or terminating signals, and the peak
     // one as it grows: these are what is left.

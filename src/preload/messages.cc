@@ -65,16 +65,7 @@ void ReportMessage(const char* const* parts, std::size_t count) {
     return;
   }
   if (g_settings.manifest[0] == '\0') return;
-  // One manifest line: the message without its newline, tabs made spaces.
-  char text[1024];
-  std::size_t length = 0;
-  for (std::size_t i = 0; i < count; ++i) {
-    for (const char* p = parts[i]; *p != '\0' && length + 1 < sizeof(text); ++p) {
-      if (*p != '\n') text[length++] = *p == '\t' ? ' ' : *p;
-    }
-  }
-  text[length] = '\0';
-  AppendToManifest(g_settings.manifest, getpid(), schema::kManifestMessage, text);
+  AppendTextToManifest(g_settings.manifest, getpid(), schema::kManifestMessage, parts, count);
 }
 
 }  // namespace heaprec::preload

@@ -6,8 +6,9 @@
 //     PID <TAB> REASON <TAB> PATH        REASON: a profile_schema.h reason; PATH: the file
 //     PID <TAB> message <TAB> TEXT       a message, tabs and newlines made spaces
 //     PID <TAB> record <TAB> PATH        the process's heap record (schema/heap_record_format.h)
-//     PID <TAB> declined <TAB> TEXT      a process that runs unprofiled, and why (a bad setting the
-//                                        Ruby front end read), for heaprec run to say once
+//     PID <TAB> declined <TAB> TEXT      a process that runs unprofiled, and why (a bad setting
+//     from
+//                                        the environment), for heaprec run to say once
 //
 // A peak profile is rewritten as the peak grows: a later line for the same PATH replaces the
 // earlier one. Header-only and allocation-free (the preload library writes it).

@@ -122,6 +122,26 @@ TEST_F(CliTest, RunThatSampledNothingSaysHowToGetSamples) {
   EXPECT_EQ(out.find("Showing top"), std::string::npos) << out;
 }
 
+// A bad value in the environment (not a flag, which heaprec run checks itself): every process of
+// the program turns profiling off, and heaprec run says why once, not once per process and not
+// with its guess at why no profile was written. The program's output and status are its own.
+TEST_F(CliTest, RunSaysABadEnvironmentSettingOnce) {
+  std::string out;
+  int status = test_support::RunCommand("HEAPREC_UNWIND=bogus " + ShellQuote(HEAPREC_BINARY) +
+                                            " run -o " + ShellQuote(dir_ + "/q.%p.pb.gz") +
+                                            " -- sh -c '/bin/echo one; /bin/echo two; exit 3'",
+                                        &out);
+  EXPECT_EQ(status, 3) << out;
+  const std::string line =
+      "heaprec: HEAPREC_UNWIND='bogus' is invalid: expected dwarf, libgcc, check or fp; profiling "
+      "is off for this process\n";
+  std::size_t first = out.find(line);
+  ASSERT_NE(first, std::string::npos) << out;
+  EXPECT_EQ(out.find(line, first + 1), std::string::npos) << out;  // three processes, one line
+  EXPECT_EQ(out.find("no profile was written"), std::string::npos) << out;
+  EXPECT_NE(out.find("one\ntwo\n"), std::string::npos) << out;
+}
+
 TEST_F(CliTest, SymbolizeToOutputKeepsInputAndSummarizes) {
   std::string out_path = dir_ + "/out.pb.gz";
   std::string out;

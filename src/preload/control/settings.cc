@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 
+#include "core/manifest_writer.h"
 #include "preload/http/address.h"
 #include "preload/process/environment.h"
 #include "schema/control.h"
@@ -30,6 +31,9 @@ static_assert(EndsWith(kDefaultOutputTemplate, sizeof(kDefaultOutputTemplate) - 
 
 // One line on stderr, assembled without stdio (stdio may allocate or hold locks): what is wrong
 // is `detail` when the row's parser gave one, else what the row expects.
+// The one line a bad value gets. Under `heaprec run` (a manifest named), it is a `declined` line of
+// the manifest instead, and heaprec run says it once for all the program's processes, in place of
+// its guess at why no profile was written; on stderr when that cannot be written.
 void Complain(const char* variable, const char* value, const char* expected,
               const char* detail = nullptr) {
   const char* parts[] = {"heaprec: ",
@@ -39,11 +43,19 @@ void Complain(const char* variable, const char* value, const char* expected,
                          "' is invalid: ",
                          detail != nullptr ? "" : "expected ",
                          detail != nullptr ? detail : expected,
-                         "; profiling is off for this process\n"};
+                         "; profiling is off for this process"};
+  const char* manifest = EnvironmentValue(schema::kManifestVariable);
+  if (manifest != nullptr && manifest[0] != '\0' &&
+      AppendTextToManifest(manifest, getpid(), schema::kManifestDeclined, parts,
+                           sizeof(parts) / sizeof(parts[0]))) {
+    return;
+  }
   for (const char* part : parts) {
     ssize_t ignored = write(STDERR_FILENO, part, strlen(part));
     (void)ignored;
   }
+  ssize_t ignored = write(STDERR_FILENO, "\n", 1);
+  (void)ignored;
 }
 
 bool ParseUnsigned(const char** cursor, std::uint64_t* value) {
