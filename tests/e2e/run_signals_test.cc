@@ -377,12 +377,17 @@ TEST_F(RunSignalsTest, SaysHowTheProgramEnded) {
   }
 }
 
-// SIGKILL before the live heap ever passed 64 KiB: no peak profile and no heap record yet (the
-// record starts with the first peak capture; heap_record_test.cc has the killed process that held
-// more), so the "no profile was written" line.
+// SIGKILL before anything was sampled: no peak profile and no heap record yet (the record starts
+// with the first peak capture; heap_record_test.cc has the killed process that held more), so the
+// "no profile was written" line. The probe allocates a few KiB (stdout's buffer): at the default
+// interval one run in about 130 sampled that buffer, whose weight (512 KiB) made a peak and a
+// record that heaprec run recovered. A 1 GiB interval and a fixed seed put the first sample point
+// far beyond them, every run.
 TEST_F(RunSignalsTest, NoProfileAfterAnEarlySigkill) {
   std::string cwd = RunDirectory("heaprec");
-  BackgroundProcess heaprec(Options(UnderHeaprec(cwd, {RUN_PROBE, "sleep"}), cwd, Start{}));
+  BackgroundProcess heaprec(
+      Options(UnderHeaprec(cwd, {RUN_PROBE, "sleep"}, {"--sample-interval", "1G", "--seed", "1"}),
+              cwd, Start{}));
   pid_t program_pid = heaprec.WaitUntilReady();
   ASSERT_GT(program_pid, 0) << heaprec.Stderr();
   ASSERT_EQ(kill(program_pid, SIGKILL), 0);
