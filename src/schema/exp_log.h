@@ -2,10 +2,10 @@
 //
 // They are the only two functions the preload library took from libm, and every profiled process
 // that did not load libm itself (a shell, make, the compiler driver, as: most short-lived C
-// programs) loaded it for them, about 0.2 ms of its start-up (docs/benchmarks.md, "The fixed cost
-// of a process"). Both reduce the argument exactly and sum a series in the reduced range; measured
-// against glibc's over the ranges heaprec uses, they agree within a few units in the last place
-// (tests/schema/exp_log_test.cc). Header-only and allocation-free.
+// programs) loaded it for them (docs/benchmarks.md, Part 14, "the libraries every process
+// loaded"). Both reduce the argument exactly and sum a series in the reduced range; measured
+// against glibc's over the ranges heaprec uses, they agree within 3 units in the last place
+// (tests/core/exp_log_test.cc). Header-only and allocation-free.
 #pragma once
 
 #include <bit>

@@ -29,11 +29,11 @@ constexpr bool EndsWith(const char* text, std::size_t length, const char* suffix
 static_assert(EndsWith(kDefaultOutputTemplate, sizeof(kDefaultOutputTemplate) - 1,
                        schema::kProfileSuffix, sizeof(schema::kProfileSuffix) - 1));
 
-// One line on stderr, assembled without stdio (stdio may allocate or hold locks): what is wrong
-// is `detail` when the row's parser gave one, else what the row expects.
-// The one line a bad value gets. Under `heaprec run` (a manifest named), it is a `declined` line of
-// the manifest instead, and heaprec run says it once for all the program's processes, in place of
-// its guess at why no profile was written; on stderr when that cannot be written.
+// The one line a bad value gets, assembled without stdio (stdio may allocate or hold locks): what
+// is wrong is `detail` when the row's parser gave one, else what the row expects. Under `heaprec
+// run` (a manifest named) it is a `declined` line of the manifest, and heaprec run says it once for
+// all the program's processes, in place of its guess at why no profile was written; on stderr
+// otherwise, or when the manifest cannot be written.
 void Complain(const char* variable, const char* value, const char* expected,
               const char* detail = nullptr) {
   const char* parts[] = {"heaprec: ",
