@@ -63,9 +63,10 @@ TEST(LibrarySymbolsTest, ExportsOnlyTheEntryPointsDlcloseSignalsExitAndTheApi) {
 }
 
 // Needed: libc and libgcc_s only. libgcc_s is loaded with the program rather than by dlopen at
-// start-up (0.2-0.5 ms less per process); it is the unwinder C++ programs already use, so its
-// _Unwind_* in the global scope change nothing (ProgramExceptionsStayWithLibgcc), and heaprec still
-// calls it through dlsym on its own handle. Not libm: schema/exp_log.h.
+// start-up (with libm gone too, 0.43 ms less per process: docs/benchmarks.md); it is the unwinder
+// C++ programs already use, so its _Unwind_* in the global scope change nothing
+// (ProgramExceptionsStayWithLibgcc), and heaprec still calls it through dlsym on its own handle.
+// Not libm: schema/exp_log.h.
 TEST(LibrarySymbolsTest, ImportsNoCxxRuntimeOrOtherUnwinder) {
   std::string needed = RunCommand("readelf -d " HEAPREC_LIB " | grep NEEDED");
   ASSERT_FALSE(needed.empty());
