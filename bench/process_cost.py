@@ -9,7 +9,8 @@ Each round runs, in an order shuffled by a fixed seed: the program plain, under 
 interposer (the floor, BUILD_DIR/lib/libheaprec_floor.so), under BUILD_DIR/lib/libheaprec.so, and
 under OTHER_LIBHEAPREC when given (another build's, to compare in the same rounds). CPU time is
 user + system of the process and everything it waited for (os.wait4), so a compiler driver counts
-its cc1 and as. Prints each configuration's mean and its standard error, and the mean over plain.
+its cc1 and as. Prints each configuration's mean and its standard error, and the mean over plain;
+with OTHER_LIBHEAPREC, also the two libraries' difference paired by round.
 """
 import os
 import random
@@ -60,3 +61,9 @@ for name, values in cpu.items():
     mean = statistics.mean(values)
     error = statistics.stdev(values) / len(values) ** 0.5
     print(f"{name:8} {mean:8.3f} ms ±{error:.3f}   +{mean - plain:.3f} ms over plain")
+if other:
+    # Paired by round: the machine's drift between rounds cancels out of each difference.
+    differences = [a - b for a, b in zip(cpu["heaprec"], cpu["other"])]
+    mean = statistics.mean(differences)
+    error = statistics.stdev(differences) / len(differences) ** 0.5
+    print(f"heaprec - other, paired by round: {mean:+.3f} ms ±{error:.3f}")

@@ -1,6 +1,7 @@
 #include "core/allocation_history.h"
 
 #include "core/hash.h"
+#include "core/prefault.h"
 
 namespace heaprec {
 namespace {
@@ -33,6 +34,8 @@ bool AllocationHistory::Reserve(std::size_t more) {
   while ((used_ + more) * 2 > capacity) capacity *= 2;
   auto* fresh = memory_.AllocateZeroedArray<AllocationTotals>(capacity);
   if (fresh == nullptr) return false;
+  // The entries rehashed land on every page of the new table: made present at once (prefault.h).
+  if (capacity_ != 0) PrefaultForWrite(fresh, capacity * sizeof(AllocationTotals));
   for (std::size_t i = 0; i < capacity_; ++i) {
     const AllocationTotals& e = slots_[i];
     if (e.stack == kInvalidStackId) continue;

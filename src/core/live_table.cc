@@ -4,6 +4,7 @@
 
 #include "core/hash.h"
 #include "core/live_set_observer.h"
+#include "core/prefault.h"
 
 namespace heaprec {
 
@@ -65,6 +66,8 @@ void LiveTable::PrefetchInsertWithHandle(std::uint32_t lane) const {
 bool LiveTable::RehashLocked(Shard& shard, std::size_t new_capacity) {
   auto* fresh = memory_.AllocateZeroedArray<std::uint32_t>(new_capacity);  // kEmptyEntry == 0
   if (fresh == nullptr) return false;
+  // The records rehashed land on every page of the index: made present at once (prefault.h).
+  PrefaultForWrite(fresh, new_capacity * sizeof(std::uint32_t));
   std::size_t mask = new_capacity - 1;
   ForEachRecordLocked(shard.indexed, [&](std::uint32_t position, const Record& record) {
     std::uint64_t hash = HashKey(record.key);

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "core/live_set_observer.h"
+#include "core/prefault.h"
 
 namespace heaprec {
 
@@ -67,6 +68,8 @@ StackId StackTable::NewId() {
     if (nodes == nullptr) return kInvalidStackId;
     chunks_[chunk] = nodes;
   }
+  // Nodes are used in id order: their pages are made present a window at a time (prefault.h).
+  if ((id & (kPrefaultNodes - 1)) == 0) PrefaultForWrite(&At(id), kPrefaultNodes * sizeof(Node));
   ++next_unused_id_;
   return id;
 }

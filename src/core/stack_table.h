@@ -99,6 +99,7 @@ class StackTable {
   static constexpr std::uint32_t kChunkShift = 12;
   static constexpr std::uint32_t kChunkNodes = 1u << kChunkShift;
   static constexpr std::uint32_t kMaxChunks = 1u << 14;  // 67M nodes
+  static constexpr std::uint32_t kPrefaultNodes = 512;   // 12 KiB of nodes made present at once
   static constexpr StackId kRootId = 1;
 
   struct Node {

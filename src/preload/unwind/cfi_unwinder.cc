@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "core/prefault.h"
 #include "preload/unwind/own_memory.h"
 
 namespace heaprec::preload {
@@ -47,6 +48,12 @@ FrameRule FrameRuleCache::Find(std::uintptr_t pc) const {
 
 void FrameRuleCache::Insert(std::uintptr_t pc, FrameRule rule) {
   if (pc >> 48 != 0) return;  // not a user-space address: cannot share a word with a generation
+  // Rules land on every page of the cache by their hash, and one walk makes a dozen or more, which
+  // fault in about half of its 32 pages: the first rule makes them all present (prefault.h).
+  if (!prefaulted_.load(std::memory_order_relaxed) &&
+      !prefaulted_.exchange(true, std::memory_order_relaxed)) {
+    PrefaultForWrite(slots_, (mask_ + 1) * sizeof(Slot));
+  }
   std::uint64_t key = KeyFor(pc), generation = key >> 48;
   std::size_t first = SlotFor(pc), target = first;
   for (int probe = 0; probe < kProbes; ++probe) {

@@ -99,6 +99,7 @@ class FrameRuleCache {
   RuleMemo* memos_ = nullptr;
   std::size_t memo_count_ = 0;
   std::atomic<std::uint64_t> generation_{1};
+  std::atomic<bool> prefaulted_{false};  // the slots' pages were made present (first Insert)
 };
 
 // Stack memory the calling thread has found mapped: [low, high) is contiguous and checked one page
