@@ -10,7 +10,8 @@ interposer (the floor, BUILD_DIR/lib/libheaprec_floor.so), under BUILD_DIR/lib/l
 under OTHER_LIBHEAPREC when given (another build's, to compare in the same rounds). CPU time is
 user + system of the process and everything it waited for (os.wait4), so a compiler driver counts
 its cc1 and as. Prints each configuration's mean and its standard error, and the mean over plain;
-with OTHER_LIBHEAPREC, also the two libraries' difference paired by round.
+with OTHER_LIBHEAPREC, also the two libraries' difference paired by round. HEAPREC_* variables
+of the caller's environment apply to both libraries (HEAPREC_SAMPLE_INTERVAL=1: exact mode).
 """
 import os
 import random
@@ -29,8 +30,11 @@ with tempfile.TemporaryDirectory() as out:
     manifest = os.path.join(out, "manifest")
     open(manifest, "w").close()
     # What `heaprec run` sets for a native program it symbolizes (cli/run_environment.cc).
-    run = {"HEAPREC_OUTPUT": os.path.join(out, "p.%p.pb.gz"), "HEAPREC_UNCOMPRESSED": "1",
-           "HEAPREC_MANIFEST": manifest}
+    # The caller's own HEAPREC_* settings (HEAPREC_SAMPLE_INTERVAL=1: exact mode) apply to both
+    # libraries.
+    run = {k: v for k, v in os.environ.items() if k.startswith("HEAPREC_")}
+    run.update({"HEAPREC_OUTPUT": os.path.join(out, "p.%p.pb.gz"), "HEAPREC_UNCOMPRESSED": "1",
+                "HEAPREC_MANIFEST": manifest})
     configs = {"plain": {}, "floor": {"LD_PRELOAD": f"{build}/lib/libheaprec_floor.so"},
                "heaprec": dict(run, LD_PRELOAD=f"{build}/lib/libheaprec.so")}
     if other:

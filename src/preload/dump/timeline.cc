@@ -64,11 +64,15 @@ void StartTimeline(std::uint64_t now_ns) {
 }
 
 void NoteTimeline(HeapRecorder& recorder, std::uint64_t now_ns) {
-  if (g_start_ns.load(std::memory_order_relaxed) == 0 || !InOwnProcess()) return;
+  if (g_start_ns.load(std::memory_order_relaxed) == 0) return;
   const std::int64_t live = recorder.LiveBytesEstimate();
   RaiseTo(g_max_since_point, live);
   if (RaiseTo(g_peak, live)) g_peak_ns.store(now_ns, std::memory_order_relaxed);
-  if (now_ns < g_next_point_ns.load(std::memory_order_relaxed) || !g_lock.TryLock()) return;
+  if (now_ns < g_next_point_ns.load(std::memory_order_relaxed)) return;
+  // A child of vfork() shares this memory until it execs, and its resident set is not the
+  // program's: it adds no point. Asked only here, every 100 ms or more: the question is a system
+  // call (getpid), which on every sampled allocation and free was most of exact mode's cost.
+  if (!InOwnProcess() || !g_lock.TryLock()) return;
   if (now_ns >= g_next_point_ns.load(std::memory_order_relaxed)) {
     g_points.Append(PointNow(recorder, now_ns, true));
     g_next_point_ns.store(now_ns + g_points.spacing_ms() * 1000000, std::memory_order_relaxed);
