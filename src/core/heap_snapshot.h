@@ -89,6 +89,9 @@ class HeapSnapshot {
   void SortByStackAndSize();
 
  private:
+  // Gives back what the copy holds of the recorder (the stacks' pin, AddObject's references) and
+  // empties it, keeping its arrays for the next Take.
+  void ReleaseStacks();
   bool GrowObjects(std::size_t min_capacity);
   bool CopyHistory(HeapRecorder& recorder);
   bool CopyEachObject(HeapRecorder& recorder);

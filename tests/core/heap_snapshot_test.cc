@@ -221,7 +221,8 @@ TEST_F(HeapSnapshotTest, BySiteHoldsWhatEachObjectSumsTo) {
 
 TEST_F(HeapSnapshotTest, BySiteMemoryFollowsTheSitesNotTheObjects) {
   // 200,000 live objects from 10 sites: an object-by-object copy holds 56 bytes per object (about
-  // 11 MB), a by-site one its first 1,024 entries (57 KB) and the history.
+  // 11 MB), a by-site one its first 1,024 entries (57 KB) and the history (10 entries and a quarter
+  // more room, for the next copy of a growing history).
   std::uint64_t stack[] = {9};
   for (std::uint64_t key = 16; key <= 16 * 200000; key += 16) {
     recorder_.Record(key, stack, 1, 16 + (key / 16) % 10, 1.0, key);
@@ -230,14 +231,53 @@ TEST_F(HeapSnapshotTest, BySiteMemoryFollowsTheSitesNotTheObjects) {
   ASSERT_TRUE(each.Take(recorder_, SnapshotGrouping::kEachObject));
   ASSERT_TRUE(by_site.Take(recorder_, SnapshotGrouping::kBySite));
   EXPECT_GE(each.bytes(), 200000 * sizeof(HeapSnapshot::Object));
-  EXPECT_LE(by_site.bytes(), 1024 * sizeof(HeapSnapshot::Object) + 10 * sizeof(AllocationTotals));
+  constexpr std::size_t kHistoryRoom = 10 + 10 / 4;
+  EXPECT_LE(by_site.bytes(),
+            1024 * sizeof(HeapSnapshot::Object) + kHistoryRoom * sizeof(AllocationTotals));
   EXPECT_EQ(by_site.object_count(), 10u);
   EXPECT_EQ(by_site.sampled_objects(), 200000u);
   // The index used while copying is gone with the copy: what is left is the entries and history.
   std::size_t in_use = memory_.BytesInUse();
   by_site.Release();
   EXPECT_EQ(in_use - memory_.BytesInUse(),
-            1024 * sizeof(HeapSnapshot::Object) + 10 * sizeof(AllocationTotals));
+            1024 * sizeof(HeapSnapshot::Object) + kHistoryRoom * sizeof(AllocationTotals));
+}
+
+TEST(HeapSnapshotTakenAgain, KeepsItsArraysAndCopiesAfresh) {
+  // The peak copy is taken again at every 10% of growth: the second Take must reuse its arrays and
+  // hold exactly what the recorder holds now, nothing of the first copy. Memory allows it one
+  // allocation: the index it uses while copying (a copy into new arrays needs three).
+  FailingMemoryResource memory;
+  HeapRecorder recorder(memory, RecorderOptions{});
+  std::uint64_t stack_a[] = {0xa1}, stack_b[] = {0xb1, 0xb2};
+  auto record = [&](std::uint64_t key) {
+    recorder.Record(key, key % 32 == 0 ? stack_a : stack_b, key % 32 == 0 ? 1 : 2, 24, 1.0, key);
+  };
+  for (std::uint64_t key = 16; key <= 16 * 100; key += 16) record(key);
+  HeapSnapshot snapshot;
+  ASSERT_TRUE(snapshot.Take(recorder, SnapshotGrouping::kBySite));
+  EXPECT_EQ(snapshot.object_count(), 2u);
+  EXPECT_EQ(snapshot.sampled_objects(), 100u);
+  const std::size_t history = snapshot.history_count();
+  // Half of them freed, as many new ones at the same sites.
+  for (std::uint64_t key = 16; key <= 16 * 50; key += 16) recorder.Forget(key);
+  for (std::uint64_t key = 16 * 101; key <= 16 * 150; key += 16) record(key);
+  memory.succeed_next = 1;
+  ASSERT_TRUE(snapshot.Take(recorder, SnapshotGrouping::kBySite));
+  memory.succeed_next = -1;
+  EXPECT_EQ(snapshot.object_count(), 2u);
+  EXPECT_EQ(snapshot.sampled_objects(), 100u);
+  EXPECT_EQ(snapshot.history_count(), history);
+  double weight = 0;
+  for (std::size_t i = 0; i < snapshot.object_count(); ++i) weight += snapshot.objects()[i].weight;
+  EXPECT_DOUBLE_EQ(weight, 100.0);
+  // Taken from another recorder, it lets the first go and copies the second.
+  HeapRecorder other(memory, RecorderOptions{});
+  other.Record(16, stack_a, 1, 8, 1.0, 1);
+  ASSERT_TRUE(snapshot.Take(other, SnapshotGrouping::kBySite));
+  EXPECT_EQ(snapshot.object_count(), 1u);
+  EXPECT_EQ(snapshot.sampled_objects(), 1u);
+  snapshot.Release();
 }
 
 TEST(HeapSnapshotOutOfMemory, ATakeThatRunsOutHoldsNothing) {
