@@ -126,6 +126,8 @@ bool LiveTable::NewPositionLocked(RecordStore& store, std::uint32_t* position) {
     }
     Record* chunk = memory_.AllocateArray<Record>(ChunkCapacity(store.chunk_count));
     if (chunk == nullptr) return false;
+    // Positions are handed out in order: the chunk's pages will all be written (prefault.h).
+    PrefaultForWrite(chunk, ChunkCapacity(store.chunk_count) * sizeof(Record));
     store.chunks[store.chunk_count++] = chunk;
   }
   *position = store.next_position++;

@@ -16,6 +16,7 @@
 #include "core/manifest_writer.h"
 #include "core/mutex.h"
 #include "core/own_descriptors.h"
+#include "core/prefault.h"
 #include "preload/control/settings.h"
 #include "preload/dump/dump_thread.h"
 #include "preload/dump/profile_writer.h"
@@ -306,6 +307,8 @@ bool HeapRecordWriter::GrowTable(std::size_t shard) {
     offset = Reserve(capacity * sizeof(Slot), &where);
   }
   if (offset == 0) return false;
+  // The entries rehashed land on every page of a table of its own: made present at once.
+  if (old.capacity != 0) PrefaultForWrite(where, capacity * sizeof(Slot));
   Table fresh{static_cast<Slot*>(where), capacity, 0};
   for (std::size_t i = 0; i < old.capacity; ++i) {
     const Slot& s = old.slots[i];
