@@ -14,10 +14,12 @@ with OTHER_LIBHEAPREC, also the two libraries' difference paired by round. HEAPR
 of the caller's environment apply to both libraries (HEAPREC_SAMPLE_INTERVAL=1: exact mode).
 """
 import os
-import random
 import statistics
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from interleave import cpu_ms_by_config  # noqa: E402
 
 args = sys.argv[1:]
 split = args.index("--")
@@ -39,26 +41,15 @@ with tempfile.TemporaryDirectory() as out:
                "heaprec": dict(run, LD_PRELOAD=f"{build}/lib/libheaprec.so")}
     if other:
         configs["other"] = dict(run, LD_PRELOAD=other)
-    cpu = {name: [] for name in configs}
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    for r in range(rounds):
-        order = list(configs)
-        random.Random(r).shuffle(order)
-        for name in order:
-            pid = os.fork()
-            if pid == 0:
-                os.dup2(devnull, 1)
-                os.dup2(devnull, 2)
-                os.execvpe(program[0], program, dict(base, **configs[name]))
-            _, status, usage = os.wait4(pid, 0)
-            if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
-                sys.exit(f"{name}: {program} failed ({status})")
-            cpu[name].append((usage.ru_utime + usage.ru_stime) * 1e3)
+
+    def clear_profiles(r):
         if r % 20 == 19:  # the profiles, a few KB each
             for f in os.listdir(out):
                 if f != "manifest":
                     os.unlink(os.path.join(out, f))
             open(manifest, "w").close()
+
+    cpu = cpu_ms_by_config(program, base, configs, rounds, clear_profiles)
 
 plain = statistics.mean(cpu["plain"])
 for name, values in cpu.items():
