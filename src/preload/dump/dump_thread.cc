@@ -170,9 +170,10 @@ void RequestSignalDump() {
 // Only the first capture of a pending write wakes the thread: the write waits for a time set by
 // that first request (PeakWriteAllowedAt), and then takes whatever was captured last. Waking it for
 // every capture (a compiler makes twenty in 0.1 s) cost a system call on the program's thread and a
-// context switch each, for nothing.
+// context switch each, for nothing. Without a thread (pthread_create failed) every capture tries
+// again to start one, as before.
 void RequestPeakWrite() {
-  if (g_peak_requested.exchange(true)) return;
+  if (g_peak_requested.exchange(true) && g_running.load()) return;
   StartThread();
   Wake();
 }
