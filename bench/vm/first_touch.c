@@ -14,7 +14,8 @@
 
 static double Now(void) {
   struct timespec t;
-  syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &t);  // not the vDSO: its first read is measured below
+  syscall(SYS_clock_gettime, CLOCK_MONOTONIC,
+          &t);  // not the vDSO: its first read is measured below
   return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
