@@ -80,7 +80,7 @@ bool HeapSnapshot::CopyHistory(HeapRecorder& recorder) {
       return false;
     }
   }
-  history_count_ = entries == 0 ? 0 : recorder.history_.CopyTo(history_, history_capacity_);
+  history_count_ = recorder.history_.CopyTo(history_, history_capacity_);
   return true;
 }
 

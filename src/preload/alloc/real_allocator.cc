@@ -11,7 +11,7 @@
 #include <atomic>
 #include <cstdint>
 
-extern "C" const ElfW(Ehdr) __ehdr_start;  // heaprec's own ELF header
+#include "preload/objects/own_image.h"
 
 namespace heaprec::preload {
 namespace {
@@ -80,21 +80,10 @@ void* FallbackPvalloc(std::size_t size) {
   return AlignedVia(PageSize(), (size + PageSize() - 1) & ~(PageSize() - 1));
 }
 
-// Whether `address` lies in heaprec's own image, from its program headers. Not dladdr, which
-// also looks for the nearest symbol by reading the object's whole symbol table: 12-30 us a call,
-// in every process's start-up.
+// Not dladdr, which also looks for the nearest symbol by reading the object's whole symbol table:
+// 15-36 us a call here (bench/vm/first_touch.c), in every process's start-up.
 bool InHeaprec(const void* address) {
-  const ElfW(Ehdr)* ehdr = &__ehdr_start;
-  auto base = reinterpret_cast<std::uintptr_t>(ehdr);
-  auto* phdrs = reinterpret_cast<const ElfW(Phdr)*>(base + ehdr->e_phoff);
-  std::uintptr_t end = base;
-  for (int i = 0; i < ehdr->e_phnum; ++i) {
-    if (phdrs[i].p_type == PT_LOAD && base + phdrs[i].p_vaddr + phdrs[i].p_memsz > end) {
-      end = base + phdrs[i].p_vaddr + phdrs[i].p_memsz;
-    }
-  }
-  auto a = reinterpret_cast<std::uintptr_t>(address);
-  return a >= base && a < end;
+  return OwnLoadedRange(0).Contains(reinterpret_cast<std::uintptr_t>(address));
 }
 
 // A non-PIE program that takes the address of malloc gets a "canonical PLT entry": an undefined

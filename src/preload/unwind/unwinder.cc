@@ -13,11 +13,10 @@
 #include <cstring>
 
 #include "preload/messages.h"
+#include "preload/objects/own_image.h"
 #include "preload/thread_state.h"
 #include "preload/unwind/cfi_unwinder.h"
 #include "preload/unwind/own_memory.h"
-
-extern "C" const ElfW(Ehdr) __ehdr_start;  // this library's ELF header, defined by the linker
 
 namespace heaprec::preload {
 namespace {
@@ -39,23 +38,11 @@ constexpr std::size_t kRuleMemos = 64;
 // heaprec walks frame pointers.
 UnwindBacktraceFn g_unwind_backtrace = nullptr;
 UnwindGetIpFn g_unwind_get_ip = nullptr;
-std::uintptr_t g_self_text_low = 0, g_self_text_high = 0;
+// The executable range of heaprec itself, so that captures can drop the hook frames without
+// relying on how many the compiler inlined.
+AddressRange g_self_text;
 
-// The executable range of heaprec itself, read from its own program headers, so that captures can
-// drop the hook frames without relying on how many the compiler inlined.
-void FindOwnTextRange() {
-  const ElfW(Ehdr)* ehdr = &__ehdr_start;
-  auto base = reinterpret_cast<std::uintptr_t>(ehdr);
-  auto* phdrs = reinterpret_cast<const ElfW(Phdr)*>(base + ehdr->e_phoff);
-  for (int i = 0; i < ehdr->e_phnum; ++i) {
-    if (phdrs[i].p_type == PT_LOAD && (phdrs[i].p_flags & PF_X) != 0) {
-      g_self_text_low = base + phdrs[i].p_vaddr;
-      g_self_text_high = g_self_text_low + phdrs[i].p_memsz;
-    }
-  }
-}
-
-bool IsOwnFrame(std::uintptr_t pc) { return pc >= g_self_text_low && pc < g_self_text_high; }
+bool IsOwnFrame(std::uintptr_t pc) { return g_self_text.Contains(pc); }
 
 // Walks the frame-pointer chain. heaprec itself is built with frame pointers, so the walk gets out
 // of the hooks; whether it gets further depends on how the program was compiled. Each frame must
@@ -131,7 +118,7 @@ UnwindBacktraceFn g_loaded_backtrace = nullptr;
 }  // namespace
 
 void LoadUnwinderLibrary(UnwindMethod method) {
-  FindOwnTextRange();
+  g_self_text = OwnLoadedRange(PF_X);
   if (method == UnwindMethod::kFramePointers) return;
   // Already loaded as a dependency (src/preload/CMakeLists.txt): this finds it, and dlsym on the
   // handle is libgcc's own entry points even where another library exports _Unwind_* first.
