@@ -4,11 +4,10 @@
 // processes never interleave a line:
 //
 //     PID <TAB> REASON <TAB> PATH        REASON: a profile_schema.h reason; PATH: the file
-//     PID <TAB> message <TAB> TEXT       a message, tabs and newlines made spaces
+//     PID <TAB> message <TAB> TEXT       a message on one line, tabs made spaces
 //     PID <TAB> record <TAB> PATH        the process's heap record (schema/heap_record_format.h)
-//     PID <TAB> declined <TAB> TEXT      a process that runs unprofiled, and why (a bad setting
-//     from
-//                                        the environment), for heaprec run to say once
+//     PID <TAB> declined <TAB> TEXT      why a process runs unprofiled (a bad setting in the
+//                                        environment), for heaprec run to say once
 //
 // A peak profile is rewritten as the peak grows: a later line for the same PATH replaces the
 // earlier one. Header-only and allocation-free (the preload library writes it).
