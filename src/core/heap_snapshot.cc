@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/hash.h"
+#include "core/prefault.h"
 
 namespace heaprec {
 namespace {
@@ -79,6 +80,8 @@ bool HeapSnapshot::CopyHistory(HeapRecorder& recorder) {
       history_capacity_ = 0;
       return false;
     }
+    // Written next from its start, every page of it: made present at once (prefault.h).
+    PrefaultForWrite(history_, entries * sizeof(AllocationTotals));
   }
   history_count_ = recorder.history_.CopyTo(history_, history_capacity_);
   return true;

@@ -16,6 +16,7 @@ StackTable::~StackTable() {
   memory_.DeallocateArray(chunks_, kMaxChunks);
   memory_.DeallocateArray(buckets_, bucket_count_);
   memory_.DeallocateArray(recent_, kRecentStacks);
+  memory_.DeallocateArray(recent_frames_, kRecentFrames);
 }
 
 // One multiply per trie edge (Intern hashes every frame of every sampled stack). Bucket() takes the
@@ -87,6 +88,10 @@ bool StackTable::EnsureRoot() {
     recent_ = memory_.AllocateZeroedArray<RecentStack>(kRecentStacks);
     if (recent_ == nullptr) return false;
   }
+  if (recent_frames_ == nullptr) {
+    recent_frames_ = memory_.AllocateArray<std::uint64_t>(kRecentFrames);
+    if (recent_frames_ == nullptr) return false;
+  }
   if (NewId() != kRootId) return false;
   At(kRootId) = {0, kInvalidStackId, kInvalidStackId, 0, 0};
   if (observer_ != nullptr) observer_->NodeCreated(kRootId, kInvalidStackId, 0);
@@ -140,21 +145,36 @@ StackId StackTable::InternUnreferenced(const std::uint64_t* frames, std::uint32_
   } else {
     std::uint64_t hash = HashFrames(frames, depth);
     RecentStack& recent = recent_[hash & (kRecentStacks - 1)];
-    if (recent.epoch == frees_ && recent.hash == hash && recent.depth == depth &&
-        std::memcmp(recent.frames, frames, depth * sizeof(*frames)) == 0) {
+    const std::uint64_t* copy = RecentFrames(recent);
+    if (copy != nullptr && recent.epoch == frees_ && recent.hash == hash && recent.depth == depth &&
+        std::memcmp(copy, frames, depth * sizeof(*frames)) == 0) {
       node = recent.id;
     } else {
       node = InternThroughTrie(frames, depth);
-      if (node != kInvalidStackId) {
-        recent.hash = hash;
-        recent.epoch = frees_;
-        recent.id = node;
-        recent.depth = depth;
-        std::memcpy(recent.frames, frames, depth * sizeof(*frames));
-      }
+      if (node != kInvalidStackId) RememberRecent(recent, hash, node, frames, depth);
     }
   }
   return node;
+}
+
+// nullptr once frames written after it have come round the ring to its start.
+const std::uint64_t* StackTable::RecentFrames(const RecentStack& recent) const {
+  if (recent.epoch == 0 || recent_written_ - recent.start > kRecentFrames) return nullptr;
+  return recent_frames_ + (recent.start & (kRecentFrames - 1));
+}
+
+void StackTable::RememberRecent(RecentStack& recent, std::uint64_t hash, StackId id,
+                                const std::uint64_t* frames, std::uint32_t depth) {
+  const std::uint64_t offset = recent_written_ & (kRecentFrames - 1);
+  if (offset + depth > kRecentFrames) recent_written_ += kRecentFrames - offset;  // no wrapping
+  recent.hash = hash;
+  recent.epoch = frees_;
+  recent.start = recent_written_;
+  recent.id = id;
+  recent.depth = depth;
+  std::memcpy(recent_frames_ + (recent_written_ & (kRecentFrames - 1)), frames,
+              depth * sizeof(*frames));
+  recent_written_ += depth;
 }
 
 StackId StackTable::Intern(const std::uint64_t* frames, std::uint32_t depth) {

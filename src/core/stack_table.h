@@ -14,8 +14,10 @@
 //
 // In front of the trie, a direct-mapped table of recently interned stacks (hash of all the frames
 // -> node) lets Intern skip the walk down the trie, one hash lookup per frame, for the stacks a
-// program allocates from again and again: a hit is checked by walking the node's parents, one
-// dependent load per frame, and the walk down is the fallback.
+// program allocates from again and again: a hit is checked by comparing the frames with a copy kept
+// for it, and the walk down is the fallback. The copies are written one after another into a ring
+// (RecentFrames), so that a process which samples a hundred stacks touches the ring's first pages
+// only, not a page for each stack.
 //
 // Each node counts its references (Intern, Ref: the stack ending there is in use) and its children.
 // A node with neither leaves the trie and releases its parent's child count, and so on upwards:
@@ -150,12 +152,22 @@ class StackTable {
   struct RecentStack {
     std::uint64_t hash;   // HashFrames of the stack
     std::uint64_t epoch;  // frees_ when it was made; 0: empty
+    std::uint64_t start;  // where its frames' copy begins in the ring, in frames written ever
     StackId id;
     std::uint32_t depth;
-    std::uint64_t frames[kRecentMaxDepth];
   };
-  static constexpr std::size_t kRecentStacks = 256;  // 268 KiB, allocated with the root
+  static constexpr std::size_t kRecentStacks = 256;  // 8 KiB, allocated with the root
+  // The ring of the entries' frames: as many as kRecentStacks of the deepest stacks (256 KiB),
+  // allocated with the root and written in order, so its pages are touched only as it fills. A
+  // copy never wraps around the ring's end; it is intact while fewer than a ring's worth of
+  // frames were written after its start.
+  static constexpr std::size_t kRecentFrames = kRecentStacks * kRecentMaxDepth;
+  const std::uint64_t* RecentFrames(const RecentStack& recent) const;
+  void RememberRecent(RecentStack& recent, std::uint64_t hash, StackId id,
+                      const std::uint64_t* frames, std::uint32_t depth);
   RecentStack* recent_ = nullptr;
+  std::uint64_t* recent_frames_ = nullptr;
+  std::uint64_t recent_written_ = 0;  // frames written to the ring ever, padding included
   std::uint64_t frees_ = 1;  // nodes that left the index so far, plus one (0 marks an empty entry)
 };
 

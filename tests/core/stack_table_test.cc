@@ -113,6 +113,28 @@ TEST(StackTableTest, LastUnrefRemovesAndIdIsReused) {
   EXPECT_EQ(Read(table, ib), b);
 }
 
+// The recent-stacks table keeps its entries' frames in a ring of 32768: interning 1000 stacks of
+// depth 100 comes round it three times (and skips its end where a copy would not fit). Every
+// stack found again must be the same id with the same frames, whether its copy is still intact
+// (the last ~300) or was written over (the walk down the trie finds it).
+TEST(StackTableTest, StacksInternedAgainAfterTheRecentRingWrapsKeepTheirIds) {
+  SystemMemoryResource memory;
+  StackTable table(memory);
+  std::vector<std::vector<std::uint64_t>> stacks;
+  std::vector<StackId> ids;
+  for (std::uint64_t s = 0; s < 1000; ++s) {
+    stacks.push_back(Frames(s + 1, 100));
+    ids.push_back(table.Intern(stacks.back().data(), 100));
+    ASSERT_NE(ids.back(), kInvalidStackId);
+  }
+  for (std::size_t round = 0; round < 2; ++round) {
+    for (std::size_t s = 1000; s-- > 0;) {  // the newest first: intact copies, then overwritten
+      EXPECT_EQ(table.Intern(stacks[s].data(), 100), ids[s]) << "stack " << s;
+      EXPECT_EQ(Read(table, ids[s]), stacks[s]);
+    }
+  }
+}
+
 TEST(StackTableTest, PinnedStacksKeepTheirFramesUntilUnpinned) {
   SystemMemoryResource memory;
   StackTable table(memory);
