@@ -70,6 +70,7 @@ bool HeapSnapshot::CopyHistory(HeapRecorder& recorder) {
   recorder.MergeAllPending();
   MutexLock lock(recorder.stack_lock_);
   recorder.stacks_.Pin();
+  node_bound_ = recorder.stacks_.id_bound();
   const std::size_t entries = recorder.history_.size();
   if (entries > history_capacity_) {
     recorder.memory_.DeallocateArray(history_, history_capacity_);
@@ -193,6 +194,7 @@ void HeapSnapshot::ReleaseStacks() {
     recorder_->stacks_.Unpin();
   }
   added_count_ = object_count_ = history_count_ = 0;
+  node_bound_ = 0;
 }
 
 void HeapSnapshot::Release() {

@@ -82,6 +82,15 @@ class HeapSnapshot {
   bool ForEachFrame(StackId id, Visitor&& visit) const {
     return recorder_->stacks_.ForEachFrame(id, visit);
   }
+  // StackTable::ForEachFrameOnce, `seen` a bitmap of (node_bound() + 63) / 64 words, zeroed before
+  // the first stack: a reader of every stack's frames visits the nodes stacks share once.
+  template <typename Visitor>
+  bool ForEachFrameOnce(StackId id, std::uint64_t* seen, Visitor&& visit) const {
+    return recorder_->stacks_.ForEachFrameOnce(id, seen, node_bound_, visit);
+  }
+  // The stack table's id bound when the stacks were pinned: the nodes of stacks interned later
+  // (objects recorded while the live table was copied) may lie beyond it.
+  std::uint32_t node_bound() const { return node_bound_; }
   const RecorderStats& stats() const { return stats_; }
 
   // Sorts objects and history by (stack, size, tag) so a writer can aggregate them in one merge
@@ -110,6 +119,7 @@ class HeapSnapshot {
   std::size_t object_capacity_ = 0;
   AllocationTotals* history_ = nullptr;
   std::size_t history_count_ = 0;
+  std::uint32_t node_bound_ = 0;  // see node_bound()
   std::size_t history_capacity_ = 0;
   // kBySite, during Take only: open addressing over the entries, position + 1 (0: empty), load at
   // most 1/2.

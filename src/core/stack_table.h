@@ -87,6 +87,14 @@ class StackTable {
   // Calls visit(frame) leaf first until it returns false; returns false if it did.
   template <typename Visitor>
   bool ForEachFrame(StackId id, Visitor&& visit) const;
+  // ForEachFrame over many stacks, each node once: `seen` is a bitmap of (bound + 63) / 64 words,
+  // bit `id` set once node `id` was visited; the walk stops, returning true, at a node already
+  // seen (its outer frames were visited with it). Nodes from `bound` on are visited every time.
+  template <typename Visitor>
+  bool ForEachFrameOnce(StackId id, std::uint64_t* seen, std::uint32_t bound,
+                        Visitor&& visit) const;
+  // One more than the highest id handed out so far. Under the lock.
+  std::uint32_t id_bound() const { return next_unused_id_; }
   std::uint32_t Depth(StackId id) const;
 
   // Tells `observer` (or nobody) of every node created from now on, and at once of every node
@@ -174,6 +182,20 @@ class StackTable {
 template <typename Visitor>
 bool StackTable::ForEachFrame(StackId id, Visitor&& visit) const {
   for (; id != kRootId; id = At(id).parent) {
+    if (!visit(At(id).frame)) return false;
+  }
+  return true;
+}
+
+template <typename Visitor>
+bool StackTable::ForEachFrameOnce(StackId id, std::uint64_t* seen, std::uint32_t bound,
+                                  Visitor&& visit) const {
+  for (; id != kRootId; id = At(id).parent) {
+    if (id < bound) {
+      const std::uint64_t bit = std::uint64_t{1} << (id & 63);
+      if ((seen[id >> 6] & bit) != 0) return true;
+      seen[id >> 6] |= bit;
+    }
     if (!visit(At(id).frame)) return false;
   }
   return true;

@@ -135,6 +135,41 @@ TEST(StackTableTest, StacksInternedAgainAfterTheRecentRingWrapsKeepTheirIds) {
   }
 }
 
+// Two stacks sharing their outer 3 frames: the second walk visits its own 2 frames and stops at
+// the shared part; a node from the bound on is visited every time.
+TEST(StackTableTest, ForEachFrameOnceVisitsSharedNodesOnce) {
+  SystemMemoryResource memory;
+  StackTable table(memory);
+  const std::vector<std::uint64_t> a = {11, 12, 1, 2, 3}, b = {21, 22, 1, 2, 3};
+  StackId ia = table.Intern(a.data(), 5), ib = table.Intern(b.data(), 5);
+  const std::uint32_t bound = table.id_bound();
+  std::vector<std::uint64_t> seen((bound + 63) / 64, 0), visited;
+  auto collect = [&](std::uint64_t frame) {
+    visited.push_back(frame);
+    return true;
+  };
+  EXPECT_TRUE(table.ForEachFrameOnce(ia, seen.data(), bound, collect));
+  EXPECT_EQ(visited, a);
+  visited.clear();
+  EXPECT_TRUE(table.ForEachFrameOnce(ib, seen.data(), bound, collect));
+  EXPECT_EQ(visited, (std::vector<std::uint64_t>{21, 22}));
+  visited.clear();
+  EXPECT_TRUE(table.ForEachFrameOnce(ia, seen.data(), bound, collect));
+  EXPECT_TRUE(visited.empty());
+  // Interned after the bound was read: its new leaf is visited each time, up to the shared part.
+  const std::vector<std::uint64_t> c = {31, 12, 1, 2, 3};
+  StackId ic = table.Intern(c.data(), 5);
+  for (int walk = 0; walk < 2; ++walk) {
+    visited.clear();
+    EXPECT_TRUE(table.ForEachFrameOnce(ic, seen.data(), bound, collect));
+    EXPECT_EQ(visited, (std::vector<std::uint64_t>{31}));
+  }
+  // A visitor that fails ends the walk with false.
+  std::vector<std::uint64_t> fresh((bound + 63) / 64, 0);
+  EXPECT_FALSE(
+      table.ForEachFrameOnce(ia, fresh.data(), bound, [](std::uint64_t) { return false; }));
+}
+
 TEST(StackTableTest, PinnedStacksKeepTheirFramesUntilUnpinned) {
   SystemMemoryResource memory;
   StackTable table(memory);

@@ -30,7 +30,8 @@ class ProcessMappings {
   std::size_t count() const { return count_; }
 
  private:
-  bool AddFrames(const HeapSnapshot& snapshot, StackId stack);
+  // `seen`: the nodes visited so far (HeapSnapshot::ForEachFrameOnce).
+  bool AddFrames(const HeapSnapshot& snapshot, StackId stack, std::uint64_t* seen);
   bool AddObject(const LoadedObject& object);
   bool Append(std::uint64_t start, std::uint64_t limit, std::uint64_t offset, const char* path,
               const char* build_id);
