@@ -119,8 +119,8 @@ class HeapSnapshot {
   std::size_t object_capacity_ = 0;
   AllocationTotals* history_ = nullptr;
   std::size_t history_count_ = 0;
-  std::uint32_t node_bound_ = 0;  // see node_bound()
   std::size_t history_capacity_ = 0;
+  std::uint32_t node_bound_ = 0;  // see node_bound()
   // kBySite, during Take only: open addressing over the entries, position + 1 (0: empty), load at
   // most 1/2.
   std::uint32_t* site_index_ = nullptr;

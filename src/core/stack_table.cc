@@ -145,8 +145,8 @@ StackId StackTable::InternUnreferenced(const std::uint64_t* frames, std::uint32_
   } else {
     std::uint64_t hash = HashFrames(frames, depth);
     RecentStack& recent = recent_[hash & (kRecentStacks - 1)];
-    const std::uint64_t* copy = RecentFrames(recent);
-    if (copy != nullptr && recent.epoch == frees_ && recent.hash == hash && recent.depth == depth &&
+    const std::uint64_t* copy = RecentCopy(recent);
+    if (copy != nullptr && recent.hash == hash && recent.depth == depth &&
         std::memcmp(copy, frames, depth * sizeof(*frames)) == 0) {
       node = recent.id;
     } else {
@@ -157,23 +157,22 @@ StackId StackTable::InternUnreferenced(const std::uint64_t* frames, std::uint32_
   return node;
 }
 
-// nullptr once frames written after it have come round the ring to its start.
-const std::uint64_t* StackTable::RecentFrames(const RecentStack& recent) const {
-  if (recent.epoch == 0 || recent_written_ - recent.start > kRecentFrames) return nullptr;
+// nullptr when the entry no longer holds: empty, or a node left the index since it was made (its
+// id may have been recycled), or frames written after it came round the ring to its start.
+const std::uint64_t* StackTable::RecentCopy(const RecentStack& recent) const {
+  if (recent.epoch != frees_ || recent_written_ - recent.start > kRecentFrames) return nullptr;
   return recent_frames_ + (recent.start & (kRecentFrames - 1));
 }
 
 void StackTable::RememberRecent(RecentStack& recent, std::uint64_t hash, StackId id,
                                 const std::uint64_t* frames, std::uint32_t depth) {
-  const std::uint64_t offset = recent_written_ & (kRecentFrames - 1);
-  if (offset + depth > kRecentFrames) recent_written_ += kRecentFrames - offset;  // no wrapping
-  recent.hash = hash;
-  recent.epoch = frees_;
-  recent.start = recent_written_;
-  recent.id = id;
-  recent.depth = depth;
-  std::memcpy(recent_frames_ + (recent_written_ & (kRecentFrames - 1)), frames,
-              depth * sizeof(*frames));
+  std::uint64_t offset = recent_written_ & (kRecentFrames - 1);
+  if (offset + depth > kRecentFrames) {  // a copy never wraps: start again at the ring's start
+    recent_written_ += kRecentFrames - offset;
+    offset = 0;
+  }
+  recent = {hash, frees_, recent_written_, id, depth};
+  std::memcpy(recent_frames_ + offset, frames, depth * sizeof(*frames));
   recent_written_ += depth;
 }
 

@@ -16,7 +16,7 @@
 // -> node) lets Intern skip the walk down the trie, one hash lookup per frame, for the stacks a
 // program allocates from again and again: a hit is checked by comparing the frames with a copy kept
 // for it, and the walk down is the fallback. The copies are written one after another into a ring
-// (RecentFrames), so that a process which samples a hundred stacks touches the ring's first pages
+// (RecentCopy), so that a process which samples a hundred stacks touches the ring's first pages
 // only, not a page for each stack.
 //
 // Each node counts its references (Intern, Ref: the stack ending there is in use) and its children.
@@ -170,7 +170,7 @@ class StackTable {
   // copy never wraps around the ring's end; it is intact while fewer than a ring's worth of
   // frames were written after its start.
   static constexpr std::size_t kRecentFrames = kRecentStacks * kRecentMaxDepth;
-  const std::uint64_t* RecentFrames(const RecentStack& recent) const;
+  const std::uint64_t* RecentCopy(const RecentStack& recent) const;
   void RememberRecent(RecentStack& recent, std::uint64_t hash, StackId id,
                       const std::uint64_t* frames, std::uint32_t depth);
   RecentStack* recent_ = nullptr;
