@@ -12,15 +12,29 @@ HeapRecorder::HeapRecorder(MemoryResource& memory, const RecorderOptions& option
       objects_hold_stacks_(!options.keep_allocation_history),
       stacks_(memory),
       history_(memory),
-      live_(memory) {
-  // Caches only with the history on (see objects_hold_stacks_); without their arrays, none.
-  if (objects_hold_stacks_) return;
-  spaces_ = memory.AllocateArray<ThreadCacheSpace>(kThreadCaches);
-  if (spaces_ == nullptr) return;
-  for (std::size_t i = 0; i < kThreadCaches; ++i) caches_[i].space = &spaces_[i];
+      live_(memory) {}
+
+HeapRecorder::~HeapRecorder() {
+  for (ThreadCache& cache : caches_) memory_.DeallocateArray(cache.space, 1);
 }
 
-HeapRecorder::~HeapRecorder() { memory_.DeallocateArray(spaces_, kThreadCaches); }
+bool HeapRecorder::TryTake(ThreadCache& cache) {
+  // Caches only with the history on (see objects_hold_stacks_).
+  if (objects_hold_stacks_ || !cache.mutex.TryLock()) return false;
+  if (cache.space == nullptr) {
+    // At the lane's first use: a process of one thread maps one lane's arrays, not 32. Only the
+    // entries are cleared (their first page), not the ring, whose pages are touched as it fills.
+    cache.space = memory_.AllocateArray<ThreadCacheSpace>(1);
+    if (cache.space == nullptr) {
+      cache.mutex.Unlock();
+      return false;
+    }
+    std::memset(cache.space->stacks, 0, sizeof(cache.space->stacks));
+    cache.recent.Attach(cache.space->stacks, ThreadCacheSpace::kStacks, cache.space->frames,
+                        ThreadCacheSpace::kFrames);
+  }
+  return true;
+}
 
 // Rounded by hand: llround is a libm call of about 30 instructions, twice per exact-mode
 // allocation. The estimate needs only the same value when an object comes and goes, which any
@@ -59,20 +73,22 @@ StackId HeapRecorder::InternForRecord(const std::uint64_t* frames, std::uint32_t
 
 StackId HeapRecorder::InternThroughCache(ThreadCache& cache, const std::uint64_t* frames,
                                          std::uint32_t depth, std::uint64_t size, double weight) {
-  StackId stack = cache.stack;
-  const bool same = depth != 0 && depth == cache.depth &&
-                    std::memcmp(frames, cache.space->frames, depth * sizeof(*frames)) == 0;
-  if (!same || cache.pending_count == ThreadCacheSpace::kPending) {
+  // The empty stack and the deepest go to the stack table, which knows them without a lookup or
+  // through its trie.
+  const bool cacheable = depth != 0 && depth <= cache.recent.max_depth();
+  // Ids are never recycled with the history on: one epoch for every entry.
+  const RecentStacks::Found recent =
+      cacheable ? cache.recent.Find(frames, depth, 1) : RecentStacks::Found{kInvalidStackId, 0};
+  StackId stack = recent.id;
+  if (stack == kInvalidStackId || cache.pending_count == ThreadCacheSpace::kPending) {
     MutexLock lock(stack_lock_);
-    if (!same) {
+    if (stack == kInvalidStackId) {
       stack = stacks_.InternUnreferenced(frames, depth);
       if (stack == kInvalidStackId) {
         dropped_.fetch_add(1, std::memory_order_relaxed);
         return kInvalidStackId;
       }
-      cache.depth = depth <= ThreadCacheSpace::kDepth ? depth : 0;
-      cache.stack = stack;
-      if (cache.depth != 0) std::memcpy(cache.space->frames, frames, depth * sizeof(*frames));
+      if (cacheable) cache.recent.Remember(recent.hash, stack, frames, depth, 1);
     }
     if (cache.pending_count == ThreadCacheSpace::kPending) {
       MergeHistoryLocked(cache.space->pending, cache.pending_count);
@@ -99,7 +115,7 @@ void HeapRecorder::CountTemporary(StackId stack, std::uint64_t size, std::uint32
   if (!options_.keep_allocation_history || stack == kInvalidStackId) return;
   const AllocationTotals add = {stack, 1, size, 0, 0, 0};
   ThreadCache& cache = caches_[lane % kThreadCaches];
-  if (cache.space != nullptr && cache.mutex.TryLock()) {
+  if (TryTake(cache)) {
     AddPendingLocked(cache, add);
     cache.mutex.Unlock();
     return;
@@ -215,7 +231,7 @@ ObjectTicket HeapRecorder::RecordWithHandle(std::uint64_t key, const std::uint64
                                             std::uint64_t alloc_time_ns, std::uint32_t lane) {
   StackId stack;
   ThreadCache& cache = caches_[lane % kThreadCaches];
-  if (cache.space != nullptr && cache.mutex.TryLock()) {
+  if (TryTake(cache)) {
     stack = InternThroughCache(cache, frames, depth, size, weight);
     cache.mutex.Unlock();
   } else {

@@ -3,8 +3,8 @@
 //
 //   Record(key, frames, size, weight) ─▶ stack_lock_: StackTable.Intern + AllocationHistory.Merge
 //                                     └▶ LiveTable.Insert (one shard lock)
-//   RecordWithHandle(..., lane)       ─▶ the lane's ThreadCache: the last stack, pending history
-//                                        adds (stack_lock_ only for a new stack, and to merge)
+//   RecordWithHandle(..., lane)       ─▶ the lane's ThreadCache: its recent stacks, pending history
+//                                        adds (stack_lock_ only for another stack, and to merge)
 //                                     └▶ LiveTable.InsertWithHandle (the lane's shard lock)
 //   Forget(key)                       ─▶ LiveTable.Remove (one shard lock) ─▶ stack_lock_: Unref
 //   HeapSnapshot (heap_snapshot.h)    ─▶ merges pending adds, pins the StackTable, copies the
@@ -27,6 +27,7 @@
 #include "core/live_table.h"
 #include "core/memory_resource.h"
 #include "core/mutex.h"
+#include "core/recent_stacks.h"
 #include "core/stack_table.h"
 
 namespace heaprec {
@@ -145,22 +146,24 @@ class HeapRecorder {
   friend class HeapSnapshot;
 
   // A thread's front to the stack table and the history, for RecordWithHandle with the history
-  // on: the stack it interned last (stacks are never freed then, so an id stays valid), and its
-  // history adds, merged kPending at a time. A lane's thread takes it with TryLock and, when
-  // another thread of the same lane has it, goes the locked way; merges of every cache (a
-  // snapshot, Stats, fork) wait for each.
-  // Its few words are the recorder's (a cache line each); its arrays come from the MemoryResource,
-  // which maps them without touching them, so that a process that samples little touches none.
+  // on: the stacks it interned lately (stacks are never freed then, so an id stays valid), found
+  // without stack_lock_, and its history adds, merged kPending at a time. A lane's thread takes it
+  // with TryLock and, when another thread of the same lane has it, goes the locked way; merges of
+  // every cache (a snapshot, Stats, fork) wait for each.
+  // Its few words are the recorder's (a cache line each); its arrays come from the MemoryResource
+  // at the lane's first use (35 KiB, mapped without being touched: a thread that samples a few
+  // stacks touches the first pages).
   struct ThreadCacheSpace {
-    static constexpr std::uint32_t kDepth = 64;  // deeper stacks are interned under the lock
+    static constexpr std::uint32_t kStacks = 64;    // python3 in exact mode: 98% found here
+    static constexpr std::uint32_t kFrames = 4096;  // 32 KiB: 64 stacks of 64 frames
     static constexpr std::uint32_t kPending = 32;
-    std::uint64_t frames[kDepth];
+    RecentStacks::Entry stacks[kStacks];
     AllocationTotals pending[kPending];
+    std::uint64_t frames[kFrames];
   };
   struct alignas(64) ThreadCache {
     Mutex mutex;
-    std::uint32_t depth = 0;  // of space->frames; 0: none yet
-    StackId stack = kInvalidStackId;
+    RecentStacks recent;  // over space->stacks and space->frames
     std::uint32_t pending_count = 0;
     ThreadCacheSpace* space = nullptr;
     // The bytes this cache's records stand for (AllocatedBytesEstimate): written under `mutex`,
@@ -183,7 +186,6 @@ class HeapRecorder {
   AllocationHistory history_;
   LiveTable live_;
   ThreadCache caches_[kThreadCaches];
-  ThreadCacheSpace* spaces_ = nullptr;
   // Samples and forgotten objects by key and through Detach; by handle, the live table counts
   // inserts and drops under its shard locks (no atomic operation of their own on the sampled
   // path), of which reattached_ are no new samples.
@@ -207,6 +209,10 @@ class HeapRecorder {
   // the object when objects hold them, or kInvalidStackId (counted as dropped) when out of memory.
   StackId InternForRecord(const std::uint64_t* frames, std::uint32_t depth, std::uint64_t size,
                           double weight, std::uint32_t history_tag = 0);
+  // Takes `cache` for the calling thread (its lock, and its arrays, made at its first use); false,
+  // taking nothing, when caches are not used, another thread of the lane has it, or out of memory:
+  // the caller goes the locked way then.
+  bool TryTake(ThreadCache& cache);
   // Adds to `cache`'s pending history adds (merging them first when full). `cache` held.
   void AddPendingLocked(ThreadCache& cache, const AllocationTotals& add);
   // The same through `cache`, held by the caller.

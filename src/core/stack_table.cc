@@ -15,7 +15,7 @@ StackTable::~StackTable() {
   }
   memory_.DeallocateArray(chunks_, kMaxChunks);
   memory_.DeallocateArray(buckets_, bucket_count_);
-  memory_.DeallocateArray(recent_, kRecentStacks);
+  memory_.DeallocateArray(recent_entries_, kRecentStacks);
   memory_.DeallocateArray(recent_frames_, kRecentFrames);
 }
 
@@ -23,12 +23,6 @@ StackTable::~StackTable() {
 // product's top bits, which depend on every bit of the frame and of the parent's id.
 std::uint64_t StackTable::HashEdge(StackId parent, std::uint64_t frame) {
   return (frame ^ (std::uint64_t{parent} << 40 | parent)) * 0x9fb21c651e98df25ULL;
-}
-
-std::uint64_t StackTable::HashFrames(const std::uint64_t* frames, std::uint32_t depth) {
-  std::uint64_t h = 0x243f6a8885a308d3ULL ^ depth;
-  for (std::uint32_t i = 0; i < depth; ++i) h = (h ^ frames[i]) * 0x9fb21c651e98df25ULL;
-  return h ^ (h >> 29);
 }
 
 bool StackTable::GrowBuckets() {
@@ -84,13 +78,14 @@ bool StackTable::EnsureRoot() {
     if (chunks_ == nullptr) return false;
   }
   if (bucket_count_ == 0 && !GrowBuckets()) return false;
-  if (recent_ == nullptr) {
-    recent_ = memory_.AllocateZeroedArray<RecentStack>(kRecentStacks);
-    if (recent_ == nullptr) return false;
+  if (recent_entries_ == nullptr) {
+    recent_entries_ = memory_.AllocateZeroedArray<RecentStacks::Entry>(kRecentStacks);
+    if (recent_entries_ == nullptr) return false;
   }
   if (recent_frames_ == nullptr) {
     recent_frames_ = memory_.AllocateArray<std::uint64_t>(kRecentFrames);
     if (recent_frames_ == nullptr) return false;
+    recent_.Attach(recent_entries_, kRecentStacks, recent_frames_, kRecentFrames);
   }
   if (NewId() != kRootId) return false;
   At(kRootId) = {0, kInvalidStackId, kInvalidStackId, 0, 0};
@@ -143,37 +138,14 @@ StackId StackTable::InternUnreferenced(const std::uint64_t* frames, std::uint32_
   if (depth == 0 || depth > kRecentMaxDepth) {  // the empty stack is the root: nothing to find
     node = InternThroughTrie(frames, depth);
   } else {
-    std::uint64_t hash = HashFrames(frames, depth);
-    RecentStack& recent = recent_[hash & (kRecentStacks - 1)];
-    const std::uint64_t* copy = RecentCopy(recent);
-    if (copy != nullptr && recent.hash == hash && recent.depth == depth &&
-        std::memcmp(copy, frames, depth * sizeof(*frames)) == 0) {
-      node = recent.id;
-    } else {
+    const RecentStacks::Found recent = recent_.Find(frames, depth, frees_);
+    node = recent.id;
+    if (node == kInvalidStackId) {
       node = InternThroughTrie(frames, depth);
-      if (node != kInvalidStackId) RememberRecent(recent, hash, node, frames, depth);
+      if (node != kInvalidStackId) recent_.Remember(recent.hash, node, frames, depth, frees_);
     }
   }
   return node;
-}
-
-// nullptr when the entry no longer holds: empty, or a node left the index since it was made (its
-// id may have been recycled), or frames written after it came round the ring to its start.
-const std::uint64_t* StackTable::RecentCopy(const RecentStack& recent) const {
-  if (recent.epoch != frees_ || recent_written_ - recent.start > kRecentFrames) return nullptr;
-  return recent_frames_ + (recent.start & (kRecentFrames - 1));
-}
-
-void StackTable::RememberRecent(RecentStack& recent, std::uint64_t hash, StackId id,
-                                const std::uint64_t* frames, std::uint32_t depth) {
-  std::uint64_t offset = recent_written_ & (kRecentFrames - 1);
-  if (offset + depth > kRecentFrames) {  // a copy never wraps: start again at the ring's start
-    recent_written_ += kRecentFrames - offset;
-    offset = 0;
-  }
-  recent = {hash, frees_, recent_written_, id, depth};
-  std::memcpy(recent_frames_ + offset, frames, depth * sizeof(*frames));
-  recent_written_ += depth;
 }
 
 StackId StackTable::Intern(const std::uint64_t* frames, std::uint32_t depth) {

@@ -12,12 +12,9 @@
 //   buckets_[hash(parent, frame) % n] ──▶ id ──next──▶ id ──▶ 0
 //   node 1: the root, the empty stack; every other node's parent chain ends there
 //
-// In front of the trie, a direct-mapped table of recently interned stacks (hash of all the frames
-// -> node) lets Intern skip the walk down the trie, one hash lookup per frame, for the stacks a
-// program allocates from again and again: a hit is checked by comparing the frames with a copy kept
-// for it, and the walk down is the fallback. The copies are written one after another into a ring
-// (RecentCopy), so that a process which samples a hundred stacks touches the ring's first pages
-// only, not a page for each stack.
+// In front of the trie, a table of recently interned stacks (recent_stacks.h: a hash of all the
+// frames -> node) lets Intern skip the walk down the trie, one hash lookup per frame, for the
+// stacks a program allocates from again and again.
 //
 // Each node counts its references (Intern, Ref: the stack ending there is in use) and its children.
 // A node with neither leaves the trie and releases its parent's child count, and so on upwards:
@@ -38,6 +35,7 @@
 #include <cstdint>
 
 #include "core/memory_resource.h"
+#include "core/recent_stacks.h"
 
 namespace heaprec {
 
@@ -126,7 +124,6 @@ class StackTable {
     return std::atomic_ref<std::uint32_t>(node.refs);
   }
   static std::uint64_t HashEdge(StackId parent, std::uint64_t frame);
-  static std::uint64_t HashFrames(const std::uint64_t* frames, std::uint32_t depth);
   StackId InternThroughTrie(const std::uint64_t* frames, std::uint32_t depth);
   std::size_t Bucket(std::uint64_t hash) const { return hash >> bucket_shift_; }
   bool EnsureRoot();
@@ -157,25 +154,13 @@ class StackTable {
   std::size_t stacks_ = 0;        // nodes with references
 
   static constexpr std::uint32_t kRecentMaxDepth = 128;  // the preload library's default depth
-  struct RecentStack {
-    std::uint64_t hash;   // HashFrames of the stack
-    std::uint64_t epoch;  // frees_ when it was made; 0: empty
-    std::uint64_t start;  // where its frames' copy begins in the ring, in frames written ever
-    StackId id;
-    std::uint32_t depth;
-  };
-  static constexpr std::size_t kRecentStacks = 256;  // 8 KiB, allocated with the root
+  static constexpr std::size_t kRecentStacks = 256;      // 8 KiB, allocated with the root
   // The ring of the entries' frames: as many as kRecentStacks of the deepest stacks (256 KiB),
-  // allocated with the root and written in order, so its pages are touched only as it fills. A
-  // copy never wraps around the ring's end; it is intact while fewer than a ring's worth of
-  // frames were written after its start.
+  // allocated with the root; its pages are touched only as it fills (recent_stacks.h).
   static constexpr std::size_t kRecentFrames = kRecentStacks * kRecentMaxDepth;
-  const std::uint64_t* RecentCopy(const RecentStack& recent) const;
-  void RememberRecent(RecentStack& recent, std::uint64_t hash, StackId id,
-                      const std::uint64_t* frames, std::uint32_t depth);
-  RecentStack* recent_ = nullptr;
+  RecentStacks recent_;
+  RecentStacks::Entry* recent_entries_ = nullptr;
   std::uint64_t* recent_frames_ = nullptr;
-  std::uint64_t recent_written_ = 0;  // frames written to the ring ever, padding included
   std::uint64_t frees_ = 1;  // nodes that left the index so far, plus one (0 marks an empty entry)
 };
 

@@ -485,5 +485,42 @@ TEST_F(HeapRecorderTest, ThreadCachesCountEveryAllocationOnceWhileSnapshotsRun) 
   EXPECT_EQ(stats.dropped, 0u);
 }
 
+// A lane finds the stacks it recorded lately without the stack table's lock (its RecentStacks):
+// with more stacks than its entries and more frames than its ring, visited in a scrambled order,
+// every record still gets the id of its own stack, and one stack always the same id.
+TEST_F(HeapRecorderTest, ALanesRecentStacksNameEachRecordsOwnStack) {
+  constexpr std::uint32_t kStacks = 300, kRecords = 6000;
+  std::vector<std::vector<std::uint64_t>> stacks(kStacks);
+  for (std::uint32_t s = 0; s < kStacks; ++s) {
+    // Short stacks of four depths (many share an entry and a depth) and long ones (100 x 120
+    // frames: the ring holds 4,096).
+    const std::uint32_t depth = s % 3 == 0 ? 120 + s % 7 : 1 + s % 4;
+    for (std::uint32_t d = 0; d < depth; ++d) stacks[s].push_back(0x400000 + 0x100 * s + d);
+  }
+  std::map<std::uint32_t, StackId> id_of;
+  std::vector<std::pair<std::uint32_t, ObjectTicket>> records;
+  for (std::uint32_t r = 0; r < kRecords; ++r) {
+    const std::uint32_t s = (r * 7919 + r / 50) % kStacks;
+    const std::vector<std::uint64_t>& frames = stacks[s];
+    ObjectTicket ticket = recorder_->RecordWithHandle(
+        0x10000 + 16 * r, frames.data(), static_cast<std::uint32_t>(frames.size()), 8, 1, 0, 5);
+    ASSERT_NE(ticket.handle, 0u);
+    auto [it, first] = id_of.emplace(s, ticket.stack);
+    ASSERT_EQ(it->second, ticket.stack) << "stack " << s << ", record " << r;
+    records.emplace_back(s, ticket);
+  }
+  ASSERT_EQ(id_of.size(), kStacks);
+  HeapSnapshot snapshot;
+  ASSERT_TRUE(snapshot.Take(*recorder_, SnapshotGrouping::kEachObject));
+  for (const auto& [s, stack] : id_of) {
+    std::uint64_t buffer[160];
+    StackFrames f = snapshot.Frames(stack, buffer, 160);
+    EXPECT_EQ(std::vector<std::uint64_t>(f.frames, f.frames + f.depth), stacks[s]) << s;
+  }
+  for (std::uint32_t r = 0; r < kRecords; ++r) {
+    ASSERT_TRUE(recorder_->ForgetByTicket(records[r].second, 0x10000 + 16 * r));
+  }
+}
+
 }  // namespace
 }  // namespace heaprec
