@@ -18,22 +18,20 @@ HeapRecorder::~HeapRecorder() {
   for (ThreadCache& cache : caches_) memory_.DeallocateArray(cache.space, 1);
 }
 
-bool HeapRecorder::TryTake(ThreadCache& cache) {
+HeapRecorder::ThreadCache* HeapRecorder::LaneCacheLocked(std::uint32_t lane) {
   // Caches only with the history on (see objects_hold_stacks_).
-  if (objects_hold_stacks_ || !cache.mutex.TryLock()) return false;
+  if (objects_hold_stacks_) return nullptr;
+  ThreadCache& cache = caches_[lane % kThreadCaches];
   if (cache.space == nullptr) {
     // At the lane's first use: a process of one thread maps one lane's arrays, not 32. Only the
     // entries are cleared (their first page), not the ring, whose pages are touched as it fills.
     cache.space = memory_.AllocateArray<ThreadCacheSpace>(1);
-    if (cache.space == nullptr) {
-      cache.mutex.Unlock();
-      return false;
-    }
+    if (cache.space == nullptr) return nullptr;
     std::memset(cache.space->stacks, 0, sizeof(cache.space->stacks));
     cache.recent.Attach(cache.space->stacks, ThreadCacheSpace::kStacks, cache.space->frames,
                         ThreadCacheSpace::kFrames);
   }
-  return true;
+  return &cache;
 }
 
 // Rounded by hand: llround is a libm call of about 30 instructions, twice per exact-mode
@@ -114,11 +112,12 @@ void HeapRecorder::AddPendingLocked(ThreadCache& cache, const AllocationTotals& 
 void HeapRecorder::CountTemporary(StackId stack, std::uint64_t size, std::uint32_t lane) {
   if (!options_.keep_allocation_history || stack == kInvalidStackId) return;
   const AllocationTotals add = {stack, 1, size, 0, 0, 0};
-  ThreadCache& cache = caches_[lane % kThreadCaches];
-  if (TryTake(cache)) {
-    AddPendingLocked(cache, add);
-    cache.mutex.Unlock();
-    return;
+  {
+    MutexLock lane_lock(live_.LaneMutex(lane));
+    if (ThreadCache* cache = LaneCacheLocked(lane)) {
+      AddPendingLocked(*cache, add);
+      return;
+    }
   }
   MutexLock lock(stack_lock_);
   MergeHistoryLocked(&add, 1);
@@ -138,8 +137,9 @@ void HeapRecorder::MergeHistoryLocked(const AllocationTotals* adds, std::size_t 
 
 void HeapRecorder::MergeAllPending() {
   if (objects_hold_stacks_) return;  // no caches are used
-  for (ThreadCache& cache : caches_) {
-    MutexLock cache_lock(cache.mutex);
+  for (std::uint32_t lane = 0; lane < kThreadCaches; ++lane) {
+    ThreadCache& cache = caches_[lane];
+    MutexLock lane_lock(live_.LaneMutex(lane));
     if (cache.pending_count == 0) continue;
     MutexLock lock(stack_lock_);
     MergeHistoryLocked(cache.space->pending, cache.pending_count);
@@ -229,21 +229,22 @@ void HeapRecorder::ReleaseStack(StackId stack) {
 ObjectTicket HeapRecorder::RecordWithHandle(std::uint64_t key, const std::uint64_t* frames,
                                             std::uint32_t depth, std::uint64_t size, double weight,
                                             std::uint64_t alloc_time_ns, std::uint32_t lane) {
-  StackId stack;
-  ThreadCache& cache = caches_[lane % kThreadCaches];
-  if (TryTake(cache)) {
-    stack = InternThroughCache(cache, frames, depth, size, weight);
-    cache.mutex.Unlock();
-  } else {
-    stack = InternForRecord(frames, depth, size, weight);
-  }
-  if (stack == kInvalidStackId) return TicketFor(0, {});
-  LiveObject object = {stack, 0, size, weight, alloc_time_ns};
+  LiveObject object = {kInvalidStackId, 0, size, weight, alloc_time_ns};
   std::uint32_t handle = 0;
-  if (!live_.InsertWithHandle(key, object, lane, &handle)) {
+  bool inserted;
+  {
+    // One lock for the lane's cache and its shard of the live table.
+    MutexLock lane_lock(live_.LaneMutex(lane));
+    ThreadCache* cache = LaneCacheLocked(lane);
+    object.stack = cache != nullptr ? InternThroughCache(*cache, frames, depth, size, weight)
+                                    : InternForRecord(frames, depth, size, weight);
+    if (object.stack == kInvalidStackId) return TicketFor(0, {});
+    inserted = live_.InsertWithHandleLocked(key, object, lane, &handle);
+  }
+  if (!inserted) {
     dropped_.fetch_add(1, std::memory_order_relaxed);
     MutexLock lock(stack_lock_);
-    UnrefObjectsStackLocked(stack);
+    UnrefObjectsStackLocked(object.stack);
     return TicketFor(0, {});
   }
   AddLive(object);  // counted as a sample by the live table (LiveTable::HandleCounts)
@@ -284,8 +285,9 @@ void HeapRecorder::ForgetAll() {
 }
 
 void HeapRecorder::ClearAllocationHistory() {
-  for (ThreadCache& cache : caches_) {
-    MutexLock cache_lock(cache.mutex);
+  for (std::uint32_t lane = 0; lane < kThreadCaches; ++lane) {
+    ThreadCache& cache = caches_[lane];
+    MutexLock lane_lock(live_.LaneMutex(lane));
     cache.pending_count = 0;
     cache.allocated.store(0, std::memory_order_relaxed);
   }
@@ -321,22 +323,20 @@ void HeapRecorder::Observe(LiveSetObserver* observer) {
   live_.Observe(observer);
 }
 
+// In the lock order: the shards (which guard the lanes' caches), then the stack lock.
 void HeapRecorder::LockForFork() {
-  for (ThreadCache& cache : caches_) cache.mutex.Lock();
-  stack_lock_.Lock();
   live_.LockAllForFork();
+  stack_lock_.Lock();
 }
 
 void HeapRecorder::UnlockAfterForkInParent() {
-  live_.UnlockAllAfterForkInParent();
   stack_lock_.Unlock();
-  for (ThreadCache& cache : caches_) cache.mutex.Unlock();
+  live_.UnlockAllAfterForkInParent();
 }
 
 void HeapRecorder::ResetAfterForkInChild() {
-  live_.ResetAllAfterForkInChild();
   stack_lock_.ResetAfterFork();
-  for (ThreadCache& cache : caches_) cache.mutex.ResetAfterFork();
+  live_.ResetAllAfterForkInChild();
 }
 
 }  // namespace heaprec

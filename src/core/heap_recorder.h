@@ -3,9 +3,10 @@
 //
 //   Record(key, frames, size, weight) ─▶ stack_lock_: StackTable.Intern + AllocationHistory.Merge
 //                                     └▶ LiveTable.Insert (one shard lock)
-//   RecordWithHandle(..., lane)       ─▶ the lane's ThreadCache: its recent stacks, pending history
+//   RecordWithHandle(..., lane)       ─▶ the lane's shard lock, under which:
+//                                        the lane's ThreadCache: its recent stacks, pending history
 //                                        adds (stack_lock_ only for another stack, and to merge)
-//                                     └▶ LiveTable.InsertWithHandle (the lane's shard lock)
+//                                     └▶ LiveTable.InsertWithHandleLocked
 //   Forget(key)                       ─▶ LiveTable.Remove (one shard lock) ─▶ stack_lock_: Unref
 //   HeapSnapshot (heap_snapshot.h)    ─▶ merges pending adds, pins the StackTable, copies the
 //                                        live set shard by shard
@@ -13,8 +14,8 @@
 // Runtime-agnostic: a key is an opaque non-zero id (a block address, a runtime object id; 0 and
 // UINT64_MAX are reserved) and a frame is an opaque 64-bit value (a program counter, a frame id).
 //
-// Thread safety: every method is thread-safe. Lock order: a ThreadCache's lock, then a LiveTable
-// shard lock or stack_lock_ (never both at once), then the MemoryResource's own lock. Nothing calls
+// Thread safety: every method is thread-safe. Lock order: a LiveTable shard lock (which also guards
+// its lane's ThreadCache), then stack_lock_, then the MemoryResource's own lock. Nothing calls
 // malloc or throws; no method is async-signal-safe except MaybeTracked(). Out of memory drops the
 // sample and counts it.
 #pragma once
@@ -145,11 +146,11 @@ class HeapRecorder {
  private:
   friend class HeapSnapshot;
 
-  // A thread's front to the stack table and the history, for RecordWithHandle with the history
-  // on: the stacks it interned lately (stacks are never freed then, so an id stays valid), found
-  // without stack_lock_, and its history adds, merged kPending at a time. A lane's thread takes it
-  // with TryLock and, when another thread of the same lane has it, goes the locked way; merges of
-  // every cache (a snapshot, Stats, fork) wait for each.
+  // A lane's front to the stack table and the history, for RecordWithHandle with the history on:
+  // the stacks it interned lately (stacks are never freed then, so an id stays valid), found
+  // without stack_lock_, and its history adds, merged kPending at a time. Guarded by the lock of
+  // the lane's shard of the live table, which a record takes anyway for its insert: one lock
+  // instead of two; merges of every cache (a snapshot, Stats) take each shard's lock in turn.
   // Its few words are the recorder's (a cache line each); its arrays come from the MemoryResource
   // at the lane's first use (35 KiB, mapped without being touched: a thread that samples a few
   // stacks touches the first pages).
@@ -162,15 +163,14 @@ class HeapRecorder {
     std::uint64_t frames[kFrames];
   };
   struct alignas(64) ThreadCache {
-    Mutex mutex;
     RecentStacks recent;  // over space->stacks and space->frames
     std::uint32_t pending_count = 0;
     ThreadCacheSpace* space = nullptr;
-    // The bytes this cache's records stand for (AllocatedBytesEstimate): written under `mutex`,
-    // read without it.
+    // The bytes this cache's records stand for (AllocatedBytesEstimate): written under the lane's
+    // lock, read without it.
     std::atomic<std::int64_t> allocated{0};
   };
-  static constexpr std::size_t kThreadCaches = 32;
+  static constexpr std::size_t kThreadCaches = LiveTable::shard_count();  // a cache per shard
 
   MemoryResource& memory_;
   const RecorderOptions options_;
@@ -201,7 +201,7 @@ class HeapRecorder {
   void ReleaseStack(StackId stack);
   // Under stack_lock_: counts `count` allocations in the history (AllocationHistory::Merge).
   void MergeHistoryLocked(const AllocationTotals* adds, std::size_t count);
-  // Merges every ThreadCache's pending adds. Takes each cache's lock, then stack_lock_.
+  // Merges every ThreadCache's pending adds. Takes each lane's shard lock, then stack_lock_.
   void MergeAllPending();
   // Under stack_lock_: drops an object's reference on `stack` when objects hold them.
   void UnrefObjectsStackLocked(StackId stack);
@@ -209,10 +209,9 @@ class HeapRecorder {
   // the object when objects hold them, or kInvalidStackId (counted as dropped) when out of memory.
   StackId InternForRecord(const std::uint64_t* frames, std::uint32_t depth, std::uint64_t size,
                           double weight, std::uint32_t history_tag = 0);
-  // Takes `cache` for the calling thread (its lock, and its arrays, made at its first use); false,
-  // taking nothing, when caches are not used, another thread of the lane has it, or out of memory:
-  // the caller goes the locked way then.
-  bool TryTake(ThreadCache& cache);
+  // Under live_.LaneMutex(lane): the lane's cache, its arrays made at its first use; null when
+  // caches are not used or out of memory (the caller goes the stack lock's way then).
+  ThreadCache* LaneCacheLocked(std::uint32_t lane);
   // Adds to `cache`'s pending history adds (merging them first when full). `cache` held.
   void AddPendingLocked(ThreadCache& cache, const AllocationTotals& add);
   // The same through `cache`, held by the caller.

@@ -221,8 +221,13 @@ bool LiveTable::Remove(std::uint64_t key, LiveObject* removed) {
 // A handle is (shard << 24 | position) + 1: positions are below 2^24 (kMaxShardObjects).
 bool LiveTable::InsertWithHandle(std::uint64_t key, const LiveObject& object, std::uint32_t lane,
                                  std::uint32_t* handle) {
+  MutexLock lock(LaneMutex(lane));
+  return InsertWithHandleLocked(key, object, lane, handle);
+}
+
+bool LiveTable::InsertWithHandleLocked(std::uint64_t key, const LiveObject& object,
+                                       std::uint32_t lane, std::uint32_t* handle) {
   Shard& shard = shards_[lane % kShards];
-  MutexLock lock(shard.mutex);
   std::uint32_t position;
   if (!NewPositionLocked(shard.handled, &position)) return false;
   Record& record = At(shard.handled, position);

@@ -81,6 +81,12 @@ class LiveTable {
   // when out of memory or positions.
   bool InsertWithHandle(std::uint64_t key, const LiveObject& object, std::uint32_t lane,
                         std::uint32_t* handle);
+  // The same for a caller that holds LaneMutex(lane), having more to do under it (the recorder's
+  // lane cache, which that lock also guards: one lock taken per record instead of two).
+  bool InsertWithHandleLocked(std::uint64_t key, const LiveObject& object, std::uint32_t lane,
+                              std::uint32_t* handle);
+  // The lock of `lane`'s shard.
+  Mutex& LaneMutex(std::uint32_t lane) { return shards_[lane % kShards].mutex; }
   // How many objects InsertWithHandle inserted and DropByHandle removed so far (counted under the
   // shard locks the two take anyway).
   struct HandleCounts {
