@@ -6,11 +6,10 @@
 //   ring_[start % ring_frames ...] ──▶ the entry's frames, to compare with the stack looked up
 //
 // A hit is checked by comparing the frames with the copy kept for the entry; the entry found or
-// remembered last is tried first, without hashing. The copies are written
-// one after another into a ring, so that a process which samples a hundred stacks touches the
-// ring's first pages only, not a page for each entry (entries land by hash). A copy never wraps
-// around the ring's end; it is intact while fewer than a ring's worth of frames were written after
-// its start.
+// remembered last is tried first, without hashing. The copies are written one after another into
+// a ring, so that a process which samples a hundred stacks touches the ring's first pages only,
+// not a page for each entry (entries land by hash). A copy never wraps around the ring's end; it
+// is intact while fewer than a ring's worth of frames were written after its start.
 //
 // An entry also holds the owner's epoch when it was made: an owner whose ids can be recycled (the
 // stack table frees nodes) moves its epoch on at every free, and entries of an older epoch miss.
@@ -35,14 +34,14 @@ class RecentStacks {
     std::uint32_t depth;
   };
 
-  // One multiply per frame; every bit of every frame reaches the top and the bottom bits.
+  // Four multiply chains side by side, a frame each in turn, then mixed: every bit of every frame
+  // reaches the top and the bottom bits.
   static std::uint64_t Hash(const std::uint64_t* frames, std::uint32_t depth);
 
   // `entries` zeroed, `entry_count` a power of two; `ring` of `ring_frames` (a power of two, at
   // least the deepest stack remembered), any contents.
   void Attach(Entry* entries, std::size_t entry_count, std::uint64_t* ring,
               std::size_t ring_frames);
-  bool attached() const { return entries_ != nullptr; }
   // The deepest stack the ring can keep.
   std::size_t max_depth() const { return ring_frames_; }
 
