@@ -74,9 +74,8 @@ StackId HeapRecorder::InternThroughCache(ThreadCache& cache, const std::uint64_t
   // The empty stack and the deepest go to the stack table, which knows them without a lookup or
   // through its trie.
   const bool cacheable = depth != 0 && depth <= cache.recent.max_depth();
-  // Ids are never recycled with the history on: one epoch for every entry.
-  const RecentStacks::Found recent =
-      cacheable ? cache.recent.Find(frames, depth, 1) : RecentStacks::Found{kInvalidStackId, 0};
+  const RecentStacks::Found recent = cacheable ? cache.recent.Find(frames, depth, kLaneEpoch)
+                                               : RecentStacks::Found{kInvalidStackId, 0};
   StackId stack = recent.id;
   if (stack == kInvalidStackId || cache.pending_count == ThreadCacheSpace::kPending) {
     MutexLock lock(stack_lock_);
@@ -86,7 +85,7 @@ StackId HeapRecorder::InternThroughCache(ThreadCache& cache, const std::uint64_t
         dropped_.fetch_add(1, std::memory_order_relaxed);
         return kInvalidStackId;
       }
-      if (cacheable) cache.recent.Remember(recent.hash, stack, frames, depth, 1);
+      if (cacheable) cache.recent.Remember(recent.hash, stack, frames, depth, kLaneEpoch);
     }
     if (cache.pending_count == ThreadCacheSpace::kPending) {
       MergeHistoryLocked(cache.space->pending, cache.pending_count);

@@ -151,9 +151,9 @@ class HeapRecorder {
   // without stack_lock_, and its history adds, merged kPending at a time. Guarded by the lock of
   // the lane's shard of the live table, which a record takes anyway for its insert: one lock
   // instead of two; merges of every cache (a snapshot, Stats) take each shard's lock in turn.
-  // Its few words are the recorder's (a cache line each); its arrays come from the MemoryResource
-  // at the lane's first use (35 KiB, mapped without being touched: a thread that samples a few
-  // stacks touches the first pages).
+  // Its few words are the recorder's (two cache lines each); its arrays come from the
+  // MemoryResource at the lane's first use (35 KiB, mapped without being touched: a thread that
+  // samples a few stacks touches the first pages).
   struct ThreadCacheSpace {
     static constexpr std::uint32_t kStacks = 64;    // python3 in exact mode: 98% found here
     static constexpr std::uint32_t kFrames = 4096;  // 32 KiB: 64 stacks of 64 frames
@@ -171,6 +171,9 @@ class HeapRecorder {
     std::atomic<std::int64_t> allocated{0};
   };
   static constexpr std::size_t kThreadCaches = LiveTable::shard_count();  // a cache per shard
+  // Stack ids are never recycled while the history is on (the only time caches are used): one
+  // epoch for every entry of a lane's RecentStacks.
+  static constexpr std::uint64_t kLaneEpoch = 1;
 
   MemoryResource& memory_;
   const RecorderOptions options_;

@@ -42,31 +42,34 @@ TEST_F(RecentStacksTest, CopiesWrittenOverByTheRingMiss) {
   for (std::uint64_t i = 0; i < 10; ++i) first[i] = 0x1000 + i;
   const std::uint64_t first_hash = RecentStacks::Hash(first, 10);
   table_.Remember(first_hash, 1, first, 10, 1);
-  // Stacks of 9 frames, whose entries are not the first's: 54 more frames fit before the ring
-  // comes round to the first copy's start.
+  // Stacks of 8 frames, whose entries are not the first's: 48 more frames fit before the ring's
+  // end, and the first copy is found after each.
   std::uint32_t id = 2;
   std::uint64_t written = 10;
-  for (std::uint64_t n = 0; written + 9 <= kRing; ++n) {
-    std::uint64_t other[9];
-    for (std::uint64_t i = 0; i < 9; ++i) other[i] = 0x900000 + n * 16 + i;
-    const std::uint64_t hash = RecentStacks::Hash(other, 9);
+  for (std::uint64_t n = 0; written + 8 <= kRing; ++n) {
+    std::uint64_t other[8];
+    for (std::uint64_t i = 0; i < 8; ++i) other[i] = 0x900000 + n * 16 + i;
+    const std::uint64_t hash = RecentStacks::Hash(other, 8);
     if ((hash & (kEntries - 1)) == (first_hash & (kEntries - 1))) continue;
-    table_.Remember(hash, id++, other, 9, 1);
-    written += 9;
+    table_.Remember(hash, id++, other, 8, 1);
+    written += 8;
     EXPECT_EQ(table_.Find(first, 10, 1).id, 1u) << written;
   }
-  // The next copy does not fit before the ring's end: it starts again at 0, over the first.
-  std::uint64_t last[9];
+  ASSERT_EQ(written, 58u);
+  // The next copy does not fit in the ring's last 6 frames: it skips them and starts again at 0,
+  // over the first copy, which is then gone.
+  std::uint64_t last[8];
   std::uint64_t hash = 0;
   for (std::uint64_t n = 1000;; ++n) {
-    for (std::uint64_t i = 0; i < 9; ++i) last[i] = 0x700000 + n * 16 + i;
-    hash = RecentStacks::Hash(last, 9);
+    for (std::uint64_t i = 0; i < 8; ++i) last[i] = 0x700000 + n * 16 + i;
+    hash = RecentStacks::Hash(last, 8);
     if ((hash & (kEntries - 1)) != (first_hash & (kEntries - 1))) break;
   }
-  table_.Remember(hash, 99, last, 9, 1);
+  table_.Remember(hash, 99, last, 8, 1);
   EXPECT_EQ(table_.Find(first, 10, 1).id, 0u);
-  EXPECT_EQ(table_.Find(last, 9, 1).id, 99u);
+  EXPECT_EQ(table_.Find(last, 8, 1).id, 99u);
   EXPECT_EQ(ring_[0], last[0]);  // the copy never wraps: it starts at the ring's start
+  for (std::size_t i = 58; i < kRing; ++i) EXPECT_EQ(ring_[i], 0xdeadu) << i;  // skipped
   table_.Remember(first_hash, 1, first, 10, 1);
   EXPECT_EQ(table_.Find(first, 10, 1).id, 1u);
 }
