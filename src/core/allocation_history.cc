@@ -6,8 +6,12 @@
 namespace heaprec {
 namespace {
 
+// The key's three fields in one word, then one finalizer: stack and tag fill a word, and the size,
+// multiplied by an odd constant (a bijection), spreads over all of it. A third of the instructions
+// of combining the fields one finalizer at a time, and every sampled allocation pays for it.
 std::uint64_t HashEntry(const AllocationTotals& e) {
-  return HashCombine(HashCombine(MixBits(e.stack), e.size), e.tag);
+  const std::uint64_t stack_and_tag = std::uint64_t{e.stack} << 32 | e.tag;
+  return MixBits(stack_and_tag ^ e.size * 0x9e3779b97f4a7c15ULL);
 }
 
 }  // namespace
@@ -49,10 +53,10 @@ bool AllocationHistory::Reserve(std::size_t more) {
   return true;
 }
 
-bool AllocationHistory::AddMerged(const AllocationTotals& add) {
+bool AllocationHistory::AddMerged(const AllocationTotals& add, std::size_t home) {
   const double bytes = add.objects * static_cast<double>(add.size);
   std::size_t mask = capacity_ - 1;
-  for (std::size_t i = SlotOf(add);; i = (i + 1) & mask) {
+  for (std::size_t i = home;; i = (i + 1) & mask) {
     AllocationTotals& e = slots_[i];
     if (e.stack == add.stack && e.size == add.size && e.tag == add.tag) {
       e.objects += add.objects;

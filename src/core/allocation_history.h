@@ -63,8 +63,12 @@ class AllocationHistory {
  private:
   // Makes room for `more` entries at a load of at most 1/2.
   bool Reserve(std::size_t more);
-  // Adds to the (stack, size, tag) entry; true when it is new. There must be room.
-  bool AddMerged(const AllocationTotals& add);
+  // Adds to the (stack, size, tag) entry, probing from its home slot (SlotOf); true when it is
+  // new. There must be room.
+  bool AddMerged(const AllocationTotals& add, std::size_t home);
+
+  // How many adds have their slots fetched ahead at once: the recorder merges 32 at a time.
+  static constexpr std::size_t kMergeBatch = 32;
 
   MemoryResource& memory_;
   AllocationTotals* slots_ = nullptr;  // stack == kInvalidStackId marks an empty slot
@@ -81,11 +85,18 @@ void AllocationHistory::Merge(const AllocationTotals* adds, std::size_t count, N
     for (std::size_t i = 0; i < count; ++i) dropped();
     return;
   }
-  for (std::size_t i = 0; i < count; ++i) {
-    __builtin_prefetch(&slots_[SlotOf(adds[i])], 1);
-  }
-  for (std::size_t i = 0; i < count; ++i) {
-    if (AddMerged(adds[i])) new_entry(adds[i].stack);
+  // Each entry's home slot is computed once: fetched ahead in the first pass, probed from in the
+  // second.
+  std::size_t home[kMergeBatch];
+  for (std::size_t base = 0; base < count; base += kMergeBatch) {
+    const std::size_t n = count - base < kMergeBatch ? count - base : kMergeBatch;
+    for (std::size_t i = 0; i < n; ++i) {
+      home[i] = SlotOf(adds[base + i]);
+      __builtin_prefetch(&slots_[home[i]], 1);
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      if (AddMerged(adds[base + i], home[i])) new_entry(adds[base + i].stack);
+    }
   }
 }
 
