@@ -27,25 +27,34 @@ inline double PowerOfTwo(int k) { return FromBits(static_cast<std::uint64_t>(k +
 
 // exp(r) - 1 for |r| <= ln(2) / 2 by its Taylor series, Horner's rule: the 17th term is below
 // 2^-60 of the sum, and no term cancels another (all have r's sign or alternate and shrink).
+// A smaller |r| needs fewer terms for the same bound, and the weight of a small object under the
+// default interval is the common case (|r| below 2^-10 for objects under 512 bytes at 512 KiB):
+// 6 terms there instead of 17, a chain of 5 multiply-adds instead of 16 on every sample.
 inline double ExpMinusOneReduced(double r) {
-  double sum = 1.0 / 355687428096000.0;                             // 1/17!
-  constexpr double kInverseFactorials[] = {1.0 / 20922789888000.0,  // 1/16!
+  constexpr double kInverseFactorials[] = {1.0 / 355687428096000.0,  // 1/17!
+                                           1.0 / 20922789888000.0,
                                            1.0 / 1307674368000.0,
                                            1.0 / 87178291200.0,
                                            1.0 / 6227020800.0,
                                            1.0 / 479001600.0,
                                            1.0 / 39916800.0,
-                                           1.0 / 3628800.0,
+                                           1.0 / 3628800.0,  // 1/10!
                                            1.0 / 362880.0,
                                            1.0 / 40320.0,
                                            1.0 / 5040.0,
-                                           1.0 / 720.0,
+                                           1.0 / 720.0,  // 1/6!
                                            1.0 / 120.0,
                                            1.0 / 24.0,
                                            1.0 / 6.0,
                                            1.0 / 2.0,
                                            1.0};
-  for (double c : kInverseFactorials) sum = sum * r + c;
+  constexpr int kTerms = sizeof(kInverseFactorials) / sizeof(kInverseFactorials[0]);
+  // The first term left out is below |r|^n / (n+1)!: with n = 6 terms and |r| < 2^-10 that is
+  // 2^-60 / 7!, with 10 terms and |r| < 2^-4 it is 2^-40 / 11!, about 2^-65.
+  const double magnitude = r < 0 ? -r : r;
+  const int terms = magnitude < 0x1p-10 ? 6 : magnitude < 0x1p-4 ? 10 : kTerms;
+  double sum = kInverseFactorials[kTerms - terms];
+  for (int i = kTerms - terms + 1; i < kTerms; ++i) sum = sum * r + kInverseFactorials[i];
   return sum * r;
 }
 
