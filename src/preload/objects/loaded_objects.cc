@@ -7,7 +7,7 @@
 
 #include <cstring>
 
-#include "preload/objects/build_id_note.h"
+#include "preload/objects/program_headers.h"
 #include "preload/unwind/own_memory.h"
 
 namespace heaprec::preload {
@@ -20,47 +20,6 @@ bool CopyPath(const char* from, char* to) {
   if (length >= PATH_MAX) return false;
   std::memcpy(to, from, length + 1);
   return true;
-}
-
-// Fills in what the program headers say. The loader maps an object's first segment from file
-// offset 0, so its ELF header, and normally its program headers, sit at map_start. Read through
-// the kernel (ReadOwnMemory), not directly: a dump describes objects while the program's other
-// threads may be unloading them, and an unmapped header must give "not described", not SIGSEGV.
-bool ReadProgramHeaders(LoadedObject* out) {
-  constexpr int kMaxProgramHeaders = 64;
-  constexpr std::size_t kMaxNoteBytes = 1024;
-  ElfW(Ehdr) ehdr;
-  if (out->map_end - out->map_start < sizeof(ehdr) ||
-      !ReadOwnMemory(&ehdr, out->map_start, sizeof(ehdr)) ||
-      std::memcmp(ehdr.e_ident, ELFMAG, SELFMAG) != 0 || ehdr.e_phentsize != sizeof(ElfW(Phdr)) ||
-      ehdr.e_phnum > kMaxProgramHeaders ||
-      ehdr.e_phoff + ehdr.e_phnum * sizeof(ElfW(Phdr)) > out->map_end - out->map_start) {
-    return false;
-  }
-  ElfW(Phdr) phdrs[kMaxProgramHeaders];
-  if (!ReadOwnMemory(phdrs, out->map_start + ehdr.e_phoff, ehdr.e_phnum * sizeof(ElfW(Phdr)))) {
-    return false;
-  }
-  const std::uint64_t page = static_cast<std::uint64_t>(getpagesize());
-  out->segment_count = 0;
-  out->build_id[0] = '\0';
-  for (int i = 0; i < ehdr.e_phnum; ++i) {
-    const ElfW(Phdr)& ph = phdrs[i];
-    if (ph.p_type == PT_NOTE && out->build_id[0] == '\0') {
-      alignas(ElfW(Nhdr)) char notes[kMaxNoteBytes];
-      std::size_t size = ph.p_memsz < sizeof(notes) ? ph.p_memsz : sizeof(notes);
-      if (ReadOwnMemory(notes, out->base + ph.p_vaddr, size))
-        BuildIdHex(notes, size, out->build_id);
-    }
-    if (ph.p_type != PT_LOAD || (ph.p_flags & PF_X) == 0 ||
-        out->segment_count == LoadedObject::kMaxSegments) {
-      continue;
-    }
-    std::uint64_t start = (out->base + ph.p_vaddr) & ~(page - 1);
-    std::uint64_t limit = (out->base + ph.p_vaddr + ph.p_memsz + page - 1) & ~(page - 1);
-    out->segments[out->segment_count++] = {start, limit, ph.p_offset & ~(page - 1)};
-  }
-  return out->segment_count > 0;
 }
 
 }  // namespace
@@ -83,7 +42,10 @@ bool DescribeObjectAt(std::uintptr_t address, LoadedObject* out) {
   // The loader names the executable "" (and the vDSO after its soname, which no file carries).
   const char* name =
       map->l_name != nullptr && map->l_name[0] != '\0' ? map->l_name : g_executable_path;
-  if (name[0] == '\0' || !CopyPath(name, out->path) || !ReadProgramHeaders(out)) return false;
+  if (name[0] == '\0' || !CopyPath(name, out->path)) return false;
+  // Read through the kernel, not directly: a dump describes objects while the program's other
+  // threads may be unloading them, and an unmapped header must give "not described", not SIGSEGV.
+  if (!ReadProgramHeaders(out, getpagesize(), ReadOwnMemory)) return false;
   // Still loaded now that it is described: if another thread unloaded it meanwhile, the name and
   // headers read may already belong to nothing (or to what was loaded in its place).
   dl_find_object again;
