@@ -42,13 +42,16 @@ class GzipFileSink final : public ByteSink {
     std::size_t count;
   };
 
+  // The buffer of compressed (or stored) output, written out whenever it fills.
+  static constexpr std::size_t kOutputBytes = 64 * 1024;
+
  private:
   bool Deflate(int flush);
   bool WriteAll(const unsigned char* data, std::size_t size);
-  // kStore: the gzip header (once), and the data gathered so far as one stored block.
+  // kStore: the data gathered so far as one stored block, in one write with the gzip header
+  // before the first block and the trailer after the last.
   bool StoreBlock(bool last);
 
-  static constexpr std::size_t kOutputBytes = 64 * 1024;
   int fd_ = -1;
   ByteSink* next_ = nullptr;  // instead of fd_, when set
   MemoryResource& memory_;
@@ -56,10 +59,11 @@ class GzipFileSink final : public ByteSink {
   void* stream_ = nullptr;  // z_stream, kept opaque so zlib.h stays out of the header
   unsigned char* output_ = nullptr;
   bool ok_ = false;
-  // kStore: output_ gathers a block's header and data; the CRC and length of all the data.
+  // kStore: output_ gathers a block (and the gzip header or trailer); the CRC and length of all
+  // the data.
   bool store_ = false;
   bool header_written_ = false;
-  std::size_t stored_ = 0;  // data bytes in output_ after the block header
+  std::size_t stored_ = 0;  // data bytes in output_ after the block header (gzip_file_sink.cc)
   unsigned long crc_ = 0;
   std::uint32_t total_ = 0;  // the input's length modulo 2^32, gzip's ISIZE
 };

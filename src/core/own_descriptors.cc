@@ -5,23 +5,44 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 
 namespace heaprec {
 
+namespace {
+
+constexpr rlim_t kHighestFloor = 768;
+
+// The floor once it is kHighestFloor, which a later raise of the limit leaves where it is: asked of
+// the kernel (a system call, which costs a short-lived process more than its open) only until then.
+// A program that lowers its limit below the floor makes F_DUPFD fail with EINVAL, and the floor is
+// asked for again (MoveToOwnRange). 0: not known.
+std::atomic<int> g_known_floor{0};
+
+}  // namespace
+
 int OwnDescriptorFloor() {
-  constexpr rlim_t kHighest = 768;
   struct rlimit limit;
   rlim_t soft = getrlimit(RLIMIT_NOFILE, &limit) == 0 ? limit.rlim_cur : 1024;
-  rlim_t floor = soft == RLIM_INFINITY || soft / 4 * 3 > kHighest ? kHighest : soft / 4 * 3;
+  rlim_t floor =
+      soft == RLIM_INFINITY || soft / 4 * 3 > kHighestFloor ? kHighestFloor : soft / 4 * 3;
+  if (floor == kHighestFloor) g_known_floor.store(kHighestFloor, std::memory_order_relaxed);
   return floor > STDERR_FILENO + 1 ? static_cast<int>(floor) : STDERR_FILENO + 1;
 }
 
 int MoveToOwnRange(int fd) {
   if (fd < 0) return fd;
-  int floor = OwnDescriptorFloor();
+  int floor = g_known_floor.load(std::memory_order_relaxed);
+  if (floor == 0) floor = OwnDescriptorFloor();
   if (fd >= floor) return fd;
   int moved = fcntl(fd, F_DUPFD_CLOEXEC, floor);
+  if (moved < 0 && errno == EINVAL) {  // the limit went below the floor known: ask again
+    g_known_floor.store(0, std::memory_order_relaxed);
+    floor = OwnDescriptorFloor();
+    if (fd >= floor) return fd;
+    moved = fcntl(fd, F_DUPFD_CLOEXEC, floor);
+  }
   if (moved < 0) {
     if (fd > STDERR_FILENO) return fd;  // nothing free up there: a low number, but not 0-2
     moved = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
@@ -60,10 +81,11 @@ bool OpenOwnFile(const char* path, int flags, mode_t mode, OwnFile* file) {
   return true;
 }
 
-bool StillOwn(const OwnFile& file) {
+bool StillOwn(const OwnFile& file, struct stat* status) {
   struct stat st;
-  return file.fd >= 0 && fstat(file.fd, &st) == 0 && st.st_dev == file.device &&
-         st.st_ino == file.inode;
+  if (status == nullptr) status = &st;
+  return file.fd >= 0 && fstat(file.fd, status) == 0 && status->st_dev == file.device &&
+         status->st_ino == file.inode;
 }
 
 int CloseOwnFile(OwnFile* file) {

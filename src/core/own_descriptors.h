@@ -11,6 +11,7 @@
 // Every descriptor is close-on-exec and never 0-2. No malloc, no locks: async-signal-safe.
 #pragma once
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <cstddef>
@@ -47,8 +48,9 @@ struct OwnFile {
 bool OpenOwnFile(const char* path, int flags, mode_t mode, OwnFile* file);
 
 // Whether file->fd still names the file heaprec opened (false once the program closed the number,
-// or closed it and opened something of its own there).
-bool StillOwn(const OwnFile& file);
+// or closed it and opened something of its own there). When it does, and `status` is given, the
+// file's fstat is left there (one system call answers both questions).
+bool StillOwn(const OwnFile& file, struct stat* status = nullptr);
 
 // Closes the descriptor if it is still heaprec's; a number the program took over is left alone.
 // Returns 0, EBADF when the number was no longer heaprec's, or close()'s errno.

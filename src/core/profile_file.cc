@@ -221,7 +221,7 @@ int WriteTemporary(const char* temporary, const HeapSnapshot& snapshot,
   // Complete only if the descriptor is still ours and the file holds every byte written: a
   // program's lseek or ftruncate on a number it thought its own shows as a wrong size.
   struct stat st;
-  *lost = output.lost() || !StillOwn(file) || fstat(file.fd, &st) != 0 ||
+  *lost = output.lost() || !StillOwn(file, &st) ||
           static_cast<std::uint64_t>(st.st_size) != output.written();
   int close_error = CloseOwnFile(&file);
   if (error == 0) error = close_error;

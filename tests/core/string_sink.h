@@ -12,9 +12,11 @@ class StringSink : public ByteSink {
  public:
   bool Write(const void* data, std::size_t size) override {
     bytes.append(static_cast<const char*>(data), size);
+    ++writes;
     return true;
   }
   std::string bytes;
+  int writes = 0;  // calls to Write: each is a system call of a file sink's
 };
 
 }  // namespace heaprec
