@@ -5,8 +5,9 @@ processes) with two heaprec builds, interleaved, against the plain make (docs/be
 
   python3 bench/end_of_run.py HEAPREC_A HEAPREC_B [ROUNDS]
 
-Each round (default 3) runs, in a rotating order: plain, A and B at the default interval, A and B
-in exact mode (--sample-interval 1), each in a fresh copy of the sources. Prints wall-time medians
+Each round (default 3) runs, in a rotating order in which A and B change places every other round:
+plain, A and B at the default interval, A and B in exact mode (--sample-interval 1), each in a
+fresh copy of the sources. An even number of rounds puts each build in each place equally often. Prints wall-time medians
 (min-max) and each configuration's paired ratio to the round's plain make.
 """
 import os
@@ -47,7 +48,11 @@ walls = {c[0]: [] for c in configs}
 ratios = {c[0]: [] for c in configs}
 with tempfile.TemporaryDirectory() as tmp:
     for r in range(rounds):
-        order = configs[r % len(configs):] + configs[:r % len(configs)]
+        # Rotated, and A's and B's runs change places every other round: with a fixed cyclic
+        # order one build's default run always followed the plain make and the other's followed
+        # an exact run, and the slot alone moved the ratio by 5% (docs/benchmarks.md, 2026-12-06).
+        base = configs if r % 2 == 0 else [configs[0], *configs[3:], *configs[1:3]]
+        order = base[r % len(base):] + base[:r % len(base)]
         got = {}
         for name, binary, flags in order:
             root = os.path.join(tmp, f"{r}-{name.replace(' ', '-')}")

@@ -1,6 +1,7 @@
 """Exact mode, two builds against glibc: CPU time of bench/exact_mode.py's malloc_stress and
 python3 workloads under glibc alone, build A and build B (both with HEAPREC_SAMPLE_INTERVAL=1), in
-rounds whose order rotates; each build's ratio to glibc's CPU time in the same round.
+rounds whose order rotates, A and B changing places every other round; each build's ratio to
+glibc's CPU time in the same round.
 
   python3 bench/exact_ab.py BUILD_A BUILD_B [ROUNDS [WORKLOAD...]]   # ms1 ms2 ms4 py; ~6 min at 5
 
@@ -54,6 +55,8 @@ def main():
                 configs.append((label, dict(base, HEAPREC_SAMPLE_INTERVAL="1",
                                             LD_PRELOAD=os.path.join(build, "lib", "libheaprec.so"),
                                             HEAPREC_OUTPUT=f"{out}/p.%e.%p.pb.gz")))
+            if r % 2 == 1:  # A and B change places every other round, not only the rotation
+                configs = [configs[0], configs[2], configs[1]]
             configs = configs[r % 3:] + configs[:r % 3]
             for label, env in configs:
                 cpu[label].append(cpu_seconds(argv, env, out))
