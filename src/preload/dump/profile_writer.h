@@ -45,7 +45,8 @@ int WithMetadata(HeapSnapshot& snapshot, DumpReason reason, int signal_number,
   snapshot.SortByStackAndSize();
   ProcessMappings mappings(*g_arena);
   if (!mappings.Read(snapshot)) return ENOMEM;
-  ProfileComments comments(GatherFacts(snapshot, reason, signal_number));
+  const ProfileFacts facts = GatherFacts(snapshot, reason, signal_number);
+  ProfileComments comments(facts);
   // The comments every profile carries, then the timeline's.
   const char* all_comments[ProfileComments::kCapacity + 1];
   std::size_t comment_count = 0;
@@ -54,7 +55,7 @@ int WithMetadata(HeapSnapshot& snapshot, DumpReason reason, int signal_number,
   // The timeline runs to now, not to when the snapshot was taken: a peak profile written a while
   // after its capture tells what came after too (peak_ms marks the capture).
   TimelineComment timeline(g_recorder.load(std::memory_order_acquire), NowNs(CLOCK_REALTIME),
-                           *g_arena);
+                           facts.rss, *g_arena);
   if (timeline.text() != nullptr) all_comments[comment_count++] = timeline.text();
   ProfileMetadata metadata = {g_interval.load(),
                               static_cast<std::int64_t>(taken_ns),

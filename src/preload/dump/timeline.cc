@@ -41,13 +41,13 @@ std::uint64_t MsSinceStart(std::uint64_t now_ns) {
 
 // A point for now; `starts_span`: the highest estimate starts again from it (a point kept, not the
 // last point a profile adds).
-TimelinePoint PointNow(HeapRecorder& recorder, std::uint64_t now_ns, bool starts_span) {
+// A point for now, with the resident set `rss` read by the caller.
+TimelinePoint PointNow(HeapRecorder& recorder, std::uint64_t now_ns, bool starts_span,
+                       std::uint64_t rss) {
   const std::int64_t live = recorder.LiveBytesEstimate();
   std::int64_t max = starts_span ? g_max_since_point.exchange(live, std::memory_order_relaxed)
                                  : g_max_since_point.load(std::memory_order_relaxed);
   if (live > max) max = live;
-  std::uint64_t rss = 0, file_backed = 0;
-  ReadResidentBytes(&rss, &file_backed);
   return {MsSinceStart(now_ns), live, max, rss, recorder.AllocatedBytesEstimate()};
 }
 
@@ -74,13 +74,15 @@ void NoteTimeline(HeapRecorder& recorder, std::uint64_t now_ns) {
   // call (getpid), which on every sampled allocation and free was most of exact mode's cost.
   if (!InOwnProcess() || !g_lock.TryLock()) return;
   if (now_ns >= g_next_point_ns.load(std::memory_order_relaxed)) {
-    g_points.Append(PointNow(recorder, now_ns, true));
+    std::uint64_t rss = 0, file_backed = 0;
+    ReadResidentBytes(&rss, &file_backed);
+    g_points.Append(PointNow(recorder, now_ns, true, rss));
     g_next_point_ns.store(now_ns + g_points.spacing_ms() * 1000000, std::memory_order_relaxed);
   }
   g_lock.Unlock();
 }
 
-TimelineComment::TimelineComment(HeapRecorder* recorder, std::uint64_t now_ns,
+TimelineComment::TimelineComment(HeapRecorder* recorder, std::uint64_t now_ns, std::uint64_t rss,
                                  MemoryResource& memory)
     : memory_(memory) {
   if (recorder == nullptr || g_start_ns.load(std::memory_order_relaxed) == 0) return;
@@ -96,7 +98,7 @@ TimelineComment::TimelineComment(HeapRecorder* recorder, std::uint64_t now_ns,
                                    g_interval.load(std::memory_order_relaxed),
                                    MsSinceStart(g_peak_ns.load(std::memory_order_relaxed)),
                                    g_peak.load(std::memory_order_relaxed)};
-    if (!g_points.Format(header, PointNow(*recorder, now_ns, false), text_, kMaxText)) {
+    if (!g_points.Format(header, PointNow(*recorder, now_ns, false, rss), text_, kMaxText)) {
       memory_.Deallocate(text_, kMaxText);
       text_ = nullptr;
     }

@@ -30,13 +30,15 @@ namespace heaprec::preload {
 // vfork child.
 void NoteTimeline(HeapRecorder& recorder, std::uint64_t now_ns);
 
-// The timeline as a profile comment, with a last point for `now_ns`: built in memory from
-// `memory`, given back when this goes. text() is null when there is no timeline (not started, no
-// memory, the lock held too long).
+// The timeline as a profile comment, with a last point for `now_ns` and the resident set `rss`
+// (the caller's reading, which the profile's comments report too: /proc/self/statm is read once
+// per profile, five system calls): built in memory from `memory`, given back when this goes.
+// text() is null when there is no timeline (not started, no memory, the lock held too long).
 class TimelineComment {
  public:
   // `recorder` null: no timeline.
-  TimelineComment(HeapRecorder* recorder, std::uint64_t now_ns, MemoryResource& memory);
+  TimelineComment(HeapRecorder* recorder, std::uint64_t now_ns, std::uint64_t rss,
+                  MemoryResource& memory);
   ~TimelineComment();
   TimelineComment(const TimelineComment&) = delete;
   TimelineComment& operator=(const TimelineComment&) = delete;
