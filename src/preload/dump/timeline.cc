@@ -39,9 +39,8 @@ std::uint64_t MsSinceStart(std::uint64_t now_ns) {
   return now_ns > start ? (now_ns - start) / 1000000 : 0;
 }
 
-// A point for now; `starts_span`: the highest estimate starts again from it (a point kept, not the
-// last point a profile adds).
-// A point for now, with the resident set `rss` read by the caller.
+// A point for now, with the resident set `rss` the caller read; `starts_span`: the highest
+// estimate starts again from it (a point kept, not the last point a profile adds).
 TimelinePoint PointNow(HeapRecorder& recorder, std::uint64_t now_ns, bool starts_span,
                        std::uint64_t rss) {
   const std::int64_t live = recorder.LiveBytesEstimate();
