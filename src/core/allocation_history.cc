@@ -6,13 +6,8 @@
 namespace heaprec {
 namespace {
 
-// The key's three fields in one word, then one finalizer: stack and tag fill a word, and the size,
-// multiplied by an odd constant (a bijection), spreads over all of it. A third of the instructions
-// of combining the fields one finalizer at a time, and every sampled allocation pays for it.
-std::uint64_t HashEntry(const AllocationTotals& e) {
-  const std::uint64_t stack_and_tag = std::uint64_t{e.stack} << 32 | e.tag;
-  return MixBits(stack_and_tag ^ e.size * 0x9e3779b97f4a7c15ULL);
-}
+// Every sampled allocation hashes its entry once (Merge keeps the slot it fetched ahead).
+std::uint64_t HashEntry(const AllocationTotals& e) { return HashSizedKey(e.stack, e.tag, e.size); }
 
 }  // namespace
 

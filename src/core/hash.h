@@ -16,8 +16,13 @@ inline std::uint64_t MixBits(std::uint64_t x) {
   return x;
 }
 
-inline std::uint64_t HashCombine(std::uint64_t seed, std::uint64_t value) {
-  return MixBits(seed ^ (value + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2)));
+// A key of two 32-bit fields and a size (stack and tag, stack and generation, with a size): the
+// fields fill one word, the size times an odd constant (a bijection) is xored in, and one finalizer
+// mixes it. Keys with the same low field and sizes below 4 GiB never share a hash (the packing and
+// the finalizer are both one-to-one), and it is a third of the instructions of combining the fields
+// one finalizer at a time.
+inline std::uint64_t HashSizedKey(std::uint32_t high, std::uint32_t low, std::uint64_t size) {
+  return MixBits((std::uint64_t{high} << 32 | low) ^ size * 0x9e3779b97f4a7c15ULL);
 }
 
 }  // namespace heaprec

@@ -12,10 +12,7 @@ namespace {
 // kBySite starts this small and doubles: most programs have a few thousand sites.
 constexpr std::size_t kFirstSiteEntries = 1024;
 
-std::uint64_t SiteHash(const LiveObject& o) {
-  return MixBits(o.size * 0x9e3779b97f4a7c15ULL ^
-                 ((std::uint64_t{o.stack} << 32) | std::uint64_t{o.generation}));
-}
+std::uint64_t SiteHash(const LiveObject& o) { return HashSizedKey(o.stack, o.generation, o.size); }
 
 bool SameSite(const HeapSnapshot::Object& entry, const LiveObject& o) {
   return entry.stack == o.stack && entry.size == o.size && entry.generation == o.generation;

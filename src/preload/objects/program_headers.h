@@ -36,10 +36,11 @@ bool ReadProgramHeaders(LoadedObject* out, std::uint64_t page, Read&& read) {
   } head;
   const std::uintptr_t mapped = out->map_end - out->map_start;
   const std::size_t head_bytes = mapped < sizeof(head) ? mapped : sizeof(head);
-  // A first read that fails (an object's first page cut short) leaves the header to a read of
-  // its own, as before this read was one.
-  bool whole_head = head_bytes >= sizeof(head.ehdr) && read(&head, out->map_start, head_bytes);
-  if (!whole_head &&
+  // Whether `head` holds the object's first head_bytes as they are in memory, where the note may
+  // be found too. A first read that fails (an object's first page cut short) leaves the ELF header
+  // to a read of its own.
+  bool head_is_memory = head_bytes >= sizeof(head.ehdr) && read(&head, out->map_start, head_bytes);
+  if (!head_is_memory &&
       (mapped < sizeof(head.ehdr) || !read(&head.ehdr, out->map_start, sizeof(head.ehdr)))) {
     return false;
   }
@@ -52,8 +53,8 @@ bool ReadProgramHeaders(LoadedObject* out, std::uint64_t page, Read&& read) {
   }
   // Anywhere else, or not read yet: read them into place (the bytes past the header are then no
   // longer the object's, and serve no note).
-  if (!whole_head || ehdr.e_phoff != sizeof(ehdr)) {
-    whole_head = false;
+  if (!head_is_memory || ehdr.e_phoff != sizeof(ehdr)) {
+    head_is_memory = false;
     if (!read(head.phdrs, out->map_start + ehdr.e_phoff, phdr_bytes)) return false;
   }
   const auto* head_memory = reinterpret_cast<const char*>(&head);
@@ -64,7 +65,7 @@ bool ReadProgramHeaders(LoadedObject* out, std::uint64_t page, Read&& read) {
     if (ph.p_type == PT_NOTE && out->build_id[0] == '\0') {
       const std::size_t size = ph.p_memsz < kMaxNoteBytes ? ph.p_memsz : kMaxNoteBytes;
       const std::uintptr_t at = out->base + ph.p_vaddr;
-      if (whole_head && at >= out->map_start && at - out->map_start <= head_bytes &&
+      if (head_is_memory && at >= out->map_start && at - out->map_start <= head_bytes &&
           size <= head_bytes - (at - out->map_start)) {
         BuildIdHex(head_memory + (at - out->map_start), size, out->build_id);
       } else {
