@@ -7,8 +7,8 @@ processes) with two heaprec builds, interleaved, against the plain make (docs/be
 
 Each round (default 3) runs, in a rotating order in which A and B change places every other round:
 plain, A and B at the default interval, A and B in exact mode (--sample-interval 1), each in a
-fresh copy of the sources. An even number of rounds puts each build in each place equally often. Prints wall-time medians
-(min-max) and each configuration's paired ratio to the round's plain make.
+fresh copy of the sources. An even number of rounds puts each build in each place equally often.
+Prints wall-time medians (min-max) and each configuration's paired ratio to the round's plain make.
 """
 import os
 import shutil

@@ -20,24 +20,26 @@ the command ran, heaprec run's own threads included) and the medians (min-max) o
 ratio to the round's plain make. HEAPREC is a heaprec binary; its library is ../lib/libheaprec.so.
 """
 import os
-import resource
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
+
+from harness import BenchError, clean_env, run
 
 here = os.path.dirname(os.path.abspath(__file__))
 heaprec = os.path.abspath(sys.argv[1])
 rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 4
-variants = dict(arg.split("=", 1) for arg in sys.argv[3:])  # config name "VAR=VALUE" -> setting
 library = os.path.join(os.path.dirname(os.path.dirname(heaprec)), "lib", "libheaprec.so")
-CONFIGS = ["plain", "preload", *(f"{var}={value}" for var, value in variants.items()), "no-symbol",
-           "run"]
+# (name, heaprec run's flags or None for the library alone, the library's extra settings); the
+# plain make has neither.
+CONFIGS = [("plain", None, None), ("preload", None, {})]
+CONFIGS += [(arg, None, dict([arg.split("=", 1)])) for arg in sys.argv[3:]]
+CONFIGS += [("no-symbol", ["--no-symbolize"], None), ("run", [], None)]
 
 
-def one(config, root):
+def one(flags, settings, root):
     """(wall seconds, CPU seconds) of one make."""
     src = os.path.join(root, "src")
     out = os.path.join(root, "profiles")
@@ -45,45 +47,36 @@ def one(config, root):
     os.makedirs(out)
     subprocess.run(["python3", os.path.join(here, "workloads", "make_clib.py"), src, "100"],
                    check=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("LD_PRELOAD", "HEAPREC_"))}
     cmd = ["make", "-s", "-j2"]
     template = os.path.join(out, "p.%e.%p.pb.gz")
-    if config == "preload" or "=" in config:
+    env = clean_env()
+    if settings is not None:
         # What cli/run_environment.cc sets for a native program heaprec run symbolizes.
         manifest = os.path.join(out, "manifest")
         open(manifest, "w").close()
         env.update(LD_PRELOAD=library, HEAPREC_OUTPUT=template, HEAPREC_UNCOMPRESSED="1",
-                   HEAPREC_MANIFEST=manifest)
-        if "=" in config:
-            var, value = config.split("=", 1)
-            env[var] = value
-    elif config == "no-symbol":
-        cmd = [heaprec, "run", "--no-symbolize", "-o", template, "--", *cmd]
-    elif config == "run":
-        cmd = [heaprec, "run", "-o", template, "--", *cmd]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.monotonic()
-    subprocess.run(cmd, cwd=src, env=env, check=True, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL)
-    wall = time.monotonic() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu
+                   HEAPREC_MANIFEST=manifest, **settings)
+    elif flags is not None:
+        cmd = [heaprec, "run", *flags, "-o", template, "--", *cmd]
+    result = run(cmd, env=env, cwd=src, timeout=1800)
+    if not result.ok:
+        raise BenchError(f"{' '.join(cmd)}: {result.why()}")
+    return result.wall, result.cpu
 
 
-results = {c: [] for c in CONFIGS}
+results = {name: [] for name, _, _ in CONFIGS}
 with tempfile.TemporaryDirectory() as tmp:
     for r in range(rounds):
         order = CONFIGS[r % len(CONFIGS):] + CONFIGS[:r % len(CONFIGS)]
         got = {}
-        for config in order:
+        for name, flags, settings in order:
             root = os.path.join(tmp, f"{r}-{len(got)}")
-            got[config] = one(config, root)
+            got[name] = one(flags, settings, root)
             shutil.rmtree(root, ignore_errors=True)
-        for config in CONFIGS:
-            results[config].append(got[config])
+        for name in results:
+            results[name].append(got[name])
         print(f"round {r + 1}: " + "  ".join(
-            f"{c} {got[c][0]:.2f} s wall {got[c][1]:.2f} s CPU" for c in CONFIGS), flush=True)
+            f"{n} {got[n][0]:.2f} s wall {got[n][1]:.2f} s CPU" for n in results), flush=True)
 
 
 def summary(values):
@@ -91,10 +84,10 @@ def summary(values):
 
 
 plain = results["plain"]
-for config in CONFIGS:
-    walls = [w for w, _ in results[config]]
-    cpus = [c for _, c in results[config]]
-    wall_ratios = [w / p[0] for (w, _), p in zip(results[config], plain)]
-    cpu_ratios = [c / p[1] for (_, c), p in zip(results[config], plain)]
-    print(f"{config:24} wall {statistics.median(walls):.2f} s {summary(wall_ratios)}   "
+for name, measured in results.items():
+    walls = [w for w, _ in measured]
+    cpus = [c for _, c in measured]
+    wall_ratios = [w / p[0] for (w, _), p in zip(measured, plain)]
+    cpu_ratios = [c / p[1] for (_, c), p in zip(measured, plain)]
+    print(f"{name:24} wall {statistics.median(walls):.2f} s {summary(wall_ratios)}   "
           f"CPU {statistics.median(cpus):.2f} s {summary(cpu_ratios)}")
