@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <memory>
 
 #include "profile/profile_error.h"
 
@@ -28,50 +29,100 @@ bool LooksGzipped(std::string_view bytes) {
 
 namespace {
 
+// A z_stream kept for the thread's next profile: starting a stream allocates zlib's state (for
+// deflate about 260 KiB, whose pages the allocator hands back to the kernel and faults in again for
+// each small profile); a reset keeps it. `heaprec run` and `symbolize` read and write hundreds of
+// profiles of a few KiB on a few threads.
+class InflateStream {
+ public:
+  InflateStream() {
+    // 16 + MAX_WBITS: expect a gzip header and trailer (checked CRC and length).
+    ready_ = inflateInit2(&zs_, 16 + MAX_WBITS) == Z_OK;
+  }
+  ~InflateStream() {
+    if (ready_) inflateEnd(&zs_);
+  }
+  InflateStream(const InflateStream&) = delete;
+  InflateStream& operator=(const InflateStream&) = delete;
+  // The stream at the start of a gzip member with no input, or null when zlib could not be
+  // initialized. (A reset keeps the input of a stream left in the middle by an error.)
+  z_stream* Reset() {
+    if (!ready_ || inflateReset(&zs_) != Z_OK) return nullptr;
+    zs_.next_in = nullptr;
+    zs_.avail_in = 0;
+    return &zs_;
+  }
+
+ private:
+  z_stream zs_{};
+  bool ready_ = false;
+};
+
+class DeflateStream {
+ public:
+  DeflateStream() {
+    // Level 1, like the profiles heaprec writes in-process (see core/gzip_file_sink.cc) and Go's.
+    ready_ =
+        deflateInit2(&zs_, Z_BEST_SPEED, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) == Z_OK;
+  }
+  ~DeflateStream() {
+    if (ready_) deflateEnd(&zs_);
+  }
+  DeflateStream(const DeflateStream&) = delete;
+  DeflateStream& operator=(const DeflateStream&) = delete;
+  z_stream* Reset() { return ready_ && deflateReset(&zs_) == Z_OK ? &zs_ : nullptr; }
+
+ private:
+  z_stream zs_{};
+  bool ready_ = false;
+};
+
+// Where a thread's inflation puts its output before handing it on; not cleared, only written.
+char* InflateBuffer() {
+  thread_local std::unique_ptr<char[]> buffer(new char[kOutputBuffer]);
+  return buffer.get();
+}
+
 // Inflates `bytes` through a fixed buffer, handing each piece of output to `sink`.
 template <typename Sink>
 void Inflate(std::string_view bytes, std::string_view source, Sink sink) {
-  z_stream zs{};
-  // 16 + MAX_WBITS: expect a gzip header and trailer (checked CRC and length).
-  if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) Fail(source, "cannot initialize zlib");
-  struct Guard {
-    z_stream* zs;
-    ~Guard() { inflateEnd(zs); }
-  } guard{&zs};
+  thread_local InflateStream stream;
+  z_stream* zs = stream.Reset();
+  if (zs == nullptr) Fail(source, "cannot initialize zlib");
 
   const auto* next = reinterpret_cast<const Bytef*>(bytes.data());
   size_t remaining = bytes.size();
   auto refill = [&] {
-    if (zs.avail_in == 0 && remaining > 0) {
+    if (zs->avail_in == 0 && remaining > 0) {
       size_t n = std::min(remaining, kMaxZlibChunk);
-      zs.next_in = const_cast<Bytef*>(next);
-      zs.avail_in = static_cast<uInt>(n);
+      zs->next_in = const_cast<Bytef*>(next);
+      zs->avail_in = static_cast<uInt>(n);
       next += n;
       remaining -= n;
     }
   };
-  std::string buffer(kOutputBuffer, '\0');
+  char* buffer = InflateBuffer();
   for (;;) {
     refill();
-    zs.next_out = reinterpret_cast<Bytef*>(buffer.data());
-    zs.avail_out = static_cast<uInt>(buffer.size());
-    int ret = inflate(&zs, Z_NO_FLUSH);
-    sink(std::string_view(buffer.data(), buffer.size() - zs.avail_out));
+    zs->next_out = reinterpret_cast<Bytef*>(buffer);
+    zs->avail_out = static_cast<uInt>(kOutputBuffer);
+    int ret = inflate(zs, Z_NO_FLUSH);
+    sink(std::string_view(buffer, kOutputBuffer - zs->avail_out));
     if (ret == Z_STREAM_END) {
       refill();
-      if (zs.avail_in == 0) return;
+      if (zs->avail_in == 0) return;
       // Another gzip member follows (as gzip(1) and Go's reader allow); garbage fails the header.
-      if (inflateReset(&zs) != Z_OK) Fail(source, "cannot reset zlib");
+      if (inflateReset(zs) != Z_OK) Fail(source, "cannot reset zlib");
       continue;
     }
-    if (ret == Z_BUF_ERROR && zs.avail_in == 0 && remaining == 0) {
+    if (ret == Z_BUF_ERROR && zs->avail_in == 0 && remaining == 0) {
       Fail(source,
            "truncated gzip data: the file is incomplete (cut short while it was written or "
            "copied)");
     }
     if (ret != Z_OK && ret != Z_BUF_ERROR) {
       Fail(source,
-           std::string("corrupt gzip data") + (zs.msg ? std::string(" (") + zs.msg + ")" : ""));
+           std::string("corrupt gzip data") + (zs->msg ? std::string(" (") + zs->msg + ")" : ""));
     }
   }
 }
@@ -96,24 +147,18 @@ std::string Gunzip(std::string_view bytes, size_t max_bytes, std::string_view so
 }
 
 std::string Gzip(std::string_view bytes) {
-  z_stream zs{};
-  // Level 1, like the profiles heaprec writes in-process (see core/gzip_file_sink.cc) and Go's.
-  if (deflateInit2(&zs, Z_BEST_SPEED, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
-    throw ProfileError("cannot initialize zlib");
-  }
-  struct Guard {
-    z_stream* zs;
-    ~Guard() { deflateEnd(zs); }
-  } guard{&zs};
+  thread_local DeflateStream stream;
+  z_stream* zs = stream.Reset();
+  if (zs == nullptr) throw ProfileError("cannot initialize zlib");
   if (bytes.size() > kMaxZlibChunk) throw ProfileError("profile too large to compress");
-  std::string out(deflateBound(&zs, bytes.size()) + 64, '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
-  zs.avail_in = static_cast<uInt>(bytes.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
+  std::string out(deflateBound(zs, bytes.size()) + 64, '\0');
+  zs->next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
+  zs->avail_in = static_cast<uInt>(bytes.size());
+  zs->next_out = reinterpret_cast<Bytef*>(out.data());
+  zs->avail_out = static_cast<uInt>(out.size());
   // deflateBound guarantees a single Z_FINISH call completes.
-  if (deflate(&zs, Z_FINISH) != Z_STREAM_END) throw ProfileError("gzip compression failed");
-  out.resize(zs.total_out);
+  if (deflate(zs, Z_FINISH) != Z_STREAM_END) throw ProfileError("gzip compression failed");
+  out.resize(zs->total_out);
   return out;
 }
 

@@ -231,6 +231,23 @@ TEST(HostileInputTest, GzipBombBeyondSmallLimit) {
   EXPECT_EQ(ErrorOf(GzipZeros(1 << 20), options).find("exceeds"), std::string::npos);
 }
 
+// Each thread keeps its zlib streams from one profile to the next (profile/gzip.cc): a read that
+// failed in the middle of a stream must leave nothing behind for the next one.
+TEST(HostileInputTest, AReadAfterAFailedOneStartsClean) {
+  const std::string good = EncodeProfile(test_support::MakeFullProfile());
+  const std::string expected = EncodeProfile(ReadProfile(good, "good"));
+  ReadOptions small;
+  small.max_decompressed_bytes = 1 << 20;
+  const std::string failing[] = {good.substr(0, good.size() / 2), good + "garbage",
+                                 GzipZeros(2 << 20)};
+  for (const std::string& bad : failing) {
+    EXPECT_TRUE(Rejected(bad, small));
+    EXPECT_EQ(EncodeProfile(ReadProfile(good, "good")), expected);
+  }
+  // And compressing after reading, on the same thread, gives the same bytes as before.
+  EXPECT_EQ(EncodeProfile(ReadProfile(expected, "again")), expected);
+}
+
 TEST(HostileInputTest, GzipBombBeyondDefaultLimit) {
   // ~1 MiB of gzip that would inflate to 1 GiB + 1 MiB.
   std::string bomb = GzipZeros(kMaxProfileBytes + (1 << 20));
