@@ -83,6 +83,9 @@ TEST_F(TimelineTest, PointsAreSpacedAndFollowTheHeap) {
   const analysis::TimelinePoint& last = t.points.back();
   EXPECT_NEAR(static_cast<double>(last.live), kLeak, Bound(kLeak));
   EXPECT_GT(last.rss, static_cast<uint64_t>(kLeak));
+  // The last point and the profile's comments share one reading of the resident set.
+  EXPECT_EQ(static_cast<int64_t>(last.rss),
+            CommentValue(profile::ReadProfileFile(Final(false)), "rss"));
   EXPECT_GT(static_cast<double>(last.allocated), kCache - Bound(kCache));
   // In the middle of the hold, the whole heap; the highest between points never below the value.
   bool saw_hold = false;
