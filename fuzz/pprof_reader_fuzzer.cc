@@ -6,7 +6,10 @@
 //  reports it
 //    (uncaught exception -> abort), and crashes, leaks and UB are caught by ASan/UBSan;
 //  - a profile that decodes survives a round trip: EncodeProfile (raw and gzipped) then ReadProfile
-//    gives back an equal Profile, and encoding that again gives the same bytes.
+//    gives back an equal Profile, and encoding that again gives the same bytes;
+//  - ReadRewritableProfile (the samples checked but kept encoded) rejects what ReadProfile rejects
+//    (but for ReadProfile's memory budget, which it needs less of), accepts what it accepts, and
+//    what it reads, written back, is the Profile ReadProfile decoded.
 //
 // The input is handed over exactly sized (libFuzzer's own heap copy), so ASan sees a read of even
 // one byte past its end.
@@ -76,11 +79,29 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.max_decoded_bytes = kFuzzMaxDecodedBytes;
   std::string_view bytes(reinterpret_cast<const char*>(data), size);
 
+  heaprec::profile::RewritableProfile rewritable;
+  bool rewritable_read = true;
+  try {
+    rewritable = heaprec::profile::ReadRewritableProfile(bytes, "fuzz-input", options);
+  } catch (const heaprec::profile::ProfileError&) {
+    rewritable_read = false;
+  }
+
   heaprec::profile::Profile profile;
   try {
     profile = heaprec::profile::ReadProfile(bytes, "fuzz-input", options);
-  } catch (const heaprec::profile::ProfileError&) {
+  } catch (const heaprec::profile::ProfileError& e) {
+    if (rewritable_read &&
+        std::string(e.what()).find("would need more than") == std::string::npos) {
+      Bug("ReadRewritableProfile accepts what ReadProfile rejects", e.what());
+    }
     return 0;  // the expected outcome for malformed (or too large) input
+  }
+  if (!rewritable_read) Bug("ReadRewritableProfile rejects what ReadProfile accepts");
+  heaprec::profile::Profile from_rewritable =
+      ReadBack(heaprec::profile::EncodeProfile(rewritable, /*gzip=*/false), "rewritable", options);
+  if (!(from_rewritable == profile)) {
+    Bug("writing back a rewritable profile changed it", FirstDifference(profile, from_rewritable));
   }
 
   std::string raw = heaprec::profile::EncodeProfile(profile, /*gzip=*/false);

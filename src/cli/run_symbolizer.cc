@@ -89,12 +89,13 @@ struct RunSymbolizer::State {
   // `report`: the follower leaves a failure to the end, which tries again and says why).
   bool Rewrite(const std::string& path, bool report) {
     try {
-      profile::Profile profile = profile::ReadProfileFile(path);
+      // The samples stay encoded: symbolizing changes only the tables.
+      profile::RewritableProfile profile = profile::ReadRewritableProfileFile(path);
       // Nothing to add (a Ruby profile without native bytes): the file stays as written.
-      if (symbolize::MeasureCoverage(profile).NeedsSymbolizing()) {
+      if (symbolize::MeasureCoverage(profile.tables).NeedsSymbolizing()) {
         {
           std::lock_guard<std::mutex> lock(symbolizer_mutex);
-          symbolizer.Symbolize(profile);
+          symbolizer.Symbolize(profile.tables);
         }
         render::WriteProfileFile(profile, path);
       }

@@ -71,11 +71,12 @@ int RunSymbolize(const SymbolizeArgs& args) {
   bool failed = false;
   for (const std::string& file : files) {
     try {
-      profile::Profile profile = profile::ReadProfileFile(file);
-      const symbolize::Coverage before = symbolize::MeasureCoverage(profile);
-      const symbolize::SymbolizeStats stats = symbolizer.Symbolize(profile);
+      // The samples stay encoded: symbolizing changes only the tables.
+      profile::RewritableProfile profile = profile::ReadRewritableProfileFile(file);
+      const symbolize::Coverage before = symbolize::MeasureCoverage(profile.tables);
+      const symbolize::SymbolizeStats stats = symbolizer.Symbolize(profile.tables);
       totals.Add(stats);
-      const symbolize::Coverage after = symbolize::MeasureCoverage(profile);
+      const symbolize::Coverage after = symbolize::MeasureCoverage(profile.tables);
       // In place, a file is rewritten only when it gained something.
       if (!args.output.empty()) {
         render::WriteProfileFile(profile, args.output);

@@ -16,6 +16,8 @@
 #include <cstring>
 #include <protozero/exception.hpp>
 #include <protozero/pbf_reader.hpp>
+#include <protozero/pbf_writer.hpp>
+#include <type_traits>
 #include <unordered_set>
 
 #include "profile/foreign_format.h"
@@ -69,7 +71,10 @@ class Decoder {
  public:
   Decoder(std::string_view source, size_t budget) : source_(source), budget_(budget) {}
 
-  Profile Decode(std::string_view data) {
+  // Decodes `data`; with `kept_samples`, the samples are checked but not decoded: their fields
+  // (tag, length and bytes) are appended there as they were, and Profile::samples stays empty.
+  Profile Decode(std::string_view data, std::string* kept_samples = nullptr) {
+    kept_samples_ = kept_samples;
     CollectStrings(data);
     Profile p;
     pbf_reader msg(data.data(), data.size());
@@ -81,6 +86,10 @@ class Decoder {
           p.sample_types.push_back(DecodeValueType(SubMessage(msg)));
           break;
         case pprof::kProfileSample:
+          if (kept_samples_ != nullptr) {
+            KeepSample(msg);
+            break;
+          }
           Reserve(p.samples, 1);
           p.samples.push_back(DecodeSample(SubMessage(msg)));
           break;
@@ -141,6 +150,9 @@ class Decoder {
   [[noreturn]] void Fail(const std::string& problem) const {
     throw ProfileError(std::string(source_) + ": " + problem);
   }
+
+  // The string table as read (the samples kept encoded refer to it by index).
+  std::vector<std::string> TakeStrings() { return std::move(strings_); }
 
  private:
   // --- memory budget ---
@@ -245,12 +257,16 @@ class Decoder {
     }
   }
 
-  // The string at `index`, charged as the copy the caller is about to make.
-  const std::string& String(int64_t index, const char* what) {
+  void CheckStringIndex(int64_t index, const char* what) const {
     if (index < 0 || static_cast<uint64_t>(index) >= strings_.size()) {
       Fail(std::string(what) + " string index " + std::to_string(index) +
            " is out of range (string table has " + std::to_string(strings_.size()) + " entries)");
     }
+  }
+
+  // The string at `index`, charged as the copy the caller is about to make.
+  const std::string& String(int64_t index, const char* what) {
+    CheckStringIndex(index, what);
     const std::string& s = strings_[static_cast<size_t>(index)];
     ChargeString(s.size());
     return s;
@@ -315,6 +331,85 @@ class Decoder {
       }
     }
     return s;
+  }
+
+  // A sample kept as it was encoded: appended whole to kept_samples_, its string indexes checked
+  // now (the table is complete), its location ids and value count by Validate (locations may come
+  // later in the file).
+  void KeepSample(pbf_reader& msg) {
+    Expect(msg, pbf_wire_type::length_delimited);
+    protozero::data_view sample = msg.get_view();
+    Charge(sample.size() + 2 * protozero::max_varint_length);
+    protozero::pbf_writer(*kept_samples_)
+        .add_message(pprof::kProfileSample, sample.data(), sample.size());
+    ScanKeptSample(pbf_reader(sample), kNoVisit);  // wire types, as DecodeSample checks
+    pbf_reader fields(sample);
+    while (fields.next()) {
+      if (fields.tag() != pprof::kSampleLabel) {
+        fields.skip();
+        continue;
+      }
+      pbf_reader label = SubMessage(fields);
+      while (label.next()) {
+        switch (label.tag()) {
+          case pprof::kLabelKey:
+            CheckStringIndex(Int(label), "label key");
+            break;
+          case pprof::kLabelStr:
+            CheckStringIndex(Int(label), "label value");
+            break;
+          case pprof::kLabelNum:
+            Int(label);
+            break;
+          case pprof::kLabelNumUnit:
+            CheckStringIndex(Int(label), "label unit");
+            break;
+          default:
+            label.skip();
+        }
+      }
+    }
+  }
+
+  // Returns the number of values of the encoded sample `msg`, checking its fields' wire types as
+  // DecodeSample does, and calls `each(location_id)` for every location id, unless `each` is
+  // kNoVisit (packed ids are then not even decoded: the one pass that visits them does).
+  static constexpr std::nullptr_t kNoVisit = nullptr;
+  template <typename Each>
+  size_t ScanKeptSample(pbf_reader msg, Each each) const {
+    constexpr bool kVisit = !std::is_same_v<Each, std::nullptr_t>;
+    size_t values = 0;
+    while (msg.next()) {
+      switch (msg.tag()) {
+        case pprof::kSampleLocationId:
+          if (msg.wire_type() == pbf_wire_type::length_delimited) {
+            auto ids = msg.get_packed_uint64();
+            if constexpr (kVisit) {
+              for (uint64_t id : ids) each(id);
+            }
+          } else {
+            const uint64_t id = Uint(msg);
+            if constexpr (kVisit) each(id);
+          }
+          break;
+        case pprof::kSampleValue:
+          if (msg.wire_type() == pbf_wire_type::length_delimited) {
+            // Decoded, not only counted (size() counts the bytes that end a varint): a varint
+            // cut short fails here as it fails DecodeSample.
+            for (int64_t value : msg.get_packed_int64()) {
+              static_cast<void>(value);
+              ++values;
+            }
+          } else {
+            Int(msg);
+            ++values;
+          }
+          break;
+        default:
+          msg.skip();
+      }
+    }
+    return values;
   }
 
   Mapping DecodeMapping(pbf_reader msg) {
@@ -456,18 +551,46 @@ class Decoder {
         }
       }
     }
+    // The samples look up one location per frame: in a bitmap when the ids are dense (heaprec
+    // numbers them from 1), else in the set.
+    uint64_t max_location_id = 0;
+    for (const Location& loc : p.locations) max_location_id = std::max(max_location_id, loc.id);
+    std::vector<bool> dense_location_ids;
+    if (max_location_id <= 4 * p.locations.size() + 64) {
+      Charge(max_location_id / 8 + 1 + kBlockOverheadBytes);
+      dense_location_ids.assign(max_location_id + 1, false);
+      for (const Location& loc : p.locations) dense_location_ids[loc.id] = true;
+    }
+    auto known_location = [&](uint64_t id) {
+      if (dense_location_ids.empty()) return location_ids.count(id) != 0;
+      return id < dense_location_ids.size() && dense_location_ids[id];
+    };
+    auto check_sample = [&](size_t i, size_t values, auto for_each_location) {
+      if (values != p.sample_types.size()) {
+        Fail("sample " + std::to_string(i) + " has " + std::to_string(values) +
+             " values but the profile has " + std::to_string(p.sample_types.size()) +
+             " sample types");
+      }
+      for_each_location([&](uint64_t id) {
+        if (!known_location(id)) {
+          Fail("sample " + std::to_string(i) + " refers to missing location id " +
+               std::to_string(id));
+        }
+      });
+    };
     for (size_t i = 0; i < p.samples.size(); ++i) {
       const Sample& s = p.samples[i];
-      std::string name = "sample " + std::to_string(i);
-      if (s.values.size() != p.sample_types.size()) {
-        Fail(name + " has " + std::to_string(s.values.size()) + " values but the profile has " +
-             std::to_string(p.sample_types.size()) + " sample types");
-      }
-      for (uint64_t id : s.location_ids) {
-        if (!location_ids.count(id)) {
-          Fail(name + " refers to missing location id " + std::to_string(id));
-        }
-      }
+      check_sample(i, s.values.size(), [&](auto each) {
+        for (uint64_t id : s.location_ids) each(id);
+      });
+    }
+    if (kept_samples_ == nullptr) return;
+    pbf_reader kept(*kept_samples_);
+    for (size_t i = 0; kept.next(); ++i) {
+      // Scanned twice, first for the value count: the full decoder reports a wrong count first.
+      const pbf_reader sample = kept.get_message();
+      check_sample(i, ScanKeptSample(sample, kNoVisit),
+                   [&](auto each) { ScanKeptSample(sample, each); });
     }
   }
 
@@ -475,17 +598,22 @@ class Decoder {
   size_t budget_;
   size_t used_ = 0;  // never above budget_
   std::vector<std::string> strings_;
+  std::string* kept_samples_ = nullptr;
 };
 
 }  // namespace
 
-Profile ReadProfile(std::string_view bytes, std::string_view source, const ReadOptions& options) {
+namespace {
+
+// Decodes `bytes` (gzip or raw protobuf) with `decoder`, keeping the samples encoded in
+// `kept_samples` when given (Decoder::Decode).
+Profile DecodeBytes(std::string_view bytes, std::string_view source, const ReadOptions& options,
+                    Decoder& decoder, std::string* kept_samples) {
   if (bytes.empty()) {
     Reject(source, std::string(": empty file, not a profile; ") + kWhatHeaprecReads);
   }
   // Another profiler's file, recognized before the protobuf decoder gets to misread it.
   if (std::string what = RecognizeForeignData(bytes); !what.empty()) Reject(source, " " + what);
-  Decoder decoder(source, options.max_decoded_bytes);
   bool gzipped = internal::LooksGzipped(bytes);
   std::string inflated;
   if (gzipped) {
@@ -497,7 +625,7 @@ Profile ReadProfile(std::string_view bytes, std::string_view source, const ReadO
   }
   Profile profile;
   try {
-    profile = decoder.Decode(bytes);
+    profile = decoder.Decode(bytes, kept_samples);
   } catch (const std::exception& e) {
     // No pprof encoding looks like text; whatever the decoder made of it, saying "text" is right.
     if (LooksLikeText(bytes)) Reject(source, " " + DescribeText(bytes, gzipped));
@@ -515,7 +643,8 @@ Profile ReadProfile(std::string_view bytes, std::string_view source, const ReadO
   return profile;
 }
 
-Profile ReadProfileFile(const std::string& path, const ReadOptions& options) {
+// The file's bytes, read up to one byte past the size cap; errors name the path.
+std::string ReadFileBytes(const std::string& path, const ReadOptions& options) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw ProfileError("cannot open " + path + ": " + std::strerror(errno));
   struct Closer {
@@ -539,7 +668,31 @@ Profile ReadProfileFile(const std::string& path, const ReadOptions& options) {
     data.append(buf, static_cast<size_t>(n));
     if (data.size() > cap) throw ProfileError(path + ": file exceeds the size limit");
   }
-  return ReadProfile(data, path, options);
+  return data;
+}
+
+}  // namespace
+
+Profile ReadProfile(std::string_view bytes, std::string_view source, const ReadOptions& options) {
+  Decoder decoder(source, options.max_decoded_bytes);
+  return DecodeBytes(bytes, source, options, decoder, nullptr);
+}
+
+Profile ReadProfileFile(const std::string& path, const ReadOptions& options) {
+  return ReadProfile(ReadFileBytes(path, options), path, options);
+}
+
+RewritableProfile ReadRewritableProfile(std::string_view bytes, std::string_view source,
+                                        const ReadOptions& options) {
+  Decoder decoder(source, options.max_decoded_bytes);
+  RewritableProfile read;
+  read.tables = DecodeBytes(bytes, source, options, decoder, &read.encoded_samples);
+  read.strings = decoder.TakeStrings();
+  return read;
+}
+
+RewritableProfile ReadRewritableProfileFile(const std::string& path, const ReadOptions& options) {
+  return ReadRewritableProfile(ReadFileBytes(path, options), path, options);
 }
 
 }  // namespace heaprec::profile

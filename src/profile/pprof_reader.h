@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "profile/profile.h"
 #include "profile/profile_error.h"
@@ -46,5 +47,25 @@ Profile ReadProfile(std::string_view bytes, std::string_view source = "<memory>"
 
 // Reads and decodes the file at `path`; errors name the path.
 Profile ReadProfileFile(const std::string& path, const ReadOptions& options = {});
+
+// A profile read to have its tables rewritten and nothing else (symbolization adds lines and
+// functions to the locations; samples, sample types and comments stay): its samples, most of a
+// large profile, are checked as ReadProfile checks them but stay encoded, to be written back byte
+// for byte by EncodeProfile(const RewritableProfile&). Decoding and encoding each sample took most
+// of `heaprec run`'s time at the end of an exact-mode run.
+struct RewritableProfile {
+  Profile tables;                    // everything but the samples: tables.samples is empty
+  std::string encoded_samples;       // the Profile.sample fields as read, tag and length included
+  std::vector<std::string> strings;  // the string table as read: the samples' labels index it
+};
+
+// As ReadProfile, but keeping the samples encoded. It rejects every malformed input ReadProfile
+// rejects (for an input with several problems it may name another one), and needs less memory:
+// a profile too large for ReadProfile's budget may load this way.
+RewritableProfile ReadRewritableProfile(std::string_view bytes,
+                                        std::string_view source = "<memory>",
+                                        const ReadOptions& options = {});
+RewritableProfile ReadRewritableProfileFile(const std::string& path,
+                                            const ReadOptions& options = {});
 
 }  // namespace heaprec::profile

@@ -17,6 +17,14 @@ using protozero::pbf_writer;
 class StringTable {
  public:
   StringTable() { Intern(""); }
+  // Starts as `strings` (whose entry 0 is ""), every entry at the index it had, duplicates too, so
+  // that encoded messages that index it stay right.
+  explicit StringTable(const std::vector<std::string>& strings) {
+    for (const std::string& s : strings) {
+      auto it = index_.try_emplace(s, static_cast<int64_t>(strings_.size())).first;
+      strings_.push_back(&it->first);
+    }
+  }
 
   int64_t Intern(const std::string& s) {
     auto [it, inserted] = index_.try_emplace(s, static_cast<int64_t>(strings_.size()));
@@ -165,17 +173,16 @@ class MessageWriter {
   std::string inner_;  // a message inside that one (Label, Line)
 };
 
-}  // namespace
-
-std::string EncodeProfile(const Profile& p, bool gzip) {
-  StringTable st;
-  InternAll(p, st);
+// `p` with `st` (holding at least its strings), and `encoded_samples` after p's own samples.
+std::string Encode(const Profile& p, const StringTable& st, std::string_view encoded_samples,
+                   bool gzip) {
   MessageWriter mw(st);
 
   std::string out;
   pbf_writer pw(out);
   for (const ValueType& vt : p.sample_types) mw.PutValueType(pw, pprof::kProfileSampleType, vt);
   for (const Sample& s : p.samples) mw.PutSample(pw, s);
+  out.append(encoded_samples);  // whole fields, between two of pw's, which keeps no state
   for (const Mapping& m : p.mappings) mw.PutMapping(pw, m);
   for (const Location& loc : p.locations) mw.PutLocation(pw, loc);
   for (const Function& f : p.functions) mw.PutFunction(pw, f);
@@ -192,6 +199,20 @@ std::string EncodeProfile(const Profile& p, bool gzip) {
   pw.add_packed_int64(pprof::kProfileComment, comments.begin(), comments.end());
   PutInt(pw, pprof::kProfileDefaultSampleType, st.Index(p.default_sample_type));
   return gzip ? internal::Gzip(out) : out;
+}
+
+}  // namespace
+
+std::string EncodeProfile(const Profile& p, bool gzip) {
+  StringTable st;
+  InternAll(p, st);
+  return Encode(p, st, {}, gzip);
+}
+
+std::string EncodeProfile(const RewritableProfile& p, bool gzip) {
+  StringTable st(p.strings);
+  InternAll(p.tables, st);
+  return Encode(p.tables, st, p.encoded_samples, gzip);
 }
 
 }  // namespace heaprec::profile

@@ -8,4 +8,8 @@ void WriteProfileFile(const profile::Profile& profile, const std::string& path) 
   base::WriteFileAtomically(path, profile::EncodeProfile(profile, /*gzip=*/true));
 }
 
+void WriteProfileFile(const profile::RewritableProfile& profile, const std::string& path) {
+  base::WriteFileAtomically(path, profile::EncodeProfile(profile, /*gzip=*/true));
+}
+
 }  // namespace heaprec::render

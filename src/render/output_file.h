@@ -5,6 +5,7 @@
 #include <string>
 
 #include "base/file_io.h"
+#include "profile/pprof_reader.h"
 #include "profile/profile.h"
 
 namespace heaprec::render {
@@ -16,5 +17,7 @@ using OutputError = base::FileError;
 // The profile, gzipped (profile/pprof_writer.h), written atomically to `path` (a 0600 file: a
 // profile reveals program internals). Throws OutputError; `path` is left untouched on failure.
 void WriteProfileFile(const profile::Profile& profile, const std::string& path);
+// The same for a profile read by profile::ReadRewritableProfile.
+void WriteProfileFile(const profile::RewritableProfile& profile, const std::string& path);
 
 }  // namespace heaprec::render

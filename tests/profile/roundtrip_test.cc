@@ -1,6 +1,8 @@
 // Encode -> decode round trips of the pprof model, gzipped and raw.
 #include <gtest/gtest.h>
 
+#include <protozero/pbf_writer.hpp>
+
 #include "profile/gzip.h"
 #include "profile/pprof_reader.h"
 #include "profile/pprof_writer.h"
@@ -123,6 +125,67 @@ TEST(RoundTripTest, FuzzerReproducersRoundTrip) {
   ASSERT_EQ(unreadable.sample_types.size(), 1u);
   EXPECT_EQ(unreadable.samples.at(0).values, std::vector<int64_t>{5});
   EXPECT_EQ(ReadProfile(inputs[2]).samples.at(0).labels, std::vector<Label>{Label{}});
+}
+
+// What symbolization does to a profile's tables: a function with new strings, a line for a
+// location, a mapping's flags, the same edit on both sides.
+void Symbolize(Profile& p) {
+  p.functions.push_back({.id = 900,
+                         .name = "added()",
+                         .system_name = "_Z5addedv",
+                         .filename = "added.cc",
+                         .start_line = 3});
+  p.locations[0].lines.push_back({.function_id = 900, .line = 7});
+  p.mappings[0].has_functions = p.mappings[0].has_line_numbers = true;
+}
+
+TEST(RewritableProfileTest, TablesRewrittenTheSamplesAsTheyWere) {
+  const std::string raw = EncodeProfile(test_support::MakeFullProfile(), /*gzip=*/false);
+  Profile full = ReadProfile(raw);
+  RewritableProfile rewritable = ReadRewritableProfile(EncodeProfile(full));
+  EXPECT_TRUE(rewritable.tables.samples.empty());
+  Profile tables = full;
+  tables.samples.clear();
+  EXPECT_EQ(rewritable.tables, tables);
+  // The samples' fields, byte for byte as the file had them.
+  ASSERT_FALSE(rewritable.encoded_samples.empty());
+  EXPECT_NE(raw.find(rewritable.encoded_samples), std::string::npos);
+
+  Symbolize(full);
+  Symbolize(rewritable.tables);
+  const std::string rewritten = EncodeProfile(rewritable, /*gzip=*/false);
+  EXPECT_EQ(ReadProfile(rewritten), full);
+  EXPECT_NE(rewritten.find(rewritable.encoded_samples), std::string::npos);
+  EXPECT_EQ(ReadProfile(EncodeProfile(rewritable)), full);  // gzipped
+}
+
+// A string table may hold a string twice (pprof's own writer does not, other writers may); a
+// sample's label that names the second copy still names it after the rewrite, whose table keeps
+// every entry at its index.
+TEST(RewritableProfileTest, DuplicateStringsKeepTheirIndexes) {
+  std::string raw;
+  {
+    protozero::pbf_writer w(raw);
+    {
+      protozero::pbf_writer type(w, 1);  // sample_type: "objects" "count"
+      type.add_int64(1, 4);
+      type.add_int64(2, 5);
+    }
+    {
+      protozero::pbf_writer sample(w, 2);
+      sample.add_int64(2, 7);  // one value
+      protozero::pbf_writer label(sample, 3);
+      label.add_int64(1, 3);  // key: the second "key"
+      label.add_int64(2, 2);  // str: "value"
+    }
+    for (const char* s : {"", "key", "value", "key", "objects", "count"}) w.add_string(6, s);
+  }
+  const Profile full = ReadProfile(raw);
+  ASSERT_EQ(full.samples.size(), 1u);
+  EXPECT_EQ(full.samples[0].labels, (std::vector<Label>{{.key = "key", .str = "value"}}));
+  const RewritableProfile rewritable = ReadRewritableProfile(raw);
+  EXPECT_EQ(rewritable.strings.size(), 6u);
+  EXPECT_EQ(ReadProfile(EncodeProfile(rewritable)), full);
 }
 
 }  // namespace
