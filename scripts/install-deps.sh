@@ -27,6 +27,7 @@ packages=(
   libdebuginfod-dev   # symbolization: debug files fetched by build id from debuginfod servers
   libcurl4-openssl-dev  # heaprec run --push / heaprec agent: HTTP(S) to Pyroscope (the CLI only)
   zlib1g-dev          # gzip of profiles
+  libdeflate-dev      # the CLI's gzip of the profiles it writes (faster than zlib's, same format)
   libzstd-dev         # recognizing zstd files (heaptrack's recordings) handed to the CLI
   libprotozero-dev    # protobuf wire format, header-only
   libcli11-dev        # command-line parsing

@@ -1,6 +1,7 @@
-// zlib-based gzip inflation with a hard output cap, and deflation for the writer.
+// gzip inflation with a hard output cap (zlib), and compression for the writer (libdeflate).
 #include "profile/gzip.h"
 
+#include <libdeflate.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -29,10 +30,8 @@ bool LooksGzipped(std::string_view bytes) {
 
 namespace {
 
-// A z_stream kept for the thread's next profile: starting a stream allocates zlib's state (for
-// deflate about 260 KiB, whose pages the allocator hands back to the kernel and faults in again for
-// each small profile); a reset keeps it. `heaprec run` and `symbolize` read and write hundreds of
-// profiles of a few KiB on a few threads.
+// zlib's inflate stream kept for the thread's next profile: a reset keeps the state and window a
+// new stream allocates. `heaprec run` and `symbolize` read hundreds of profiles on a few threads.
 class InflateStream {
  public:
   InflateStream() {
@@ -58,24 +57,11 @@ class InflateStream {
   bool ready_ = false;
 };
 
-class DeflateStream {
- public:
-  DeflateStream() {
-    // Level 1, like the profiles heaprec writes in-process (see core/gzip_file_sink.cc) and Go's.
-    ready_ =
-        deflateInit2(&zs_, Z_BEST_SPEED, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) == Z_OK;
-  }
-  ~DeflateStream() {
-    if (ready_) deflateEnd(&zs_);
-  }
-  DeflateStream(const DeflateStream&) = delete;
-  DeflateStream& operator=(const DeflateStream&) = delete;
-  z_stream* Reset() { return ready_ && deflateReset(&zs_) == Z_OK ? &zs_ : nullptr; }
-
- private:
-  z_stream zs_{};
-  bool ready_ = false;
+// libdeflate's compressor, kept for the thread's next profile (it allocates its tables once).
+struct CompressorDeleter {
+  void operator()(libdeflate_compressor* c) const { libdeflate_free_compressor(c); }
 };
+using Compressor = std::unique_ptr<libdeflate_compressor, CompressorDeleter>;
 
 // Where a thread's inflation puts its output before handing it on; not cleared, only written.
 char* InflateBuffer() {
@@ -146,19 +132,19 @@ std::string Gunzip(std::string_view bytes, size_t max_bytes, std::string_view so
   return out;
 }
 
+// With libdeflate, whose level 1 compresses a profile in about 40% of zlib's level-1 time and a
+// few percent smaller (docs/benchmarks.md, "the rewrite"): the whole profile is in memory, which
+// is what libdeflate needs, and `heaprec run` compresses every profile of a run.
 std::string Gzip(std::string_view bytes) {
-  thread_local DeflateStream stream;
-  z_stream* zs = stream.Reset();
-  if (zs == nullptr) throw ProfileError("cannot initialize zlib");
-  if (bytes.size() > kMaxZlibChunk) throw ProfileError("profile too large to compress");
-  std::string out(deflateBound(zs, bytes.size()) + 64, '\0');
-  zs->next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
-  zs->avail_in = static_cast<uInt>(bytes.size());
-  zs->next_out = reinterpret_cast<Bytef*>(out.data());
-  zs->avail_out = static_cast<uInt>(out.size());
-  // deflateBound guarantees a single Z_FINISH call completes.
-  if (deflate(zs, Z_FINISH) != Z_STREAM_END) throw ProfileError("gzip compression failed");
-  out.resize(zs->total_out);
+  // Level 1, like the profiles heaprec writes in-process (see core/gzip_file_sink.cc) and Go's.
+  thread_local Compressor compressor(libdeflate_alloc_compressor(1));
+  if (compressor == nullptr) throw ProfileError("cannot initialize libdeflate");
+  std::string out(libdeflate_gzip_compress_bound(compressor.get(), bytes.size()), '\0');
+  const size_t size = libdeflate_gzip_compress(compressor.get(), bytes.data(), bytes.size(),
+                                               out.data(), out.size());
+  // The bound guarantees room: 0 would be libdeflate's failure.
+  if (size == 0) throw ProfileError("gzip compression failed");
+  out.resize(size);
   return out;
 }
 

@@ -139,7 +139,7 @@ cat "$work/lintian.log"
 step "lintian: $(grep -c '^W: ' "$work/lintian.log" || true) warnings, no error"
 
 depends=$(dpkg-deb -f "$deb" Depends)
-for library in libc6 libdw1 libelf1 zlib1g libzstd1 libstdc++6; do
+for library in libc6 libdw1 libelf1 zlib1g libzstd1 libdeflate0 libstdc++6; do
   [[ $depends == *"$library"* ]] || fail "heaprec's Depends lacks $library: $depends"
 done
 [[ $depends != *libruby* ]] || fail "heaprec depends on libruby: $depends"
