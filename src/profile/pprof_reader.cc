@@ -14,10 +14,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <protozero/exception.hpp>
 #include <protozero/pbf_reader.hpp>
 #include <protozero/pbf_writer.hpp>
-#include <type_traits>
 #include <unordered_set>
 
 #include "profile/foreign_format.h"
@@ -333,63 +333,29 @@ class Decoder {
     return s;
   }
 
-  // A sample kept as it was encoded: appended whole to kept_samples_, its string indexes checked
-  // now (the table is complete), its location ids and value count by Validate (locations may come
-  // later in the file).
+  // A sample kept as it was encoded: appended whole to kept_samples_, and checked by Validate
+  // (ScanKeptSample) once every string, sample type and location is known.
   void KeepSample(pbf_reader& msg) {
     Expect(msg, pbf_wire_type::length_delimited);
     protozero::data_view sample = msg.get_view();
     Charge(sample.size() + 2 * protozero::max_varint_length);
     protozero::pbf_writer(*kept_samples_)
         .add_message(pprof::kProfileSample, sample.data(), sample.size());
-    ScanKeptSample(pbf_reader(sample), kNoVisit);  // wire types, as DecodeSample checks
-    pbf_reader fields(sample);
-    while (fields.next()) {
-      if (fields.tag() != pprof::kSampleLabel) {
-        fields.skip();
-        continue;
-      }
-      pbf_reader label = SubMessage(fields);
-      while (label.next()) {
-        switch (label.tag()) {
-          case pprof::kLabelKey:
-            CheckStringIndex(Int(label), "label key");
-            break;
-          case pprof::kLabelStr:
-            CheckStringIndex(Int(label), "label value");
-            break;
-          case pprof::kLabelNum:
-            Int(label);
-            break;
-          case pprof::kLabelNumUnit:
-            CheckStringIndex(Int(label), "label unit");
-            break;
-          default:
-            label.skip();
-        }
-      }
-    }
   }
 
-  // Returns the number of values of the encoded sample `msg`, checking its fields' wire types as
-  // DecodeSample does, and calls `each(location_id)` for every location id, unless `each` is
-  // kNoVisit (packed ids are then not even decoded: the one pass that visits them does).
-  static constexpr std::nullptr_t kNoVisit = nullptr;
+  // Checks the encoded sample `msg` as DecodeSample would read it (wire types, label string
+  // indexes, every varint whole), calls `each(location_id)` for each location id, and returns its
+  // number of values.
   template <typename Each>
   size_t ScanKeptSample(pbf_reader msg, Each each) const {
-    constexpr bool kVisit = !std::is_same_v<Each, std::nullptr_t>;
     size_t values = 0;
     while (msg.next()) {
       switch (msg.tag()) {
         case pprof::kSampleLocationId:
           if (msg.wire_type() == pbf_wire_type::length_delimited) {
-            auto ids = msg.get_packed_uint64();
-            if constexpr (kVisit) {
-              for (uint64_t id : ids) each(id);
-            }
+            for (uint64_t id : msg.get_packed_uint64()) each(id);
           } else {
-            const uint64_t id = Uint(msg);
-            if constexpr (kVisit) each(id);
+            each(Uint(msg));
           }
           break;
         case pprof::kSampleValue:
@@ -405,11 +371,35 @@ class Decoder {
             ++values;
           }
           break;
+        case pprof::kSampleLabel:
+          CheckKeptLabel(SubMessage(msg));
+          break;
         default:
           msg.skip();
       }
     }
     return values;
+  }
+
+  void CheckKeptLabel(pbf_reader label) const {
+    while (label.next()) {
+      switch (label.tag()) {
+        case pprof::kLabelKey:
+          CheckStringIndex(Int(label), "label key");
+          break;
+        case pprof::kLabelStr:
+          CheckStringIndex(Int(label), "label value");
+          break;
+        case pprof::kLabelNum:
+          Int(label);
+          break;
+        case pprof::kLabelNumUnit:
+          CheckStringIndex(Int(label), "label unit");
+          break;
+        default:
+          label.skip();
+      }
+    }
   }
 
   Mapping DecodeMapping(pbf_reader msg) {
@@ -565,32 +555,32 @@ class Decoder {
       if (dense_location_ids.empty()) return location_ids.count(id) != 0;
       return id < dense_location_ids.size() && dense_location_ids[id];
     };
-    auto check_sample = [&](size_t i, size_t values, auto for_each_location) {
+    // A sample's values must match the sample types, then every location id must be known.
+    auto check_sample = [&](size_t i, size_t values, std::optional<uint64_t> unknown_location) {
       if (values != p.sample_types.size()) {
         Fail("sample " + std::to_string(i) + " has " + std::to_string(values) +
              " values but the profile has " + std::to_string(p.sample_types.size()) +
              " sample types");
       }
-      for_each_location([&](uint64_t id) {
-        if (!known_location(id)) {
-          Fail("sample " + std::to_string(i) + " refers to missing location id " +
-               std::to_string(id));
-        }
-      });
+      if (unknown_location) {
+        Fail("sample " + std::to_string(i) + " refers to missing location id " +
+             std::to_string(*unknown_location));
+      }
     };
     for (size_t i = 0; i < p.samples.size(); ++i) {
       const Sample& s = p.samples[i];
-      check_sample(i, s.values.size(), [&](auto each) {
-        for (uint64_t id : s.location_ids) each(id);
-      });
+      auto unknown = std::find_if_not(s.location_ids.begin(), s.location_ids.end(), known_location);
+      check_sample(i, s.values.size(),
+                   unknown == s.location_ids.end() ? std::nullopt : std::optional(*unknown));
     }
     if (kept_samples_ == nullptr) return;
     pbf_reader kept(*kept_samples_);
     for (size_t i = 0; kept.next(); ++i) {
-      // Scanned twice, first for the value count: the full decoder reports a wrong count first.
-      const pbf_reader sample = kept.get_message();
-      check_sample(i, ScanKeptSample(sample, kNoVisit),
-                   [&](auto each) { ScanKeptSample(sample, each); });
+      std::optional<uint64_t> unknown;
+      const size_t values = ScanKeptSample(kept.get_message(), [&](uint64_t id) {
+        if (!unknown && !known_location(id)) unknown = id;
+      });
+      check_sample(i, values, unknown);
     }
   }
 
