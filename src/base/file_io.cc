@@ -29,14 +29,6 @@ struct Closer {
   throw FileError("cannot write " + path + ": " + step + ": " + std::strerror(error), error);
 }
 
-// Returns an unpredictable suffix so that another user cannot pre-create our temporary name.
-std::string RandomSuffix() {
-  static thread_local std::mt19937_64 rng{std::random_device{}()};
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(rng()));
-  return buf;
-}
-
 }  // namespace
 
 std::string ReadFile(const std::string& path) {
@@ -56,33 +48,47 @@ std::string ReadFile(const std::string& path) {
 }
 
 void WriteFileAtomically(const std::string& path, std::string_view data) {
-  detail::WriteFileAtomically(path, data, RandomSuffix);
+  detail::WriteFileAtomically(path, data, detail::RandomSuffix);
 }
 
 namespace detail {
 
-void WriteFileAtomically(const std::string& path, std::string_view data,
-                         const std::function<std::string()>& next_suffix) {
+std::string RandomSuffix() {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(rng()));
+  return buf;
+}
+
+void SplitFileName(const std::string& path, std::string* dir, std::string* base) {
   if (path.empty()) throw FileError("cannot write: empty file name", EINVAL);
   size_t slash = path.rfind('/');
-  std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
-  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  if (base.empty()) throw FileError("cannot write " + path + ": not a file name", EINVAL);
+  *dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
+  *base = slash == std::string::npos ? path : path.substr(slash + 1);
+  if (base->empty()) throw FileError("cannot write " + path + ": not a file name", EINVAL);
+}
 
-  std::string tmp;
-  int fd = -1;
-  for (int attempt = 0; attempt < kMaxNameAttempts && fd < 0; ++attempt) {
-    tmp = (slash == std::string::npos ? "" : dir) + "." + base + ".tmp." + next_suffix();
+int CreateTemporaryFile(const std::string& path, const std::function<std::string()>& next_suffix,
+                        std::string* name) {
+  std::string dir, base;
+  SplitFileName(path, &dir, &base);
+  std::string where = dir.empty() ? "." : dir;
+  for (int attempt = 0; attempt < kMaxNameAttempts; ++attempt) {
+    *name = dir + "." + base + ".tmp." + next_suffix();
     // O_EXCL|O_NOFOLLOW: never open something an attacker planted under our name.
-    fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    int fd = open(name->c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0) return fd;
     int error = errno;  // before the message's strings are built
-    if (fd < 0 && error != EEXIST) FailWrite(path, "cannot create temporary file in " + dir, error);
+    if (error != EEXIST) FailWrite(path, "cannot create temporary file in " + where, error);
   }
-  if (fd < 0) FailWrite(path, "cannot create temporary file in " + dir, EEXIST);
+  FailWrite(path, "cannot create temporary file in " + where, EEXIST);
+}
 
+void FillTemporaryFile(const std::string& path, int fd, const std::string& name,
+                       std::string_view data) {
   auto abandon = [&](const char* step, int error) {
     if (fd >= 0) close(fd);
-    unlink(tmp.c_str());
+    unlink(name.c_str());
     FailWrite(path, step, error);
   };
   size_t written = 0;
@@ -101,7 +107,21 @@ void WriteFileAtomically(const std::string& path, std::string_view data,
   int rc = close(fd);
   fd = -1;
   if (rc != 0) abandon("close failed", errno);
-  if (rename(tmp.c_str(), path.c_str()) != 0) abandon("rename failed", errno);
+}
+
+void ReplaceWithTemporaryFile(const std::string& path, const std::string& name) {
+  if (rename(name.c_str(), path.c_str()) == 0) return;
+  int error = errno;
+  unlink(name.c_str());
+  FailWrite(path, "rename failed", error);
+}
+
+void WriteFileAtomically(const std::string& path, std::string_view data,
+                         const std::function<std::string()>& next_suffix) {
+  std::string tmp;
+  int fd = CreateTemporaryFile(path, next_suffix, &tmp);
+  FillTemporaryFile(path, fd, tmp, data);
+  ReplaceWithTemporaryFile(path, tmp);
 }
 
 }  // namespace detail

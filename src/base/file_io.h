@@ -40,6 +40,24 @@ namespace detail {
 // random ones: the tests plant files at the names it will try.
 void WriteFileAtomically(const std::string& path, std::string_view data,
                          const std::function<std::string()>& next_suffix);
+
+// An unpredictable suffix, so that another user cannot pre-create a temporary file's name.
+std::string RandomSuffix();
+
+// The steps of WriteFileAtomically, for the writer that recycles its temporary files
+// (base/recycling_writer.h). A new, empty 0600 temporary file beside `path`, created as
+// WriteFileAtomically creates it (its name in `name`); throws FileError.
+int CreateTemporaryFile(const std::string& path, const std::function<std::string()>& next_suffix,
+                        std::string* name);
+// Writes all of `data` to `fd` (the temporary file `name`, for `path`), flushes it to the disk
+// and closes it; on failure removes `name` and throws FileError. `fd` is closed either way.
+void FillTemporaryFile(const std::string& path, int fd, const std::string& name,
+                       std::string_view data);
+// Renames `name` over `path`; on failure removes `name` and throws FileError.
+void ReplaceWithTemporaryFile(const std::string& path, const std::string& name);
+// "dir/" of "dir/base" ("" for a bare name) and "base"; throws FileError for an empty path or a
+// path that ends in '/'.
+void SplitFileName(const std::string& path, std::string* dir, std::string* base);
 }  // namespace detail
 
 }  // namespace heaprec::base

@@ -97,7 +97,7 @@ struct RunSymbolizer::State {
           std::lock_guard<std::mutex> lock(symbolizer_mutex);
           symbolizer.Symbolize(profile.tables);
         }
-        render::WriteProfileFile(profile, path);
+        render::WriteProfileFile(profile, path, &writer);
       }
       FileIdentity identity;
       std::lock_guard<std::mutex> lock(mutex);
@@ -149,6 +149,7 @@ struct RunSymbolizer::State {
     }
   }
 
+  base::RecyclingWriter writer;  // keeps each replaced file's inode for the next rewrite
   symbolize::Symbolizer symbolizer;
   std::mutex symbolizer_mutex;  // one worker at a time: its caches serve every profile
   std::mutex mutex;             // guards done and errors

@@ -66,6 +66,7 @@ int RunSymbolize(const SymbolizeArgs& args) {
   }
   std::vector<std::string> files = CollectProfileFiles(args.paths);
   symbolize::Symbolizer symbolizer(MakeSymbolizeOptions(args.search));
+  base::RecyclingWriter in_place;  // one file's old inode holds the next
   Totals totals;
   std::vector<std::string> unnamed_files;  // not one location named
   bool failed = false;
@@ -81,7 +82,7 @@ int RunSymbolize(const SymbolizeArgs& args) {
       if (!args.output.empty()) {
         render::WriteProfileFile(profile, args.output);
       } else if (after.unnamed < before.unnamed || stats.renamed > 0) {
-        render::WriteProfileFile(profile, file);
+        render::WriteProfileFile(profile, file, &in_place);
       }
       if (after.locations > 0 && after.unnamed == after.locations) unnamed_files.push_back(file);
     } catch (const std::exception& error) {

@@ -12,4 +12,9 @@ void WriteProfileFile(const profile::RewritableProfile& profile, const std::stri
   base::WriteFileAtomically(path, profile::EncodeProfile(profile, /*gzip=*/true));
 }
 
+void WriteProfileFile(const profile::RewritableProfile& profile, const std::string& path,
+                      base::RecyclingWriter* writer) {
+  writer->Write(path, profile::EncodeProfile(profile, /*gzip=*/true));
+}
+
 }  // namespace heaprec::render

@@ -2,7 +2,6 @@
 // 0600, the old file kept on failure, no temporary left, no symlink followed), ReadFile's errors.
 #include "base/file_io.h"
 
-#include <dirent.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -17,66 +16,10 @@
 #include <string>
 #include <vector>
 
+#include "file_helpers.h"
+
 namespace heaprec::base {
 namespace {
-
-// A fresh directory, removed with its contents at the end.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = ::testing::TempDir() + "heaprec-base-XXXXXX";
-    if (mkdtemp(pattern.data()) == nullptr) ADD_FAILURE() << "mkdtemp failed";
-    path_ = pattern;
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
-// The directory's entries, sorted, without "." and "..".
-std::vector<std::string> List(const std::string& dir) {
-  std::vector<std::string> names;
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d)) {
-      std::string name = e->d_name;
-      if (name != "." && name != "..") names.push_back(name);
-    }
-    closedir(d);
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-// Plain stdio, not the code under test.
-void Plant(const std::string& path, const std::string& text) {
-  std::ofstream(path, std::ios::binary) << text;
-}
-
-std::string Contents(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-mode_t Mode(const std::string& path) {
-  struct stat st {};
-  EXPECT_EQ(lstat(path.c_str(), &st), 0) << path;
-  return st.st_mode;
-}
-
-// The FileError that `write` throws; fails the test when it throws none.
-template <typename Write>
-FileError ErrorOf(Write write) {
-  try {
-    write();
-  } catch (const FileError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "no FileError";
-  return FileError("", 0);
-}
 
 TEST(WriteFileAtomicallyTest, WritesAPrivateFileAndNothingElse) {
   TempDir dir;

@@ -73,6 +73,41 @@ TEST(RunSymbolizerTest, ProfilesOfEndedProcessesAreSymbolizedWhileTheProgramRuns
   EXPECT_TRUE(AllSymbolized(dir.path(), 3));
 }
 
+// The names in `dir` that start with a dot.
+std::vector<std::string> HiddenFiles(const std::string& dir) {
+  std::vector<std::string> hidden;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    std::string name = entry.path().filename().string();
+    if (name[0] == '.') hidden.push_back(name);
+  }
+  return hidden;
+}
+
+// The rewrite keeps each replaced file's inode for the next one (base/recycling_writer.h) instead
+// of freeing it: while the program runs the output directory holds one spare, and at the end
+// nothing but the profiles.
+TEST(RunSymbolizerTest, TheRewriteKeepsOneSpareAndLeavesOnlyTheProfiles) {
+  TempDir dir;
+  BackgroundProcess run(ShellRunningTheProbe(dir.path()));
+  ASSERT_NE(run.WaitForLine("ran"), "") << run.Stderr();
+  ASSERT_TRUE(AllSymbolized(dir.path(), 2));
+  std::vector<std::string> hidden = HiddenFiles(dir.path());
+  ASSERT_EQ(hidden.size(), 1u) << "the probe's two profiles rewritten by one follower";
+  EXPECT_EQ(hidden[0].rfind(".heaprec-spare.", 0), 0u) << hidden[0];
+  run.Send("go");
+  RunResult result = run.Wait();
+  EXPECT_EQ(result.status, 0) << result.err;
+  EXPECT_TRUE(HiddenFiles(dir.path()).empty());
+  std::vector<std::string> others;  // than profiles and the test's own "out" and "err"
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+    std::string name = entry.path().filename().string();
+    bool profile = name.size() > 6 && name.compare(name.size() - 6, 6, ".pb.gz") == 0;
+    if (!profile && name != "out" && name != "err") others.push_back(name);
+  }
+  EXPECT_TRUE(others.empty()) << testing::PrintToString(others);
+  EXPECT_TRUE(AllSymbolized(dir.path(), 3));
+}
+
 // A file symbolized during the run and written again afterwards (another process writing the same
 // name: a pid used again) is no longer the file that was rewritten: it is symbolized again at the
 // end. The test stands in for that process, copying an unsymbolized profile over the probe's.

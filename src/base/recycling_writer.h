@@ -1,0 +1,52 @@
+// Replacing many files without freeing an inode for each: heaprec run's rewrite of every profile a
+// program's processes wrote (cli/run_symbolizer.h).
+//
+// WriteFileAtomically renames a new file over the old one, which frees the old file's inode. On
+// ext4 without a journal, a freed inode is skipped, at a cost, by every inode allocation in its
+// group for the next minute or more (ext4's "recently deleted" check), so a few hundred rewrites
+// during a parallel make slow down every file the compilers create (docs/benchmarks.md, "Many
+// processes"). RecyclingWriter keeps the replaced file's inode instead: just before the rename it
+// links the old file under a hidden name in the same directory (a spare), and the next write into
+// that directory fills the spare instead of creating a file.
+//
+// Each write keeps WriteFileAtomically's guarantees: readers see the old file or the complete new
+// one, the new file is 0600 and on the disk before the rename, `path` is untouched on failure. A
+// spare is filled again only while it is a regular file of this user's with no other name, so a
+// profile the user hard-linked elsewhere is never overwritten. Where hard links cannot be made (no
+// old file, a file system without them) a write frees the old inode as WriteFileAtomically does.
+// The destructor removes the spares; a heaprec killed by SIGKILL leaves them behind, named
+// ".heaprec-spare.*", at most one per concurrent writer and directory.
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace heaprec::base {
+
+class RecyclingWriter {
+ public:
+  RecyclingWriter() = default;
+  RecyclingWriter(const RecyclingWriter&) = delete;
+  RecyclingWriter& operator=(const RecyclingWriter&) = delete;
+  ~RecyclingWriter();
+
+  // Replaces the file at `path` with `data`, as WriteFileAtomically does. Thread-safe. Throws
+  // FileError.
+  void Write(const std::string& path, std::string_view data);
+
+  // The spares kept now, all directories together.
+  std::vector<std::string> Spares();
+
+ private:
+  // A spare of `dir` ("dir/", or "" for the current directory), opened and emptied, its name in
+  // `name`; -1 when there is none fit to fill.
+  int TakeSpare(const std::string& dir, std::string* name);
+
+  std::mutex mutex_;
+  std::map<std::string, std::vector<std::string>> spares_;  // by directory; guarded by mutex_
+};
+
+}  // namespace heaprec::base
