@@ -8,7 +8,9 @@ processes) with two heaprec builds, interleaved, against the plain make (docs/be
 Each round (default 3) runs, in a rotating order in which A and B change places every other round:
 plain, A and B at the default interval, A and B in exact mode (--sample-interval 1), each in a
 fresh copy of the sources. An even number of rounds puts each build in each place equally often.
-Prints wall-time medians (min-max) and each configuration's paired ratio to the round's plain make.
+Prints wall-time medians (min-max), each configuration's paired ratio to the round's plain make,
+and for each mode B's ratio to A in the same round (and in how many rounds B was the faster).
+The sources and profiles are made under $TMPDIR: set it to measure on another file system.
 """
 import os
 import shutil
@@ -67,3 +69,7 @@ for name, _, _ in configs:
     w, q = walls[name], ratios[name]
     print(f"{name:10} wall median {statistics.median(w):.2f} s ({min(w):.2f}-{max(w):.2f}); "
           f"to plain {statistics.median(q):.2f}x ({min(q):.2f}-{max(q):.2f})")
+for mode in ("default", "exact"):
+    q = [b / a for a, b in zip(walls[f"A {mode}"], walls[f"B {mode}"])]
+    print(f"B/A {mode:7} median {statistics.median(q):.3f} ({min(q):.2f}-{max(q):.2f}); "
+          f"B faster in {sum(x < 1 for x in q)} of {len(q)} rounds")

@@ -13,6 +13,8 @@ of the sources:
   no-symbol  `heaprec run --no-symbolize`: the library, and heaprec run collecting the profiles
   run        `heaprec run` as a user runs it: the profiles also symbolized and rewritten, on a
              background thread while the make runs and at its end
+  run-tmpfs  the same with the profiles written to a tmpfs directory (/dev/shm): what the run costs
+             when creating its files costs the file system nothing (omitted without /dev/shm)
 and, for each VAR=VALUE given, the library alone with that setting too (HEAPREC_NO_HEAP_RECORD=1:
 what the heap records cost), in the same rounds.
 Prints, per configuration, the medians of wall time and of CPU time (user + system of everything
@@ -37,14 +39,19 @@ library = os.path.join(os.path.dirname(os.path.dirname(heaprec)), "lib", "libhea
 CONFIGS = [("plain", None, None), ("preload", None, {})]
 CONFIGS += [(arg, None, dict([arg.split("=", 1)])) for arg in sys.argv[3:]]
 CONFIGS += [("no-symbol", ["--no-symbolize"], None), ("run", [], None)]
+TMPFS = "/dev/shm"
+if os.path.isdir(TMPFS) and os.access(TMPFS, os.W_OK):
+    CONFIGS.append(("run-tmpfs", [], None))
 
 
-def one(flags, settings, root):
+def one(name, flags, settings, root):
     """(wall seconds, CPU seconds) of one make."""
     src = os.path.join(root, "src")
     out = os.path.join(root, "profiles")
     os.makedirs(src)
     os.makedirs(out)
+    if name == "run-tmpfs":
+        out = tempfile.mkdtemp(dir=TMPFS, prefix="heaprec-make-split-")
     subprocess.run(["python3", os.path.join(here, "workloads", "make_clib.py"), src, "100"],
                    check=True)
     cmd = ["make", "-s", "-j2"]
@@ -59,6 +66,8 @@ def one(flags, settings, root):
     elif flags is not None:
         cmd = [heaprec, "run", *flags, "-o", template, "--", *cmd]
     result = run(cmd, env=env, cwd=src, timeout=1800)
+    if out.startswith(TMPFS):
+        shutil.rmtree(out, ignore_errors=True)
     if not result.ok:
         raise BenchError(f"{' '.join(cmd)}: {result.why()}")
     return result.wall, result.cpu
@@ -71,7 +80,7 @@ with tempfile.TemporaryDirectory() as tmp:
         got = {}
         for name, flags, settings in order:
             root = os.path.join(tmp, f"{r}-{len(got)}")
-            got[name] = one(flags, settings, root)
+            got[name] = one(name, flags, settings, root)
             shutil.rmtree(root, ignore_errors=True)
         for name in results:
             results[name].append(got[name])

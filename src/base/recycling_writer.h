@@ -3,7 +3,7 @@
 //
 // WriteFileAtomically renames a new file over the old one, which frees the old file's inode. On
 // ext4 without a journal, a freed inode is skipped, at a cost, by every inode allocation in its
-// group for the next minute or more (ext4's "recently deleted" check), so a few hundred rewrites
+// group for up to five minutes (ext4's "recently deleted" check), so a few hundred rewrites
 // during a parallel make slow down every file the compilers create (docs/benchmarks.md, "Many
 // processes"). RecyclingWriter keeps the replaced file's inode instead: just before the rename it
 // links the old file under a hidden name in the same directory (a spare), and the next write into
