@@ -130,7 +130,7 @@ class ConcurrencyTest < HeaprecTestCase
       Heaprec.dump(path("stress.pb.gz"))
       GC.stress = false
       profile = DecodedProfile.new(path("stress.pb.gz"))
-      assert_equal 175, profile.count_of("Stressed")
+      assert_equal 175, profile.count_of("Stressed"), Heaprec.stats.inspect
       assert profile.raw.functions.values.any? { |f| f.filename == "stress_eval.rb" }
       assert_equal 350, a.size + b.size + c.size
     ensure

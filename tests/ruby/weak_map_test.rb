@@ -220,6 +220,39 @@ class WeakMapTest < HeaprecTestCase
     end
   end
 
+  # A drain that is slow but keeps moving is waited for, however long it takes in all: here the
+  # first 60 insertions after the release sleep 10 ms each, twice the 0.3 s bound in all, which is
+  # on a drain that stops moving. When the bound was on the whole wait, a drain slowed by GC.stress
+  # on a busy machine cost the dump its objects (concurrency_test's GC.stress test, 2 runs of 26).
+  def test_a_dump_waits_for_a_slow_drain_that_keeps_moving
+    slowing = 60
+    within_deadline do
+      Heaprec.start(sample_every: 1, liveness: :weak_map)
+      Heaprec::Testing.drain_wait_seconds = 0.3
+      slow = proc do
+        next unless (slowing -= 1).positive?
+
+        Heaprec::Testing.during_next_insertion(&slow)
+        sleep 0.01
+      end
+      with_a_drain_suspended_on_another_thread do |release|
+        kept = Array.new(300) { WmKept.new }
+        full_gc
+        Thread.new do
+          sleep 0.1
+          Heaprec::Testing.during_next_insertion(&slow)
+          release << true
+        end
+        assert_equal 300, dump.count_of("WmKept")
+        assert_equal 0, Heaprec.stats[:drains_not_awaited]
+        assert_equal 300, kept.size
+      end
+    end
+  ensure
+    slowing = 0
+    Heaprec::Testing.drain_wait_seconds = 5
+  end
+
   # The objects other threads queue while a drain is suspended are left to it by their postponed
   # jobs (one drain at a time): it takes them before it ends, so none stays queued (and pinned)
   # until some later dump.

@@ -234,6 +234,7 @@ void HeapProfiler::DrainPending(DrainFrom from) {
     std::size_t drained = 0;
     for (; drained < pending_.size(); ++drained) {
       drain_position_ = drained;
+      ++drain_progress_;
       // A forked child's history counts its own allocations: the history it inherited is cleared
       // once the objects the parent queued before forking are recorded (live here too, but the
       // parent's allocations).
@@ -279,11 +280,22 @@ void HeapProfiler::DrainPending(DrainFrom from) {
 }
 
 bool HeapProfiler::AwaitOtherDrain() {
-  const std::uint64_t limit_ns =
+  // A drain that is moving is waited for: a slow one (GC.stress runs a GC in every map call, and
+  // a loaded machine gives the thread little time) still has the objects the dump must count. One
+  // that stops moving is not: its thread may never come back. The cap in all is for a drain kept
+  // going by other threads' new objects.
+  const std::uint64_t stalled_ns =
       static_cast<std::uint64_t>(g_weak_map_testing.drain_wait_seconds * 1e9);
   const std::uint64_t start = MonotonicNanoseconds();
+  std::uint64_t progress = drain_progress_;
+  std::uint64_t moved_at = start;
   while (draining_) {
-    if (MonotonicNanoseconds() - start >= limit_ns) return false;
+    const std::uint64_t now = MonotonicNanoseconds();
+    if (drain_progress_ != progress) {
+      progress = drain_progress_;
+      moved_at = now;
+    }
+    if (now - moved_at >= stalled_ns || now - start >= kDrainWaitsInAll * stalled_ns) return false;
     rb_thread_wait_for(timeval{0, 1000});
   }
   return true;
@@ -296,6 +308,7 @@ void HeapProfiler::PruneDead(RaisedIntoUs* raised) {
   if (snapshot.Take(recorder_, SnapshotGrouping::kEachObject)) {
     const HeapSnapshot::Object* objects = snapshot.objects();
     for (std::size_t i = 0; i < snapshot.object_count(); ++i) {
+      ++drain_progress_;
       VALUE found = weak_map_->Find(objects[i].key, raised);
       if (found == Qundef) break;  // interrupted: the rest waits for the next prune or dump
       if (NIL_P(found) && recorder_.Forget(objects[i].key)) ++freed_;

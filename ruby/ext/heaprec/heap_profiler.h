@@ -72,7 +72,7 @@ struct ProfilerStats {
   std::uint64_t sample_ns;  // time in the NEWOBJ hook for sampled objects (stack capture, queue)
   std::uint64_t record_ns;  // time assigning ids and recording queued objects (DrainPending)
   // dumps that went on without the objects a drain suspended on another thread had still to
-  // record (AwaitOtherDrain's bound)
+  // record (AwaitOtherDrain's bounds)
   std::uint64_t drains_not_awaited;
 };
 
@@ -185,6 +185,8 @@ class HeapProfiler {
   // for object ids, between dumps.
   void PruneDead(RaisedIntoUs* raised);
   static constexpr std::uint64_t kPruneAbove = 4096;
+  // How many times the stall bound a dump waits for a moving drain at most (AwaitOtherDrain).
+  static constexpr std::uint64_t kDrainWaitsInAll = 12;
 
   // Encodes `captured` frames from rb_profile_frames (`frames`, `lines`) into `out`: at most
   // `limit`, then the truncation marker when there were more. Returns how many were written, or
@@ -201,8 +203,9 @@ class HeapProfiler {
     std::uint32_t generation;  // rb_gc_count() at allocation
     VALUE klass;               // RBASIC_CLASS at allocation (marked while queued)
   };
-  // Waits, the GVL released, for a drain suspended on another thread to finish; false if it
-  // has not within the bound (WeakMapTesting::drain_wait_seconds).
+  // Waits, the GVL released, for a drain suspended on another thread to finish; false once it
+  // has made no progress for WeakMapTesting::drain_wait_seconds, or has taken twelve times that
+  // in all.
   bool AwaitOtherDrain();
   // Clears the allocation history a forked child inherited (see history_from_parent_).
   void ForgetParentHistory();
@@ -226,6 +229,8 @@ class HeapProfiler {
   bool draining_ = false;
   pthread_t drain_owner_{};         // the thread running the drain, while draining_
   std::size_t drain_position_ = 0;  // the pending entry it is at (those before it are recorded)
+  // Each object a drain records or, pruning, looks up: what a dump waiting for it watches.
+  std::uint64_t drain_progress_ = 0;
   std::vector<PendingObject> pending_;
   std::vector<std::uint64_t> pending_frames_;
   std::uint64_t sampled_ = 0;
