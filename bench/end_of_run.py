@@ -20,7 +20,8 @@ import sys
 import tempfile
 import time
 
-here = os.path.dirname(os.path.abspath(__file__))
+from harness import rotated, write_make_clib
+
 heaprecs = {"A": sys.argv[1], "B": sys.argv[2]}
 rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 3
 configs = [("plain", None, [])]
@@ -32,8 +33,7 @@ for name, binary in heaprecs.items():
 def one(binary, flags, root):
     src = os.path.join(root, "src")
     os.makedirs(src)
-    subprocess.run(["python3", os.path.join(here, "workloads", "make_clib.py"), src, "100"],
-                   check=True)
+    write_make_clib(src)
     out = os.path.join(root, "profiles")
     os.makedirs(out)
     cmd = ["make", "-s", "-j2"]
@@ -54,7 +54,7 @@ with tempfile.TemporaryDirectory() as tmp:
         # order one build's default run always followed the plain make and the other's followed
         # an exact run, and the slot alone moved the ratio by 5% (docs/benchmarks.md, 2026-12-06).
         base = configs if r % 2 == 0 else [configs[0], *configs[3:], *configs[1:3]]
-        order = base[r % len(base):] + base[:r % len(base)]
+        order = rotated(base, r)
         got = {}
         for name, binary, flags in order:
             root = os.path.join(tmp, f"{r}-{name.replace(' ', '-')}")

@@ -104,6 +104,22 @@ def run(cmd, env=None, cwd=None, timeout=600.0, stdout=subprocess.DEVNULL, stder
                   usage.ru_utime + usage.ru_stime)
 
 
+def rotated(configs, round_index):
+    """The configurations in round `round_index`'s order: rotated by one place a round, so that
+    over len(configs) rounds each runs in each place once and none always follows the same one
+    (on this VM what ran just before moves a run by several percent: the files it deleted, the
+    page cache it left)."""
+    k = round_index % len(configs)
+    return list(configs[k:]) + list(configs[:k])
+
+
+def write_make_clib(directory, units=100):
+    """Writes bench/workloads/make_clib.py's C library of `units` files and its Makefile into
+    `directory` (made if missing): `make -s -j2` there runs about 3 processes per file."""
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "workloads", "make_clib.py")
+    subprocess.run(["python3", script, directory, str(units)], check=True)
+
+
 def capture(cmd, timeout=300.0, env=None):
     """Runs a helper command (not measured) and returns its stdout; raises BenchError on failure."""
     try:

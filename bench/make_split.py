@@ -24,13 +24,11 @@ ratio to the round's plain make. HEAPREC is a heaprec binary; its library is ../
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 
-from harness import BenchError, clean_env, run
+from harness import BenchError, clean_env, rotated, run, write_make_clib
 
-here = os.path.dirname(os.path.abspath(__file__))
 heaprec = os.path.abspath(sys.argv[1])
 rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 4
 library = os.path.join(os.path.dirname(os.path.dirname(heaprec)), "lib", "libheaprec.so")
@@ -52,8 +50,7 @@ def one(name, flags, settings, root):
     os.makedirs(out)
     if name == "run-tmpfs":
         out = tempfile.mkdtemp(dir=TMPFS, prefix="heaprec-make-split-")
-    subprocess.run(["python3", os.path.join(here, "workloads", "make_clib.py"), src, "100"],
-                   check=True)
+    write_make_clib(src)
     cmd = ["make", "-s", "-j2"]
     template = os.path.join(out, "p.%e.%p.pb.gz")
     env = clean_env()
@@ -76,7 +73,7 @@ def one(name, flags, settings, root):
 results = {name: [] for name, _, _ in CONFIGS}
 with tempfile.TemporaryDirectory() as tmp:
     for r in range(rounds):
-        order = CONFIGS[r % len(CONFIGS):] + CONFIGS[:r % len(CONFIGS)]
+        order = rotated(CONFIGS, r)
         got = {}
         for name, flags, settings in order:
             root = os.path.join(tmp, f"{r}-{len(got)}")

@@ -6,9 +6,8 @@ user's does: preloading, every process's exit profile, symbolizing them all and 
 summary. Interleaved rounds, wall time (what the user waits for) and CPU time."""
 import os
 import shutil
-import subprocess
 
-from harness import Series, clean_env, run
+from harness import Series, clean_env, rotated, run, write_make_clib
 
 CONFIGS = [("plain", None), ("heaprec run", []), ("heaprec run, exact", ["--sample-interval", "1"])]
 
@@ -29,15 +28,14 @@ def measure(paths, tmp, rounds, quick, log):
         ratio = {c: Series() for c, _ in CONFIGS[1:]}
         profiles = Series()
         for r in range(rounds):
-            order = CONFIGS[r % 3:] + CONFIGS[:r % 3]
+            order = rotated(CONFIGS, r)
             got = {}
             for name, flags in order:
                 d = tmp.fresh("many")
                 src = os.path.join(d, "src")
                 os.makedirs(src)
                 if files:
-                    subprocess.run(["python3", os.path.join(paths.workloads_src, "make_clib.py"),
-                                    src, str(files)], check=True)
+                    write_make_clib(src, files)
                 out = os.path.join(d, "profiles")
                 os.makedirs(out)  # heaprec run writes into a directory, it does not make one
                 cmd = argv if flags is None else [paths.heaprec, "run", *flags, "-o",
