@@ -3,9 +3,10 @@
 //
 // WriteFileAtomically renames a new file over the old one, which frees the old file's inode. On
 // ext4 without a journal, a freed inode is skipped, at a cost, by every inode allocation in its
-// group for up to five minutes (ext4's "recently deleted" check), so a few hundred rewrites
-// during a parallel make slow down every file the compilers create (docs/benchmarks.md, "Many
-// processes"). RecyclingWriter keeps the replaced file's inode instead: just before the rename it
+// group for up to five minutes (ext4's "recently deleted" check), so every rewrite makes each
+// later file creation on the disk dearer, the rewrite's own and the program's (on a parallel
+// make, heaprec's rewrite spent half its CPU creating files: docs/benchmarks.md, "the files").
+// RecyclingWriter keeps the replaced file's inode instead: just before the rename it
 // links the old file under a hidden name in the same directory (a spare), and the next write into
 // that directory fills the spare instead of creating a file.
 //
