@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -98,10 +99,12 @@ TEST(RunSymbolizerTest, TheRewriteKeepsOneSpareAndLeavesOnlyTheProfiles) {
   RunResult result = run.Wait();
   EXPECT_EQ(result.status, 0) << result.err;
   EXPECT_TRUE(HiddenFiles(dir.path()).empty());
+  std::vector<std::string> profiles = AllProfiles(dir.path());
   std::vector<std::string> others;  // than profiles and the test's own "out" and "err"
   for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
     std::string name = entry.path().filename().string();
-    bool profile = name.size() > 6 && name.compare(name.size() - 6, 6, ".pb.gz") == 0;
+    bool profile =
+        std::find(profiles.begin(), profiles.end(), entry.path().string()) != profiles.end();
     if (!profile && name != "out" && name != "err") others.push_back(name);
   }
   EXPECT_TRUE(others.empty()) << testing::PrintToString(others);
