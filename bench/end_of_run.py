@@ -3,7 +3,7 @@
 processes) with two heaprec builds, interleaved, against the plain make (docs/benchmarks.md,
 "Many processes: the end of the run"):
 
-  python3 bench/end_of_run.py HEAPREC_A HEAPREC_B [ROUNDS]
+  python3 bench/end_of_run.py HEAPREC_A HEAPREC_B [ROUNDS] [--keep]
 
 Each round (default 3) runs, in a rotating order in which A and B change places every other round:
 plain, A and B at the default interval, A and B in exact mode (--sample-interval 1), each in a
@@ -11,6 +11,11 @@ fresh copy of the sources. An even number of rounds puts each build in each plac
 Prints wall-time medians (min-max), each configuration's paired ratio to the round's plain make,
 and for each mode B's ratio to A in the same round (and in how many rounds B was the faster).
 The sources and profiles are made under $TMPDIR: set it to measure on another file system.
+Each run's tree is deleted before the next run, unless --keep: then all are kept until the end.
+On ext4 without a journal (this project's VMs) every file created in the minutes after many were
+deleted costs about a millisecond more (ext4's walk past recently freed inodes), so a run that
+follows a deletion pays for each of its files, and heaprec run creates about 500 more than the
+plain make (docs/benchmarks.md, "the rewrite's fsyncs").
 """
 import os
 import shutil
@@ -22,8 +27,10 @@ import time
 
 from harness import rotated, write_make_clib
 
-heaprecs = {"A": sys.argv[1], "B": sys.argv[2]}
-rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 3
+keep = "--keep" in sys.argv[1:]
+args = [a for a in sys.argv[1:] if a != "--keep"]
+heaprecs = {"A": args[0], "B": args[1]}
+rounds = int(args[2]) if len(args) > 2 else 3
 configs = [("plain", None, [])]
 for name, binary in heaprecs.items():
     configs.append((f"{name} default", binary, []))
@@ -59,7 +66,8 @@ with tempfile.TemporaryDirectory() as tmp:
         for name, binary, flags in order:
             root = os.path.join(tmp, f"{r}-{name.replace(' ', '-')}")
             got[name] = one(binary, flags, root)
-            shutil.rmtree(root, ignore_errors=True)
+            if not keep:
+                shutil.rmtree(root, ignore_errors=True)
         for name in got:
             walls[name].append(got[name])
             ratios[name].append(got[name] / got["plain"])

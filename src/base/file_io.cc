@@ -85,7 +85,7 @@ int CreateTemporaryFile(const std::string& path, const std::function<std::string
 }
 
 void FillTemporaryFile(const std::string& path, int fd, const std::string& name,
-                       std::string_view data) {
+                       std::string_view data, Durability durability) {
   auto abandon = [&](const char* step, int error) {
     if (fd >= 0) close(fd);
     unlink(name.c_str());
@@ -100,9 +100,15 @@ void FillTemporaryFile(const std::string& path, int fd, const std::string& name,
     }
     written += static_cast<size_t>(n);
   }
-  // The data reaches the disk before the rename makes it the file: after a power loss the name
-  // holds the old content or the new, never an empty file (the push ledger must not forget).
-  if (fsync(fd) != 0) abandon("fsync failed", errno);
+  if (durability == Durability::kSyncedBeforeRename) {
+    // The data reaches the disk before the rename makes it the file: after a power loss the name
+    // holds the old content or the new, never an empty file (the push ledger must not forget).
+    if (fsync(fd) != 0) abandon("fsync failed", errno);
+  } else {
+    // Advice, so its result is not an error: a file system that cannot start writeback early
+    // writes the data back at its own time. ext4 does the same itself for a rename over a file.
+    sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+  }
   // close() can report a deferred write error (NFS, quota), so it must be checked.
   int rc = close(fd);
   fd = -1;
@@ -120,7 +126,7 @@ void WriteFileAtomically(const std::string& path, std::string_view data,
                          const std::function<std::string()>& next_suffix) {
   std::string tmp;
   int fd = CreateTemporaryFile(path, next_suffix, &tmp);
-  FillTemporaryFile(path, fd, tmp, data);
+  FillTemporaryFile(path, fd, tmp, data, Durability::kSyncedBeforeRename);
   ReplaceWithTemporaryFile(path, tmp);
 }
 

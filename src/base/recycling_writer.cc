@@ -6,8 +6,6 @@
 
 #include <cerrno>
 
-#include "base/file_io.h"
-
 namespace heaprec::base {
 namespace {
 
@@ -68,7 +66,7 @@ void RecyclingWriter::Write(const std::string& path, std::string_view data) {
   std::string temporary;
   int fd = TakeSpare(dir, &temporary);
   if (fd < 0) fd = detail::CreateTemporaryFile(path, detail::RandomSuffix, &temporary);
-  detail::FillTemporaryFile(path, fd, temporary, data);
+  detail::FillTemporaryFile(path, fd, temporary, data, durability_);
   std::string spare = KeepOldFile(path, dir);
   try {
     detail::ReplaceWithTemporaryFile(path, temporary);

@@ -11,7 +11,8 @@
 // that directory fills the spare instead of creating a file.
 //
 // Each write keeps WriteFileAtomically's guarantees: readers see the old file or the complete new
-// one, the new file is 0600 and on the disk before the rename, `path` is untouched on failure. A
+// one, the new file is 0600, `path` is untouched on failure; the new file is on the disk before the
+// rename or on its way there, as the writer's Durability says (base/file_io.h). A
 // spare is filled again only while it is a regular file of this user's with no other name, so a
 // profile the user hard-linked elsewhere is never overwritten. Where hard links cannot be made (no
 // old file, a file system without them) a write frees the old inode as WriteFileAtomically does.
@@ -25,17 +26,19 @@
 #include <string_view>
 #include <vector>
 
+#include "base/file_io.h"
+
 namespace heaprec::base {
 
 class RecyclingWriter {
  public:
-  RecyclingWriter() = default;
+  explicit RecyclingWriter(Durability durability) : durability_(durability) {}
   RecyclingWriter(const RecyclingWriter&) = delete;
   RecyclingWriter& operator=(const RecyclingWriter&) = delete;
   ~RecyclingWriter();
 
-  // Replaces the file at `path` with `data`, as WriteFileAtomically does. Thread-safe. Throws
-  // FileError.
+  // Replaces the file at `path` with `data`, as WriteFileAtomically does but for the durability.
+  // Thread-safe. Throws FileError.
   void Write(const std::string& path, std::string_view data);
 
   // The spares kept now, all directories together.
@@ -46,6 +49,7 @@ class RecyclingWriter {
   // `name`; -1 when there is none fit to fill.
   int TakeSpare(const std::string& dir, std::string* name);
 
+  const Durability durability_;
   std::mutex mutex_;
   std::map<std::string, std::vector<std::string>> spares_;  // by directory; guarded by mutex_
 };

@@ -149,7 +149,10 @@ struct RunSymbolizer::State {
     }
   }
 
-  base::RecyclingWriter writer;  // keeps each replaced file's inode for the next rewrite
+  // Keeps each replaced file's inode for the next rewrite. Not synced file by file: what it
+  // replaces, the processes' own profiles, nothing synced either, and on a journaling file system
+  // an fsync per profile is a journal commit per profile (docs/design/symbolization.md).
+  base::RecyclingWriter writer{base::Durability::kWritebackStarted};
   symbolize::Symbolizer symbolizer;
   std::mutex symbolizer_mutex;  // one worker at a time: its caches serve every profile
   std::mutex mutex;             // guards done and errors

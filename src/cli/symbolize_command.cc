@@ -66,7 +66,8 @@ int RunSymbolize(const SymbolizeArgs& args) {
   }
   std::vector<std::string> files = CollectProfileFiles(args.paths);
   symbolize::Symbolizer symbolizer(MakeSymbolizeOptions(args.search));
-  base::RecyclingWriter in_place;  // one file's old inode holds the next
+  // One file's old inode holds the next. Synced: the profiles replaced may be old and precious.
+  base::RecyclingWriter in_place{base::Durability::kSyncedBeforeRename};
   Totals totals;
   std::vector<std::string> unnamed_files;  // not one location named
   bool failed = false;

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <ostream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -32,13 +33,35 @@ std::vector<std::string> SpareNames(const std::string& dir) {
   return spares;
 }
 
-TEST(RecyclingWriterTest, TheReplacedFilesInodeHoldsTheNextFile) {
+// Every guarantee holds whichever way the writer sends the data to the disk (durability_test.cc
+// tests that way).
+class RecyclingWriterTest : public ::testing::TestWithParam<Durability> {};
+
+const char* NameOf(Durability durability) {
+  return durability == Durability::kSyncedBeforeRename ? "SyncedBeforeRename" : "WritebackStarted";
+}
+
+}  // namespace
+
+// How gtest prints a parameter (found by argument-dependent lookup, so in Durability's namespace).
+void PrintTo(Durability durability, std::ostream* out) { *out << NameOf(durability); }
+
+namespace {
+
+INSTANTIATE_TEST_SUITE_P(EachDurability, RecyclingWriterTest,
+                         ::testing::Values(Durability::kSyncedBeforeRename,
+                                           Durability::kWritebackStarted),
+                         [](const ::testing::TestParamInfo<Durability>& info) {
+                           return std::string(NameOf(info.param));
+                         });
+
+TEST_P(RecyclingWriterTest, TheReplacedFilesInodeHoldsTheNextFile) {
   TempDir dir;
   Plant(dir / "a", "a as written by the program");
   Plant(dir / "b", "b as written by the program");
   ino_t a_before = Inode(dir / "a");
   {
-    RecyclingWriter writer;
+    RecyclingWriter writer{GetParam()};
     writer.Write(dir / "a", "a rewritten");
     EXPECT_NE(Inode(dir / "a"), a_before) << "a new inode: the old one is still a's until renamed";
     ASSERT_EQ(SpareNames(dir.path()).size(), 1u);
@@ -58,31 +81,31 @@ TEST(RecyclingWriterTest, TheReplacedFilesInodeHoldsTheNextFile) {
 }
 
 // A spare is emptied before it is filled: a longer old file leaves nothing of itself behind.
-TEST(RecyclingWriterTest, AFilledSpareHoldsOnlyTheNewContent) {
+TEST_P(RecyclingWriterTest, AFilledSpareHoldsOnlyTheNewContent) {
   TempDir dir;
   Plant(dir / "a", std::string(100000, 'a'));
   Plant(dir / "b", "b");
-  RecyclingWriter writer;
+  RecyclingWriter writer{GetParam()};
   writer.Write(dir / "a", "short");
   writer.Write(dir / "b", "new b");
   EXPECT_EQ(Contents(dir / "b"), "new b");
 }
 
-TEST(RecyclingWriterTest, ASpareIsPrivateWhateverTheOldFilesMode) {
+TEST_P(RecyclingWriterTest, ASpareIsPrivateWhateverTheOldFilesMode) {
   TempDir dir;
   Plant(dir / "a", "a");
   ASSERT_EQ(chmod((dir / "a").c_str(), 0644), 0);
   Plant(dir / "b", "b");
-  RecyclingWriter writer;
+  RecyclingWriter writer{GetParam()};
   writer.Write(dir / "a", "new a");
   writer.Write(dir / "b", "new b");
   EXPECT_EQ(Mode(dir / "b") & 07777, 0600u);
 }
 
 // A file written where there was none has nothing to keep.
-TEST(RecyclingWriterTest, ANewFileKeepsNoSpare) {
+TEST_P(RecyclingWriterTest, ANewFileKeepsNoSpare) {
   TempDir dir;
-  RecyclingWriter writer;
+  RecyclingWriter writer{GetParam()};
   writer.Write(dir / "new", "text");
   EXPECT_EQ(Contents(dir / "new"), "text");
   EXPECT_TRUE(writer.Spares().empty());
@@ -90,12 +113,12 @@ TEST(RecyclingWriterTest, ANewFileKeepsNoSpare) {
 }
 
 // The user hard-linked a profile elsewhere: the old inode is that copy too, and is never written.
-TEST(RecyclingWriterTest, AnOldFileWithAnotherNameIsNeverFilled) {
+TEST_P(RecyclingWriterTest, AnOldFileWithAnotherNameIsNeverFilled) {
   TempDir dir;
   Plant(dir / "a", "a as written");
   ASSERT_EQ(link((dir / "a").c_str(), (dir / "a-copy").c_str()), 0);
   Plant(dir / "b", "b as written");
-  RecyclingWriter writer;
+  RecyclingWriter writer{GetParam()};
   writer.Write(dir / "a", "a rewritten");
   writer.Write(dir / "b", "b rewritten");
   EXPECT_EQ(Contents(dir / "a-copy"), "a as written");
@@ -105,12 +128,12 @@ TEST(RecyclingWriterTest, AnOldFileWithAnotherNameIsNeverFilled) {
 }
 
 // Something put at a spare's name meanwhile (a symlink to another file) is not written through.
-TEST(RecyclingWriterTest, ASpareReplacedByASymlinkIsNotFollowed) {
+TEST_P(RecyclingWriterTest, ASpareReplacedByASymlinkIsNotFollowed) {
   TempDir dir;
   Plant(dir / "victim", "victim's contents");
   Plant(dir / "a", "a");
   Plant(dir / "b", "b");
-  RecyclingWriter writer;
+  RecyclingWriter writer{GetParam()};
   writer.Write(dir / "a", "new a");
   std::vector<std::string> spares = writer.Spares();
   ASSERT_EQ(spares.size(), 1u);
@@ -124,13 +147,13 @@ TEST(RecyclingWriterTest, ASpareReplacedByASymlinkIsNotFollowed) {
 
 // A failed write leaves the old file and no temporary, and the spare it would have filled is
 // either kept for the next write or gone: never left behind after the writer.
-TEST(RecyclingWriterTest, AFailedRenameKeepsTheOldFileAndLeavesNothing) {
+TEST_P(RecyclingWriterTest, AFailedRenameKeepsTheOldFileAndLeavesNothing) {
   TempDir dir;
   Plant(dir / "a", "a");
   ASSERT_EQ(mkdir((dir / "taken").c_str(), 0700), 0);
   Plant(dir / "taken/inside", "kept");
   {
-    RecyclingWriter writer;
+    RecyclingWriter writer{GetParam()};
     writer.Write(dir / "a", "new a");
     FileError error = ErrorOf([&] { writer.Write(dir / "taken", "text"); });
     EXPECT_NE(std::string(error.what()).find(": rename failed: "), std::string::npos)
@@ -140,14 +163,14 @@ TEST(RecyclingWriterTest, AFailedRenameKeepsTheOldFileAndLeavesNothing) {
   EXPECT_EQ(List(dir.path()), (std::vector<std::string>{"a", "taken"}));
 }
 
-TEST(RecyclingWriterTest, ABadNameIsTheAtomicWritersError) {
-  RecyclingWriter writer;
+TEST_P(RecyclingWriterTest, ABadNameIsTheAtomicWritersError) {
+  RecyclingWriter writer{GetParam()};
   EXPECT_STREQ(ErrorOf([&] { writer.Write("", "text"); }).what(), "cannot write: empty file name");
 }
 
 // Writers on several threads, each replacing its own files in one directory: every file ends with
 // its own content, and no more spares are kept than writes were under way at once.
-TEST(RecyclingWriterTest, ConcurrentWritesKeepEveryFileAndFewSpares) {
+TEST_P(RecyclingWriterTest, ConcurrentWritesKeepEveryFileAndFewSpares) {
   TempDir dir;
   constexpr int kThreads = 4, kFiles = 50;
   for (int t = 0; t < kThreads; ++t) {
@@ -156,7 +179,7 @@ TEST(RecyclingWriterTest, ConcurrentWritesKeepEveryFileAndFewSpares) {
     }
   }
   {
-    RecyclingWriter writer;
+    RecyclingWriter writer{GetParam()};
     std::vector<std::thread> threads;
     for (int t = 0; t < kThreads; ++t) {
       threads.emplace_back([&, t] {
