@@ -2,7 +2,8 @@
 """Where `heaprec run`'s cost on a parallel make comes from (docs/benchmarks.md, "Many processes:
 where the make's overhead goes"):
 
-  python3 bench/make_split.py HEAPREC [ROUNDS] [VAR=VALUE...]      # ~30 s a round
+  python3 bench/make_split.py HEAPREC [ROUNDS] [VAR=VALUE...] [run:VAR=VALUE...] [--keep]
+                                                                   # ~30 s a round
 
 `make -s -j2` of the 100-file C library bench/workloads/make_clib.py writes (about 300 processes),
 each round four ways (and one more for each VAR=VALUE) in a rotating order, each in a fresh copy
@@ -16,7 +17,10 @@ of the sources:
   run-tmpfs  the same with the profiles written to a tmpfs directory (/dev/shm): what the run costs
              when creating its files costs the file system nothing (omitted without /dev/shm)
 and, for each VAR=VALUE given, the library alone with that setting too (HEAPREC_NO_HEAP_RECORD=1:
-what the heap records cost), in the same rounds.
+what the heap records cost), and for each run:VAR=VALUE, `heaprec run` with it in its environment,
+in the same rounds. Each make's tree is deleted before the next make, unless --keep: then all are
+kept until the end (on ext4 without a journal a file created in the minutes after a deletion pays
+for each inode freed in its group: end_of_run.py).
 Prints, per configuration, the medians of wall time and of CPU time (user + system of everything
 the command ran, heaprec run's own threads included) and the medians (min-max) of each round's
 ratio to the round's plain make. HEAPREC is a heaprec binary; its library is ../lib/libheaprec.so.
@@ -29,14 +33,17 @@ import tempfile
 
 from harness import BenchError, clean_env, rotated, run, write_make_clib
 
-heaprec = os.path.abspath(sys.argv[1])
-rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 4
+keep = "--keep" in sys.argv[1:]
+args = [a for a in sys.argv[1:] if a != "--keep"]
+heaprec = os.path.abspath(args[0])
+rounds = int(args[1]) if len(args) > 1 else 4
 library = os.path.join(os.path.dirname(os.path.dirname(heaprec)), "lib", "libheaprec.so")
-# (name, heaprec run's flags or None for the library alone, the library's extra settings); the
-# plain make has neither.
+# (name, heaprec run's flags or None for the library alone, the extra environment: the library's
+# settings, or heaprec run's); the plain make has neither.
 CONFIGS = [("plain", None, None), ("preload", None, {})]
-CONFIGS += [(arg, None, dict([arg.split("=", 1)])) for arg in sys.argv[3:]]
+CONFIGS += [(a, None, dict([a.split("=", 1)])) for a in args[2:] if not a.startswith("run:")]
 CONFIGS += [("no-symbol", ["--no-symbolize"], None), ("run", [], None)]
+CONFIGS += [(a, [], dict([a[4:].split("=", 1)])) for a in args[2:] if a.startswith("run:")]
 TMPFS = "/dev/shm"
 if os.path.isdir(TMPFS) and os.access(TMPFS, os.W_OK):
     CONFIGS.append(("run-tmpfs", [], None))
@@ -54,7 +61,7 @@ def one(name, flags, settings, root):
     cmd = ["make", "-s", "-j2"]
     template = os.path.join(out, "p.%e.%p.pb.gz")
     env = clean_env()
-    if settings is not None:
+    if flags is None and settings is not None:
         # What cli/run_environment.cc sets for a native program heaprec run symbolizes.
         manifest = os.path.join(out, "manifest")
         open(manifest, "w").close()
@@ -62,6 +69,7 @@ def one(name, flags, settings, root):
                    HEAPREC_MANIFEST=manifest, **settings)
     elif flags is not None:
         cmd = [heaprec, "run", *flags, "-o", template, "--", *cmd]
+        env.update(settings or {})
     result = run(cmd, env=env, cwd=src, timeout=1800)
     if out.startswith(TMPFS):
         shutil.rmtree(out, ignore_errors=True)
@@ -78,7 +86,8 @@ with tempfile.TemporaryDirectory() as tmp:
         for name, flags, settings in order:
             root = os.path.join(tmp, f"{r}-{len(got)}")
             got[name] = one(name, flags, settings, root)
-            shutil.rmtree(root, ignore_errors=True)
+            if not keep:
+                shutil.rmtree(root, ignore_errors=True)
         for name in results:
             results[name].append(got[name])
         print(f"round {r + 1}: " + "  ".join(
