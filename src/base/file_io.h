@@ -45,11 +45,10 @@ enum class Durability {
 // Writes `data` to a new 0600 file next to `path` (profiles and what is made of them reveal program
 // internals), flushes it to the disk (kSyncedBeforeRename), then renames it over `path`: readers
 // see the old file or the complete new one, and neither a crash, a power loss nor a full disk
-// leaves a truncated file. The
-// temporary file has an unpredictable name and is created with O_EXCL|O_NOFOLLOW, so nothing
-// planted under that name (a symlink, another user's file) is ever opened. On any failure the
-// temporary file is removed and FileError ("cannot write PATH: ...") is thrown; `path` is left
-// untouched.
+// leaves a truncated file. The temporary file has an unpredictable name and is created with
+// O_EXCL|O_NOFOLLOW, so nothing planted under that name (a symlink, another user's file) is ever
+// opened. On any failure the temporary file is removed and FileError ("cannot write PATH: ...") is
+// thrown; `path` is left untouched.
 void WriteFileAtomically(const std::string& path, std::string_view data);
 
 namespace detail {

@@ -12,10 +12,10 @@
 //
 // Each write keeps WriteFileAtomically's guarantees: readers see the old file or the complete new
 // one, the new file is 0600, `path` is untouched on failure; the new file is on the disk before the
-// rename or on its way there, as the writer's Durability says (base/file_io.h). A
-// spare is filled again only while it is a regular file of this user's with no other name, so a
-// profile the user hard-linked elsewhere is never overwritten. Where hard links cannot be made (no
-// old file, a file system without them) a write frees the old inode as WriteFileAtomically does.
+// rename or on its way there, as the writer's Durability says (base/file_io.h). A spare is filled
+// again only while it is a regular file of this user's with no other name, so a profile the user
+// hard-linked elsewhere is never overwritten. Where hard links cannot be made (no old file, a file
+// system without them) a write frees the old inode as WriteFileAtomically does.
 // The destructor removes the spares; a heaprec killed by SIGKILL leaves them behind, named
 // ".heaprec-spare.*", at most one per concurrent writer and directory.
 #pragma once

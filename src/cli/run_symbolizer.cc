@@ -149,8 +149,8 @@ struct RunSymbolizer::State {
     }
   }
 
-  // Keeps each replaced file's inode for the next rewrite. Not synced file by file: what it
-  // replaces, the processes' own profiles, nothing synced either, and on a journaling file system
+  // Keeps each replaced file's inode for the next rewrite. Not synced file by file: the processes
+  // that wrote the profiles it replaces never synced them either, and on a journaling file system
   // an fsync per profile is a journal commit per profile (docs/design/symbolization.md).
   base::RecyclingWriter writer{base::Durability::kWritebackStarted};
   symbolize::Symbolizer symbolizer;
