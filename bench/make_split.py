@@ -6,8 +6,8 @@ where the make's overhead goes"):
                                                                    # ~30 s a round
 
 `make -s -j2` of the 100-file C library bench/workloads/make_clib.py writes (about 300 processes),
-each round four ways (and one more for each VAR=VALUE) in a rotating order, each in a fresh copy
-of the sources:
+each round five ways (and one more for each VAR=VALUE or run:VAR=VALUE) in a rotating order, each
+in a fresh copy of the sources:
   plain      the make alone
   preload    every process under HEAPREC's library (LD_PRELOAD) with the settings `heaprec run`
              gives a native program (profiles stored uncompressed, a manifest), and nothing else

@@ -204,8 +204,8 @@ class HeapProfiler {
     VALUE klass;               // RBASIC_CLASS at allocation (marked while queued)
   };
   // Waits, the GVL released, for a drain suspended on another thread to finish; false once it
-  // has made no progress for WeakMapTesting::drain_wait_seconds, or has taken twelve times that
-  // in all.
+  // has made no progress for WeakMapTesting::drain_wait_seconds, or has taken kDrainWaitsInAll
+  // times that in all.
   bool AwaitOtherDrain();
   // Clears the allocation history a forked child inherited (see history_from_parent_).
   void ForgetParentHistory();
