@@ -198,6 +198,7 @@ int Run(const RunOptions& o, const PushArgs& push_args) {
   unlink(manifest.c_str());
   if (pid < 0) return status;
   RecoverKilledProcesses(written, pid, status > 128 && status < 128 + 65 ? status - 128 : 0);
+  RemoveRecordSpares(written);
   if (symbolizer) symbolizer->Finish(written.profiles);
   if (pusher) pusher->FollowRewrites(written.profiles);
   PrintSummary(o, pid, written, unprofiled);

@@ -4,8 +4,11 @@
 
 #include <filesystem>
 #include <iostream>
+#include <set>
+#include <string>
 
 #include "cli/heap_record_reader.h"
+#include "schema/heap_record_format.h"
 #include "schema/profile_schema.h"
 
 namespace heaprec::cli {
@@ -13,8 +16,13 @@ namespace heaprec::cli {
 void RecoverKilledProcesses(Manifest& written, pid_t root, int root_signal) {
   for (const ManifestEntry& entry : written.records) {
     std::error_code ec;
-    // A process that wrote its final profile removed its record; so did one that exec'd.
+    // A process that wrote its final profile removed its record (or parked it: RemoveRecordSpares);
+    // so did one that exec'd. One killed while parking it left it empty: nothing to recover.
     if (!std::filesystem::exists(entry.path, ec)) continue;
+    if (std::filesystem::file_size(entry.path, ec) == 0 && !ec) {
+      unlink(entry.path.c_str());
+      continue;
+    }
     try {
       HeapRecord record = ReadHeapRecord(entry.path);
       if (record.ended) {
@@ -36,6 +44,19 @@ void RecoverKilledProcesses(Manifest& written, pid_t root, int root_signal) {
     } catch (const std::exception& error) {
       std::cerr << "heaprec: the heap record of process " << entry.pid
                 << " could not be recovered: " << error.what() << "\n";
+    }
+  }
+}
+
+void RemoveRecordSpares(const Manifest& written) {
+  std::set<std::filesystem::path> directories;
+  for (const ManifestEntry& entry : written.records) {
+    directories.insert(std::filesystem::path(entry.path).parent_path());
+  }
+  for (const std::filesystem::path& directory : directories) {
+    for (int slot = 0; slot < record::kSpareSlots; ++slot) {
+      std::string name = record::kSparePrefix + std::to_string(slot);
+      unlink((directory / name).c_str());
     }
   }
 }

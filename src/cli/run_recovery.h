@@ -12,4 +12,9 @@ namespace heaprec::cli {
 // `root` is the program's pid and `root_signal` the signal that killed it (0 when none).
 void RecoverKilledProcesses(Manifest& written, pid_t root, int root_signal);
 
+// Removes the spare record files (schema/heap_record_format.h, kSparePrefix) that ended processes
+// left for the next one, in every directory a record of the run was kept in. After the manifest is
+// gone: a process still running then no longer parks its record.
+void RemoveRecordSpares(const Manifest& written);
+
 }  // namespace heaprec::cli

@@ -133,9 +133,8 @@ class HeapRecorder {
   void CountTemporary(StackId stack, std::uint64_t size, std::uint32_t lane);
 
   // Tells `observer` of every change to the live set and every stack node from now on, after
-  // telling it of everything there is (see LiveSetObserver); null stops telling. The observer must
-  // stay valid until it is replaced and no call is in flight (in practice: for the process's
-  // life, or until a fork child, alone, replaces it). May lock; no malloc.
+  // telling it of everything there is (see LiveSetObserver); null stops telling, and returns once
+  // no call to the old observer is in flight (it may then be torn down). May lock; no malloc.
   void Observe(LiveSetObserver* observer);
 
   // fork(): the prepare handler takes every lock so the child never inherits one mid-update.

@@ -352,10 +352,12 @@ std::size_t LiveTable::size() const {
 
 void LiveTable::Observe(LiveSetObserver* observer) {
   observer_.store(observer, std::memory_order_release);
-  if (observer == nullptr) return;
   for (std::size_t s = 0; s < kShards; ++s) {
     Shard& shard = shards_[s];
+    // Also when detaching: a change made under this lock before the store above may still be
+    // telling the old observer; once the lock is ours, none is.
     MutexLock lock(shard.mutex);
+    if (observer == nullptr) continue;
     for (RecordStore* store : {&shard.indexed, &shard.handled}) {
       ForEachRecordLocked(*store, [&](std::uint32_t, const Record& r) {
         observer->ObjectAdded(s, r.key, r.object);

@@ -120,7 +120,8 @@ class LiveTable {
 
   // Tells `observer` (or nobody, for null) of every change from now on, and then, shard by shard
   // under each shard's lock, of every object already live: the observer's copy is exact from the
-  // moment its shard is replayed. The observer must outlive its attachment.
+  // moment its shard is replayed. Detaching (null) passes through every shard's lock: on return no
+  // call to the old observer is in flight, and none will be made.
   void Observe(LiveSetObserver* observer);
 
   static constexpr std::size_t shard_count() { return kShards; }

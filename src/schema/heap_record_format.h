@@ -34,6 +34,13 @@ inline constexpr std::uint32_t kVersion = 3;
 inline constexpr std::uint32_t kOldestReadableVersion = 2;
 // "dir/heaprec.123.record" beside "dir/heaprec.123.pb.gz": never a name a profile reader globs.
 inline constexpr char kFileExtension[] = ".record";
+// Under `heaprec run`, a process whose record ends parks the emptied file beside it as
+// "dir/.heaprec-record-spare.N" (N below kSpareSlots), and the next process to start a record in
+// that directory takes it over by renaming: a new inode per short process, and freeing it again,
+// is what a make of a few hundred processes paid most for its records (docs/design/heap-record.md).
+// `heaprec run` removes the spares when its program is done.
+inline constexpr char kSparePrefix[] = ".heaprec-record-spare.";
+inline constexpr int kSpareSlots = 8;
 
 inline constexpr std::size_t kShards = 32;  // LiveTable::shard_count(), checked by the writer
 inline constexpr std::size_t kNodeChunkNodes = 4096;

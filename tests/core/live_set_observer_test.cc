@@ -5,8 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <map>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -102,6 +105,74 @@ TEST(LiveSetObserverTest, AnObserverAttachedLateIsToldOfWhatIsLiveThenOfEveryCha
   std::uint64_t frames[] = {1, 2};
   recorder.Record(16 * 99999999, frames, 2, 1, 1.0, 0);
   EXPECT_NE(observer.Live(), LiveOf(recorder)) << "a detached observer is told nothing";
+}
+
+// An observer that holds the first change it is told of until released, so that the change is
+// in flight, deterministically, while another thread detaches it.
+class HoldingObserver final : public LiveSetObserver {
+ public:
+  void ObjectAdded(std::size_t, std::uint64_t, const LiveObject&) override { Hold(); }
+  void ObjectRemoved(std::size_t, std::uint64_t) override { Hold(); }
+  void NodeCreated(StackId, StackId, std::uint64_t) override {}
+
+  void WaitUntilHeld() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [&] { return held_; });
+  }
+  void Release() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    released_ = true;
+    changed_.notify_all();
+  }
+  // The order of events, as this test's threads append to it.
+  void Note(const char* event) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    events_.push_back(event);
+  }
+  std::vector<std::string> events() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return events_;
+  }
+
+ private:
+  void Hold() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    held_ = true;
+    changed_.notify_all();
+    changed_.wait(lock, [&] { return released_; });
+    events_.push_back("change told");
+  }
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool held_ = false, released_ = false;
+  std::vector<std::string> events_;
+};
+
+// The heap record unmaps its file once detached (preload/record/heap_record.h): detaching must not
+// return while a change is still being told to the observer.
+TEST(LiveSetObserverTest, DetachingWaitsForAChangeBeingTold) {
+  SystemMemoryResource memory;
+  HeapRecorder recorder(memory, RecorderOptions{});
+  HoldingObserver observer;
+  recorder.Observe(&observer);
+  std::thread recording([&] {
+    std::uint64_t frames[] = {1, 2, 3};
+    recorder.Record(4096, frames, 3, 64, 1.0, 0);
+  });
+  observer.WaitUntilHeld();
+  std::thread detaching([&] {
+    recorder.Observe(nullptr);
+    observer.Note("detached");
+  });
+  // Long enough for a detach that does not wait to have returned; a correct one returns only
+  // after the release, however long this takes.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  observer.Note("released");
+  observer.Release();
+  recording.join();
+  detaching.join();
+  EXPECT_EQ(observer.events(), (std::vector<std::string>{"released", "change told", "detached"}));
 }
 
 }  // namespace

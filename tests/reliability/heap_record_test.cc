@@ -111,6 +111,118 @@ TEST_F(EndingsTest, SigkillSoonAfterGrowingLeavesTheHeapAtDeathUnderHeaprecRun) 
   EXPECT_TRUE(RecordsIn(dir).empty()) << "a recovered record is removed";
 }
 
+// The inode of the heap record process `pid` maps (0 until it maps one, or after 10 s).
+unsigned long MappedRecordInode(pid_t pid) {
+  unsigned long inode = 0;
+  WaitUntil([&] {
+    std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+    std::string address, permissions, offset, device, path;
+    unsigned long candidate = 0;
+    while (maps >> address >> permissions >> offset >> device >> candidate) {
+      std::getline(maps, path);
+      if (path.size() > 7 && path.compare(path.size() - 7, 7, ".record") == 0) inode = candidate;
+    }
+    return inode != 0;
+  });
+  return inode;
+}
+
+// The inode rel_grow's "record INODE" line names (0 when it has none).
+unsigned long SaidRecordInode(const std::string& out) {
+  for (const std::string& line : e2e::Lines(out)) {
+    if (line.rfind("record ", 0) == 0) return std::stoul(line.substr(7));
+  }
+  return 0;
+}
+
+std::vector<std::string> SparesIn(const std::string& dir) {
+  std::vector<std::string> spares;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().filename().string().rfind(".heaprec-record-spare.", 0) == 0) {
+      spares.push_back(entry.path().filename().string());
+    }
+  }
+  return spares;
+}
+
+// Under heaprec run an ended record's file outlives its process, emptied, as a spare the next
+// process's record takes over: a make's few hundred short processes then do not each make and
+// free an inode (docs/design/heap-record.md, "Spares"). The second process here dies by SIGKILL:
+// its heap at death must hold its own 160 blocks and nothing of the first process's 40.
+TEST_F(EndingsTest, TheNextProcessUnderHeaprecRunTakesOverAnEndedRecordsFile) {
+  std::string dir = RunDirectory("spare");
+  pid_t pid = -1;
+  unsigned long first = 0, second = 0;
+  RunResult run =
+      Grow(UnderHeaprec(dir, {"sh", "-c", "\"$0\" exit 40; \"$0\" 160", REL_GROW}, {"--seed", "5"}),
+           dir, {}, &pid, [&](pid_t p, BackgroundProcess& process) {
+             first = SaidRecordInode(process.WaitForLine("record "));
+             process.Send("go");
+             EXPECT_NE(process.WaitForLine("held"), "") << process.Stderr();
+             second = MappedRecordInode(p);
+             EXPECT_EQ(kill(p, SIGKILL), 0);
+           });
+  EXPECT_EQ(run.status, 137) << DescribeEnding(run);
+  EXPECT_NE(first, 0u) << "the first process kept no record";
+  EXPECT_EQ(second, first) << "the second process's record is a file of its own";
+  ProfileSet profiles = ReadProfiles(dir);
+  const ProfileFile* killed = KilledProfile(profiles, pid);
+  ASSERT_NE(killed, nullptr) << DescribeEnding(run);
+  ExpectHeld(killed->profile, BlocksHeld(160), "heap at death");
+  EXPECT_TRUE(RecordsIn(dir).empty()) << "a recovered record is removed";
+  EXPECT_EQ(SparesIn(dir), std::vector<std::string>()) << "heaprec run removes the spares";
+}
+
+// A spare is whatever a name in the profile directory holds: a symlink's target or a file with a
+// second name would be emptied and written by the next record. Such a spare loses its spare name
+// and nothing else. A plain file of its own that is not empty (processes park their files emptied,
+// but nothing else keeps the name from being written) is taken and emptied first: the record's
+// writer relies on a new file's zeros, and the heap at death holds the process's own blocks.
+TEST_F(EndingsTest, OnlyAPlainFileOfItsOwnIsTakenOverAndItIsEmptiedFirst) {
+  std::string dir = RunDirectory("hostile");
+  const std::string victim = dir + "/victim", linked = dir + "/linked", kept = "kept\n";
+  for (const std::string& path : {victim, linked}) std::ofstream(path) << kept;
+  ASSERT_EQ(symlink(victim.c_str(), (dir + "/.heaprec-record-spare.0").c_str()), 0);
+  ASSERT_EQ(link(linked.c_str(), (dir + "/.heaprec-record-spare.1").c_str()), 0);
+  const std::string full = dir + "/.heaprec-record-spare.2";
+  std::ofstream(full) << std::string(4 << 20, '\xff');
+  struct stat full_status = {};
+  ASSERT_EQ(stat(full.c_str(), &full_status), 0);
+  pid_t pid = -1;
+  unsigned long inode = 0;
+  RunResult run = Grow(UnderHeaprec(dir, {REL_GROW, "160"}, {"--seed", "9"}), dir, {}, &pid,
+                       [&](pid_t p, BackgroundProcess& process) {
+                         process.Send("go");
+                         EXPECT_NE(process.WaitForLine("held"), "") << process.Stderr();
+                         inode = MappedRecordInode(p);
+                         EXPECT_EQ(kill(p, SIGKILL), 0);
+                       });
+  EXPECT_EQ(run.status, 137) << DescribeEnding(run);
+  EXPECT_EQ(inode, full_status.st_ino) << "the full spare was not taken";
+  for (const std::string& path : {victim, linked}) {
+    struct stat status = {};
+    ASSERT_EQ(stat(path.c_str(), &status), 0) << path;
+    EXPECT_EQ(status.st_nlink, 1u) << path;
+    std::ifstream in(path);
+    EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), kept) << path;
+  }
+  ProfileSet profiles = ReadProfiles(dir);
+  const ProfileFile* killed = KilledProfile(profiles, pid);
+  ASSERT_NE(killed, nullptr) << DescribeEnding(run);
+  ExpectHeld(killed->profile, BlocksHeld(160), "heap at death");
+  EXPECT_EQ(SparesIn(dir), std::vector<std::string>());
+}
+
+// Preloaded without heaprec run nobody would remove a spare: the record's file goes at the end.
+TEST_F(EndingsTest, APreloadedProcessLeavesNeitherItsRecordNorASpare) {
+  std::string dir = RunDirectory("preload");
+  RunResult run = RunGuarded({REL_GROW, "exit", "40"}, dir, PreloadEnv(dir, false));
+  EXPECT_EQ(run.status, 0) << DescribeEnding(run);
+  EXPECT_NE(SaidRecordInode(run.out), 0u) << run.out;
+  EXPECT_TRUE(RecordsIn(dir).empty());
+  EXPECT_EQ(SparesIn(dir), std::vector<std::string>());
+}
+
 // The pages of `path` in the page cache.
 long ResidentPages(const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);

@@ -89,7 +89,11 @@ int DumpAs(DumpReason reason, const char* path, int signal_number) {
     WritePeakNextTo(written[0] != '\0' ? written : target);
     // The final profile tells what the record would: its file goes. A final profile that could not
     // be written leaves the record, which `heaprec recover` turns into one.
-    if (error == 0) EndHeapRecord();
+    if (error == 0) {
+      LockPeak();  // EndHeapRecord with the dump locks held, as exec has them
+      EndHeapRecord();
+      UnlockPeak();
+    }
   }
   return error;
 }

@@ -78,13 +78,60 @@ unsigned Log2(std::size_t power_of_two) {
   return static_cast<unsigned>(__builtin_ctzll(power_of_two));
 }
 
+// "dir/name.123.record" -> "dir/.heaprec-record-spare.N": a spare lives in its record's directory,
+// so that taking it over or parking it is one rename.
+bool SparePath(const char* record_path, int slot, char* out, std::size_t capacity) {
+  const char* slash = strrchr(record_path, '/');
+  Appender path(out, capacity);
+  if (slash != nullptr) path.Add(record_path, static_cast<std::size_t>(slash - record_path) + 1);
+  path.Add(record::kSparePrefix);
+  path.AddUnsigned(static_cast<unsigned long long>(slot), 1);
+  return path.Finish();
+}
+
+// Spares are kept only under `heaprec run`, which removes them when its program is done: the run's
+// manifest still being there says it is not done yet. (A process that outlives the run, parking
+// its file just as the run ends, can still leave one: an empty hidden file.)
+bool KeepsSpares() {
+  return g_settings.manifest[0] != '\0' && access(g_settings.manifest, F_OK) == 0;
+}
+
+// Takes over a spare of `path`'s directory under the name `path`, opened into *file and emptied.
+// Whatever the rename brought is checked through the descriptor: only a regular file of this user
+// that no other name links is used; anything else loses its new name again (a symlink's target,
+// or a hard link's other names, are never touched) and the next slot is tried.
+bool ClaimSpare(const char* path, OwnFile* file) {
+  char spare[PATH_MAX];
+  for (int slot = 0; slot < record::kSpareSlots; ++slot) {
+    if (!SparePath(path, slot, spare, sizeof(spare))) return false;
+    if (renameat2(AT_FDCWD, spare, AT_FDCWD, path, RENAME_NOREPLACE) != 0) {
+      if (errno == ENOENT) continue;  // none in this slot, or another process took it first
+      return false;                   // `path` exists (a leftover), or renames fail here
+    }
+    struct stat status;
+    if (OpenOwnFile(path, O_RDWR | O_NOFOLLOW, 0, file)) {
+      if (fstat(file->fd, &status) == 0 && S_ISREG(status.st_mode) && status.st_uid == geteuid() &&
+          status.st_nlink == 1 && ftruncate(file->fd, 0) == 0) {
+        return true;
+      }
+      CloseOwnFile(file);
+    }
+    unlink(path);
+  }
+  return false;
+}
+
 class HeapRecordWriter final : public LiveSetObserver {
  public:
-  // Makes the file and maps its header; false (and nothing left behind) on any failure.
+  // Makes the file (or takes over a spare) and maps its header; false (and nothing left behind)
+  // on any failure.
   bool Create(const char* path, std::uint64_t sample_interval);
+  // Marks the record ended, unmaps it and parks its file as a spare or removes it. Nothing may
+  // write the record any more: the recorder no longer tells it anything and the caller holds the
+  // peak capture's lock.
   void End();
-  // The fork child: the mappings are the parent's file; forget them without a store.
-  void UnmapInChild();
+  // The mappings go, without a store (in a fork child: they are the parent's file).
+  void Unmap();
 
   ~HeapRecordWriter();
 
@@ -128,6 +175,7 @@ class HeapRecordWriter final : public LiveSetObserver {
   void MarkIncomplete();
   bool Broken() const { return broken_.load(std::memory_order_relaxed); }
   bool GrowTable(std::size_t shard);
+  bool ParkFile();
   static void Put(Table& table, std::uint64_t key, const LiveObject& object);
   void NoteMapping(std::uint64_t frame);
   void AppendMapping(std::uint64_t start, std::uint64_t limit, std::uint64_t file_offset);
@@ -169,7 +217,8 @@ bool HeapRecordWriter::Create(const char* path, std::uint64_t sample_interval) {
   memcpy(path_, path, length + 1);
   OwnFile file;
   // A leftover of this pid can only be of a process that is gone (this one has the pid now).
-  if (!OpenOwnFile(path_, O_RDWR | O_CREAT | O_EXCL, 0600, &file)) {
+  if (!(KeepsSpares() && ClaimSpare(path_, &file)) &&
+      !OpenOwnFile(path_, O_RDWR | O_CREAT | O_EXCL, 0600, &file)) {
     if (errno != EEXIST || unlink(path_) != 0) return false;
     if (!OpenOwnFile(path_, O_RDWR | O_CREAT | O_EXCL, 0600, &file)) return false;
   }
@@ -219,12 +268,34 @@ HeapRecordWriter::~HeapRecordWriter() {
 }
 
 void HeapRecordWriter::End() {
+  if (header_ == nullptr) return;  // ended already, before an exec that failed
   ended_.store(true, std::memory_order_relaxed);
-  PublishWord(header_->state, record::kEnded);
-  unlink(path_);
+  PublishWord(header_->state, record::kEnded);  // killed before the file goes: recovery skips it
+  Unmap();
+  if (!(KeepsSpares() && ParkFile())) unlink(path_);
 }
 
-void HeapRecordWriter::UnmapInChild() {
+// The file, still ours, emptied (its blocks and dirty pages go now, as its removal would have let
+// them go) and renamed to a free spare slot. Emptied first: once renamed, another process may take
+// it over and map it at once, and a truncation after that would pull its pages away (SIGBUS). A
+// process killed in between leaves an empty record, which recovery knows holds nothing.
+bool HeapRecordWriter::ParkFile() {
+  OwnFile file;
+  if (!OpenOwnFile(path_, O_RDWR | O_NOFOLLOW, 0, &file)) return false;
+  bool parked = false;
+  char spare[PATH_MAX];
+  if (file.device == device_ && file.inode == inode_ && ftruncate(file.fd, 0) == 0) {
+    for (int slot = 0; slot < record::kSpareSlots && !parked; ++slot) {
+      if (!SparePath(path_, slot, spare, sizeof(spare))) break;
+      parked = renameat2(AT_FDCWD, path_, AT_FDCWD, spare, RENAME_NOREPLACE) == 0;
+      if (!parked && errno != EEXIST) break;
+    }
+  }
+  CloseOwnFile(&file);
+  return parked;
+}
+
+void HeapRecordWriter::Unmap() {
   for (std::size_t i = 0; i < segment_count_; ++i) munmap(segments_[i].base, segments_[i].bytes);
   segment_count_ = 0;
   header_ = nullptr;
@@ -415,7 +486,7 @@ void HeapRecordWriter::AppendMapping(std::uint64_t start, std::uint64_t limit,
 // the previous copy in place.
 void HeapRecordWriter::CopyPeak(const HeapSnapshot& snapshot, std::int64_t live_bytes,
                                 std::uint64_t time_ns) {
-  if (Broken()) return;
+  if (!KeepsPeaks()) return;  // ended: the mappings are gone
   std::size_t index = header_->peak_index == 0 ? 1 : 0;
   Area& area = peak_areas_[index];
   std::size_t count = snapshot.object_count();
@@ -486,7 +557,13 @@ void StartHeapRecord(HeapRecorder& recorder) {
 
 void EndHeapRecord() {
   g_tried = true;  // under the dump's lock, as StartHeapRecord: none is started after this
-  if (HeapRecordWriter* writer = g_writer.load(std::memory_order_acquire)) writer->End();
+  HeapRecordWriter* writer = g_writer.load(std::memory_order_acquire);
+  if (writer == nullptr) return;
+  // Threads still allocating (exit's handlers, other threads) must not store into pages about to
+  // be unmapped: detaching returns once no change is being told, and the peak copies are made
+  // under the capture lock, which the caller holds.
+  g_observed->Observe(nullptr);
+  writer->End();
 }
 
 void RecordPeakCopy(const HeapSnapshot& snapshot, std::int64_t live_bytes, std::uint64_t time_ns) {
@@ -518,7 +595,7 @@ void DropParentHeapRecordInChild() {
   if (writer == nullptr) return;
   // Alone in the child: no other thread can be inside the writer.
   if (g_observed != nullptr) g_observed->Observe(nullptr);
-  writer->UnmapInChild();
+  writer->Unmap();
   writer->~HeapRecordWriter();
   g_writer.store(nullptr);
   g_observed = nullptr;

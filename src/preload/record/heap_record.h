@@ -11,8 +11,9 @@
 //
 // The file lives while the process does: the final profile (any ending heaprec sees) marks it
 // ended and removes it, and exec removes it; what is left after a process is gone is a record of a
-// death heaprec did not see. No descriptor stays open: the file is reopened by name, and checked to
-// be the same file, each time it grows.
+// death heaprec did not see. Under `heaprec run` "removes" is "parks": the emptied inode is kept
+// for the next process's record (schema/heap_record_format.h, kSparePrefix). No descriptor stays
+// open: the file is reopened by name, and checked to be the same file, each time it grows.
 #pragma once
 
 #include <cstdint>
@@ -29,7 +30,8 @@ namespace heaprec::preload {
 void StartHeapRecord(HeapRecorder& recorder);
 
 // The final profile is written (or the image is about to be replaced by exec): the record says no
-// more, and its file goes.
+// more, stops being told of changes and is unmapped, and its file goes (under `heaprec run`, as a
+// spare the next process's record takes over). With the dump locks held (LockDumps).
 void EndHeapRecord();
 
 // The peak capture (under its lock) has copied the live set: the record keeps a copy too.

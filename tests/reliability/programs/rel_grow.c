@@ -3,8 +3,9 @@
 // "grown K"), says "held N" and then waits to be killed; `rel_grow forever` grows until it is
 // killed (by the OOM killer, under a cgroup's memory limit); `rel_grow burst N` allocates N blocks,
 // frees them all at once, says "freed N" and waits to be killed: its peak came and went in a
-// fraction of a second. Every block is written to, so that it is resident and counts against the
-// limit.
+// fraction of a second; `rel_grow exit N` allocates N blocks at once, says "record INODE" (the heap
+// record heaprec keeps for it, as its mappings show, once there is one) and exits normally. Every
+// block is written to, so that it is resident and counts against the limit.
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -25,11 +26,41 @@ __attribute__((noinline)) static void* grow_block(void) {
   return opaque(block);
 }
 
+// The inode of the heap record this process maps, or 0 when none is mapped within 10 s (the dump
+// thread makes it soon after the heap passes 64 KiB).
+static unsigned long record_inode(void) {
+  struct timespec pause = {0, 10 * 1000 * 1000};
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    FILE* maps = fopen("/proc/self/maps", "re");
+    if (maps == NULL) return 0;
+    char line[4352];
+    unsigned long inode = 0;
+    while (inode == 0 && fgets(line, sizeof(line), maps) != NULL) {
+      char path[4096] = "";
+      unsigned long candidate = 0;
+      if (sscanf(line, "%*s %*s %*s %*s %lu %4095s", &candidate, path) == 2 && strlen(path) > 7 &&
+          strcmp(path + strlen(path) - 7, ".record") == 0) {
+        inode = candidate;
+      }
+    }
+    fclose(maps);
+    if (inode != 0) return inode;
+    nanosleep(&pause, NULL);
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
   int burst = argc == 3 && strcmp(argv[1], "burst") == 0;
-  if (argc != 2 && !burst) {
-    fprintf(stderr, "usage: rel_grow N|forever|burst N\n");
+  int then_exit = argc == 3 && strcmp(argv[1], "exit") == 0;
+  if (argc != 2 && !burst && !then_exit) {
+    fprintf(stderr, "usage: rel_grow N|forever|burst N|exit N\n");
     return 2;
+  }
+  if (then_exit) {
+    for (long held = atol(argv[2]); held > 0; --held) grow_block();
+    say("record", (long)record_inode());
+    return 0;
   }
   long target = burst ? atol(argv[2]) : strcmp(argv[1], "forever") == 0 ? -1 : atol(argv[1]);
   static void* blocks[4096];
