@@ -74,8 +74,7 @@ TEST(RunSymbolizerTest, ProfilesOfEndedProcessesAreSymbolizedWhileTheProgramRuns
   EXPECT_TRUE(AllSymbolized(dir.path(), 3));
 }
 
-// The names in `dir` that start with a dot.
-// The hidden files of `dir` whose names start with `prefix`.
+// The names in `dir` that start with `prefix` (by default, with a dot).
 std::vector<std::string> HiddenFiles(const std::string& dir, const std::string& prefix = ".") {
   std::vector<std::string> hidden;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
