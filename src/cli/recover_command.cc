@@ -27,6 +27,12 @@ std::string Mebibytes(std::int64_t bytes) {
 
 // Recovers one record; false (after saying why) when there was nothing to recover.
 bool RecoverOne(const std::string& path, const RecoverArgs& args) {
+  std::error_code ec;
+  if (std::filesystem::file_size(path, ec) == 0 && !ec) {
+    // What a process under `heaprec run` leaves when killed while handing its ended record on.
+    std::cerr << "heaprec recover: " << path << ": empty; its process had ended\n";
+    return false;
+  }
   HeapRecord record = ReadHeapRecord(path);
   if (record.ended) {
     std::cerr << "heaprec recover: " << path << ": process " << record.pid

@@ -174,20 +174,25 @@ TEST_F(EndingsTest, TheNextProcessUnderHeaprecRunTakesOverAnEndedRecordsFile) {
 }
 
 // A spare is whatever a name in the profile directory holds: a symlink's target or a file with a
-// second name would be emptied and written by the next record. Such a spare loses its spare name
-// and nothing else. A plain file of its own that is not empty (processes park their files emptied,
-// but nothing else keeps the name from being written) is taken and emptied first: the record's
-// writer relies on a new file's zeros, and the heap at death holds the process's own blocks.
-TEST_F(EndingsTest, OnlyAPlainFileOfItsOwnIsTakenOverAndItIsEmptiedFirst) {
+// second name would be emptied and written by the next record, and a file that is not empty may be
+// another process's live record (two processes sharing a record name can rename each other's
+// file): truncating it would crash its owner. None of them is taken; each loses its spare name and
+// nothing else. The full file here is mapped, as its owner would have it.
+TEST_F(EndingsTest, OnlyAnEmptyPlainFileOfItsOwnIsTakenOver) {
   std::string dir = RunDirectory("hostile");
   const std::string victim = dir + "/victim", linked = dir + "/linked", kept = "kept\n";
   for (const std::string& path : {victim, linked}) std::ofstream(path) << kept;
   ASSERT_EQ(symlink(victim.c_str(), (dir + "/.heaprec-record-spare.0").c_str()), 0);
   ASSERT_EQ(link(linked.c_str(), (dir + "/.heaprec-record-spare.1").c_str()), 0);
   const std::string full = dir + "/.heaprec-record-spare.2";
-  std::ofstream(full) << std::string(4 << 20, '\xff');
+  constexpr std::size_t kFullBytes = 4 << 20;
+  std::ofstream(full) << std::string(kFullBytes, '\xff');
+  int full_fd = open(full.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(full_fd, 0);
+  void* mapped = mmap(nullptr, kFullBytes, PROT_READ, MAP_SHARED, full_fd, 0);
+  ASSERT_NE(mapped, MAP_FAILED);
   struct stat full_status = {};
-  ASSERT_EQ(stat(full.c_str(), &full_status), 0);
+  ASSERT_EQ(fstat(full_fd, &full_status), 0);
   pid_t pid = -1;
   unsigned long inode = 0;
   RunResult run = Grow(UnderHeaprec(dir, {REL_GROW, "160"}, {"--seed", "9"}), dir, {}, &pid,
@@ -198,7 +203,13 @@ TEST_F(EndingsTest, OnlyAPlainFileOfItsOwnIsTakenOverAndItIsEmptiedFirst) {
                          EXPECT_EQ(kill(p, SIGKILL), 0);
                        });
   EXPECT_EQ(run.status, 137) << DescribeEnding(run);
-  EXPECT_EQ(inode, full_status.st_ino) << "the full spare was not taken";
+  EXPECT_NE(inode, 0u);
+  EXPECT_NE(inode, full_status.st_ino) << "the full file became a record";
+  ASSERT_EQ(fstat(full_fd, &full_status), 0);
+  EXPECT_EQ(full_status.st_size, static_cast<off_t>(kFullBytes)) << "the full file was truncated";
+  EXPECT_EQ(static_cast<const unsigned char*>(mapped)[kFullBytes - 1], 0xff);
+  munmap(mapped, kFullBytes);
+  close(full_fd);
   for (const std::string& path : {victim, linked}) {
     struct stat status = {};
     ASSERT_EQ(stat(path.c_str(), &status), 0) << path;
@@ -211,6 +222,33 @@ TEST_F(EndingsTest, OnlyAPlainFileOfItsOwnIsTakenOverAndItIsEmptiedFirst) {
   ASSERT_NE(killed, nullptr) << DescribeEnding(run);
   ExpectHeld(killed->profile, BlocksHeld(160), "heap at death");
   EXPECT_EQ(SparesIn(dir), std::vector<std::string>());
+}
+
+// A child made without fork's handlers (a raw clone) shares its parent's record mapping; when it
+// exits, the record is the parent's still: it must not be ended, emptied or handed on (the
+// parent's next sampled allocation would find its pages gone: SIGBUS).
+TEST_F(EndingsTest, AChildMadeWithoutForkHandlersLeavesItsParentsRecordAlone) {
+  std::string dir = RunDirectory("clone");
+  RunResult run = RunGuarded(UnderHeaprec(dir, {REL_GROW, "clone", "40"}, {"--seed", "4"}), dir);
+  EXPECT_EQ(run.status, 0) << DescribeEnding(run);
+  std::vector<std::string> said;
+  for (const std::string& line : e2e::Lines(run.out)) {
+    if (line.rfind("record ", 0) == 0) said.push_back(line);
+  }
+  ASSERT_EQ(said.size(), 2u) << run.out;
+  EXPECT_NE(said[0], "record 0");
+  EXPECT_EQ(said[1], said[0]) << "the parent's record changed under it";
+}
+
+// A process under heaprec run killed between emptying its ended record and handing it on leaves an
+// empty record: heaprec recover says there is nothing in it, in one line.
+TEST_F(EndingsTest, HeaprecRecoverSaysAnEmptyRecordHoldsNothing) {
+  std::string dir = RunDirectory("empty");
+  const std::string record = dir + "/p.123.record";
+  std::ofstream(record).flush();
+  RunResult recover = RunGuarded({HEAPREC_BIN, "recover", dir}, dir);
+  EXPECT_EQ(recover.status, 1) << DescribeEnding(recover);
+  EXPECT_EQ(recover.err, "heaprec recover: " + record + ": empty; its process had ended\n");
 }
 
 // Preloaded without heaprec run nobody would remove a spare: the record's file goes at the end.

@@ -21,6 +21,7 @@
 #include "preload/dump/dump_thread.h"
 #include "preload/dump/profile_writer.h"
 #include "preload/objects/loaded_objects.h"
+#include "preload/process/own_process.h"
 #include "preload/state.h"
 #include "schema/heap_record_format.h"
 #include "schema/manifest.h"
@@ -96,10 +97,12 @@ bool KeepsSpares() {
   return g_settings.manifest[0] != '\0' && access(g_settings.manifest, F_OK) == 0;
 }
 
-// Takes over a spare of `path`'s directory under the name `path`, opened into *file and emptied.
-// Whatever the rename brought is checked through the descriptor: only a regular file of this user
-// that no other name links is used; anything else loses its new name again (a symlink's target,
-// or a hard link's other names, are never touched) and the next slot is tried.
+// Takes over a spare of `path`'s directory under the name `path`, opened into *file. Whatever the
+// rename brought is checked through the descriptor: only an empty regular file of this user that
+// no other name links is used (a parked file is always empty; one that is not may be another
+// process's live record, renamed by a process that shared its name, and must never be truncated
+// under its mapping); anything else loses its new name again (a symlink's target, or a hard link's
+// other names, are never touched) and the next slot is tried.
 bool ClaimSpare(const char* path, OwnFile* file) {
   char spare[PATH_MAX];
   for (int slot = 0; slot < record::kSpareSlots; ++slot) {
@@ -111,7 +114,7 @@ bool ClaimSpare(const char* path, OwnFile* file) {
     struct stat status;
     if (OpenOwnFile(path, O_RDWR | O_NOFOLLOW, 0, file)) {
       if (fstat(file->fd, &status) == 0 && S_ISREG(status.st_mode) && status.st_uid == geteuid() &&
-          status.st_nlink == 1 && ftruncate(file->fd, 0) == 0) {
+          status.st_nlink == 1 && status.st_size == 0) {
         return true;
       }
       CloseOwnFile(file);
@@ -558,7 +561,9 @@ void StartHeapRecord(HeapRecorder& recorder) {
 void EndHeapRecord() {
   g_tried = true;  // under the dump's lock, as StartHeapRecord: none is started after this
   HeapRecordWriter* writer = g_writer.load(std::memory_order_acquire);
-  if (writer == nullptr) return;
+  // A child made without fork's handlers (_Fork, a raw clone) still maps its parent's record: the
+  // file is the parent's to end and to park.
+  if (writer == nullptr || !InOwnProcess()) return;
   // Threads still allocating (exit's handlers, other threads) must not store into pages about to
   // be unmapped: detaching returns once no change is being told, and the peak copies are made
   // under the capture lock, which the caller holds.

@@ -4,11 +4,15 @@
 // killed (by the OOM killer, under a cgroup's memory limit); `rel_grow burst N` allocates N blocks,
 // frees them all at once, says "freed N" and waits to be killed: its peak came and went in a
 // fraction of a second; `rel_grow exit N` allocates N blocks at once, says "record INODE" (the heap
-// record heaprec keeps for it, as its mappings show, once there is one) and exits normally. Every
-// block is written to, so that it is resident and counts against the limit.
+// record heaprec keeps for it, as its mappings show, once there is one) and exits normally;
+// `rel_grow clone N` does the same, but between its first N blocks and N more starts a child with
+// a raw clone (no fork handlers run) that exits normally. Every block is written to, so that it is
+// resident and counts against the limit.
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 
 #include "rel_common.h"
 
@@ -53,13 +57,21 @@ static unsigned long record_inode(void) {
 int main(int argc, char** argv) {
   int burst = argc == 3 && strcmp(argv[1], "burst") == 0;
   int then_exit = argc == 3 && strcmp(argv[1], "exit") == 0;
-  if (argc != 2 && !burst && !then_exit) {
-    fprintf(stderr, "usage: rel_grow N|forever|burst N|exit N\n");
+  int with_clone = argc == 3 && strcmp(argv[1], "clone") == 0;
+  if (argc != 2 && !burst && !then_exit && !with_clone) {
+    fprintf(stderr, "usage: rel_grow N|forever|burst N|exit N|clone N\n");
     return 2;
   }
-  if (then_exit) {
+  if (then_exit || with_clone) {
     for (long held = atol(argv[2]); held > 0; --held) grow_block();
     say("record", (long)record_inode());
+    if (with_clone) {
+      long child = syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+      if (child == 0) exit(0);  // exit's handlers run, heaprec's destructor among them
+      if (child < 0 || waitpid((pid_t)child, NULL, 0) != child) return 3;
+      for (long held = atol(argv[2]); held > 0; --held) grow_block();
+      say("record", (long)record_inode());
+    }
     return 0;
   }
   long target = burst ? atol(argv[2]) : strcmp(argv[1], "forever") == 0 ? -1 : atol(argv[1]);
