@@ -179,6 +179,7 @@ class HeapRecordWriter final : public LiveSetObserver {
   bool Broken() const { return broken_.load(std::memory_order_relaxed); }
   bool GrowTable(std::size_t shard);
   bool ParkFile();
+  bool ReopenOwnFile(OwnFile* file);
   static void Put(Table& table, std::uint64_t key, const LiveObject& object);
   void NoteMapping(std::uint64_t frame);
   void AppendMapping(std::uint64_t start, std::uint64_t limit, std::uint64_t file_offset);
@@ -284,10 +285,10 @@ void HeapRecordWriter::End() {
 // process killed in between leaves an empty record, which recovery knows holds nothing.
 bool HeapRecordWriter::ParkFile() {
   OwnFile file;
-  if (!OpenOwnFile(path_, O_RDWR | O_NOFOLLOW, 0, &file)) return false;
+  if (!ReopenOwnFile(&file)) return false;
   bool parked = false;
   char spare[PATH_MAX];
-  if (file.device == device_ && file.inode == inode_ && ftruncate(file.fd, 0) == 0) {
+  if (ftruncate(file.fd, 0) == 0) {
     for (int slot = 0; slot < record::kSpareSlots && !parked; ++slot) {
       if (!SparePath(path_, slot, spare, sizeof(spare))) break;
       parked = renameat2(AT_FDCWD, path_, AT_FDCWD, spare, RENAME_NOREPLACE) == 0;
@@ -296,6 +297,15 @@ bool HeapRecordWriter::ParkFile() {
   }
   CloseOwnFile(&file);
   return parked;
+}
+
+// No descriptor stays open between uses: the file is opened again by name, and used only if it is
+// still the one this writer made (or took over).
+bool HeapRecordWriter::ReopenOwnFile(OwnFile* file) {
+  if (!OpenOwnFile(path_, O_RDWR | O_NOFOLLOW, 0, file)) return false;
+  if (file->device == device_ && file->inode == inode_) return true;
+  CloseOwnFile(file);
+  return false;
 }
 
 void HeapRecordWriter::Unmap() {
@@ -312,7 +322,7 @@ void HeapRecordWriter::MarkIncomplete() {
 
 // Maps at least `at_least` more bytes of the file after the last segment, reserving their disk
 // blocks first: a page of a shared file mapping with no block behind it raises SIGBUS when the disk
-// is full. The file is opened again by name and checked to be the one created.
+// is full. The file is opened again by name (ReopenOwnFile).
 bool HeapRecordWriter::MapMore(std::size_t at_least) {
   if (segment_count_ == kMaxSegments) return false;
   std::uint64_t bytes = RoundToPages(at_least);
@@ -320,10 +330,9 @@ bool HeapRecordWriter::MapMore(std::size_t at_least) {
   if (bytes < grow) bytes = grow;
   if (mapped_end_ + bytes > record::kMaxFileBytes) return false;
   OwnFile file;
-  if (!OpenOwnFile(path_, O_RDWR, 0, &file)) return false;
+  if (!ReopenOwnFile(&file)) return false;
   void* base = MAP_FAILED;
-  if (file.device == device_ && file.inode == inode_ &&
-      posix_fallocate(file.fd, static_cast<off_t>(mapped_end_), static_cast<off_t>(bytes)) == 0) {
+  if (posix_fallocate(file.fd, static_cast<off_t>(mapped_end_), static_cast<off_t>(bytes)) == 0) {
     base = MapRecord(file.fd, mapped_end_, bytes);
   }
   CloseOwnFile(&file);
