@@ -24,6 +24,7 @@
 #include <string>
 #include <string_view>
 
+#include "cli/command_line.h"
 #include "cli/commands.h"
 #include "cli/glibc_heap.h"
 #include "cli/injection.h"
@@ -387,9 +388,9 @@ Outcome Run(const ControlArgs& args, Verb verb, const DeferredInterrupts& interr
     }
   } else if (verb == Verb::kDump) {
     request.command = schema::kCommandDump;
-    std::string file = Absolute(args.output.empty() ? "heaprec." + id + "." +
-                                                          std::to_string(time(nullptr)) + ".pb.gz"
-                                                    : args.output);
+    std::string default_name = "heaprec." + id + "." + std::to_string(time(nullptr)) + ".pb.gz";
+    std::string file = Absolute(
+        args.output.empty() ? default_name : InDirectoryByDefault(args.output, default_name));
     std::string name = file.substr(file.rfind('/') + 1);
     if (name.empty() || name.size() >= sizeof(request.file_name)) {
       return {kExitUsage, "-o '" + args.output + "' is invalid: expected a file name"};
@@ -519,8 +520,9 @@ void Register(CLI::App& app, int* exit_code, Verb verb) {
   cmd->add_option("PID", args->pid, "The process")->required();
   if (verb == Verb::kAttach) {
     cmd->add_option("-o,--output", args->output,
-                    "Profile path template, as for heaprec run (default heaprec.%e.%p.pb.gz, in "
-                    "this command's directory)");
+                    "Profile path template, or a directory, as for heaprec run (default "
+                    "heaprec.%e.%p.pb.gz, in this command's directory)")
+        ->transform(IntoDirectoryByDefault(preload::kDefaultOutputTemplate));
     cmd->add_option("--sample-interval", args->sample_interval, "Mean bytes between samples");
     cmd->add_option("--http", args->http, "Serve /debug/pprof/heap at ADDR from the process");
     cmd->add_option("--dump-signal", args->dump_signal, "A profile on this signal");
@@ -528,7 +530,8 @@ void Register(CLI::App& app, int* exit_code, Verb verb) {
   }
   if (verb == Verb::kDump) {
     cmd->add_option("-o,--output", args->output,
-                    "The profile's path (default heaprec.PID.TIME.pb.gz here)");
+                    "The profile's path, or a directory for it (default heaprec.PID.TIME.pb.gz "
+                    "here)");
   }
   std::string name = VerbName(verb);
   cmd->footer(

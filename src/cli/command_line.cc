@@ -273,6 +273,23 @@ CLI::Validator InExistingDirectory() {
       "");
 }
 
+std::string InDirectoryByDefault(const std::string& path, const std::string& default_name) {
+  std::error_code ec;
+  if (path.empty() || (path.back() != '/' && !std::filesystem::is_directory(path, ec))) return path;
+  std::string directory = path;
+  while (directory.size() > 1 && directory.back() == '/') directory.pop_back();
+  return directory == "/" ? "/" + default_name : directory + "/" + default_name;
+}
+
+CLI::Validator IntoDirectoryByDefault(const std::string& default_name) {
+  return CLI::Validator(
+      [default_name](std::string& value) -> std::string {
+        value = InDirectoryByDefault(value, default_name);
+        return {};
+      },
+      "");
+}
+
 CLI::Validator NotNegative() {
   return CLI::Validator(
       [](std::string& value) -> std::string {

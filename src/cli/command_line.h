@@ -35,4 +35,12 @@ CLI::Validator NotNegative();
 // '%' (a path template's pid or time) is not checked.
 CLI::Validator InExistingDirectory();
 
+// An output path naming a directory (one that exists, or any path ending in '/') means a file of
+// `default_name` in it: `-o /tmp/heap` should put the profiles there, not fail to write a file
+// over the directory in every process. Any other path is returned as given.
+std::string InDirectoryByDefault(const std::string& path, const std::string& default_name);
+
+// The same as a CLI11 transform, for an output template option (run -o, attach -o).
+CLI::Validator IntoDirectoryByDefault(const std::string& default_name);
+
 }  // namespace heaprec::cli

@@ -256,7 +256,8 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
       "HEAPREC_RUBY_LIB overrides it. --sample-every is HEAPREC_SAMPLE_EVERY.\n"
       "HEAPREC_LIBRARY overrides libheaprec.so. --unwind, --dump-above, --quiet and\n"
       "--no-follow are for native programs only.\n"
-      "Output templates expand %p (pid), %t (time), %e (program name).\n"
+      "Output templates expand %p (pid), %t (time), %e (program name); -o naming a directory\n"
+      "writes each profile in it by the default name.\n"
       "Signals: a terminal's Ctrl-C, Ctrl-\\ and hangup reach the program directly; INT, QUIT,\n"
       "TERM, HUP, USR1, USR2 and the dump signal sent to heaprec with kill are passed on to it.\n"
       "A statically linked program runs unprofiled: LD_PRELOAD cannot reach it.\n"
@@ -291,7 +292,8 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
   AddSettingFlag(cmd, options, "--ruby-liveness",
                  "Ruby (--ruby): how dumps learn which sampled objects live, object_id or "
                  "weak_map (default: object_id up to Ruby 3.4, weak_map from 3.5)");
-  cmd->add_option("-o,--output", options->output, "Profile path template")
+  cmd->add_option("-o,--output", options->output,
+                  "Profile path template, or a directory to write heaprec.%e.%p.pb.gz in")
       ->default_str(preload::kDefaultOutputTemplate)
       ->option_text(preload::FindSettingByFlag("--output")->value_name)
       ->check(InExistingDirectory());

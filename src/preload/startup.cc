@@ -13,6 +13,7 @@
 #include <limits.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -65,6 +66,28 @@ bool AnchorOutputTemplate() {
           template_length + 1);
   memcpy(g_settings.output_template, cwd, cwd_length);
   g_settings.output_template[cwd_length] = '/';
+  return true;
+}
+
+// A template naming a directory (ending in '/', or without a '%' and a directory now) means the
+// default name in it, as `heaprec run -o DIR` does: otherwise every process would fail to write
+// its profile over the directory. Called on the anchored template.
+bool NameProfilesInOutputDirectory() {
+  char* output = g_settings.output_template;
+  std::size_t length = strlen(output);
+  bool directory = output[length - 1] == '/';
+  if (!directory && strchr(output, '%') == nullptr) {
+    struct stat status;
+    directory = stat(output, &status) == 0 && S_ISDIR(status.st_mode);
+  }
+  if (!directory) return true;
+  while (length > 1 && output[length - 1] == '/') --length;
+  if (length == 1) length = 0;  // "/": the root's slash is the one added below
+  if (length + 1 + sizeof(kDefaultOutputTemplate) > sizeof(g_settings.output_template)) {
+    return false;
+  }
+  output[length] = '/';
+  memcpy(output + length + 1, kDefaultOutputTemplate, sizeof(kDefaultOutputTemplate));
   return true;
 }
 
@@ -210,7 +233,10 @@ __attribute__((constructor(101))) void StartProfiler() {
   if (!ReadSettings(&g_settings)) return;
   if (g_settings.only_pid != 0 && g_settings.only_pid != getpid()) return;
   if (g_settings.no_follow && g_settings.only_pid == 0) StopFollowingExec();
-  if (!g_settings.runtime && (!AnchorOutputTemplate() || !CheckOutputDirectory())) return;
+  if (!g_settings.runtime &&
+      (!AnchorOutputTemplate() || !NameProfilesInOutputDirectory() || !CheckOutputDirectory())) {
+    return;
+  }
   bool in_executable = false;
   if (const char* foreign = ForeignProgramMalloc(&in_executable)) {
     const char* library[] = {

@@ -56,7 +56,7 @@ $expected"
   [[ $expected == "$actual" ]] || fail "output differs from a plain run: expected [$expected] got [$actual]"
 }
 attach() {
-  "$heaprec" attach --sample-interval 64K -o "$dir/prof/p.%p.pb.gz" "$pid" 2> "$dir/attach.err" > "$dir/attach.out" ||
+  "$heaprec" attach --sample-interval 64K -o "${1:-$dir/prof/p.%p.pb.gz}" "$pid" 2> "$dir/attach.err" > "$dir/attach.out" ||
     fail "heaprec attach failed with status $?"
 }
 # The profile at exit holds ~125 MiB at after_attach_site, and no pre-attach block.
@@ -109,13 +109,21 @@ check_held_by_size() {
 case $scenario in
   read | sleep | threads | forkexec)
     GO_FILE=$dir/go start "$target" "$scenario"
-    attach
+    if [[ $scenario == threads ]]; then
+      attach "$dir/prof"  # a directory: the profiles go in it by their default names
+    else
+      attach
+    fi
     [[ $scenario == sleep ]] && touch "$dir/go"
     send go
     finish
     expect_plain "$scenario"
-    check_profile
-    [[ $scenario == threads ]] || check_held_by_size
+    if [[ $scenario == threads ]]; then
+      check_profile "$dir/prof/heaprec.$(basename "$target").$pid.pb.gz"
+    else
+      check_profile
+      check_held_by_size
+    fi
     ;;
   python3 | ruby)
     # The interpreters: the bytes of the 2000 buffers allocated after the attach, under the

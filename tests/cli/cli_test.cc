@@ -111,6 +111,51 @@ TEST_F(CliTest, MissingOutputDirectoryIsAOneLineUsageError) {
                      missing + "' does not exist; profiling is off for this process\n");
 }
 
+// An output path naming a directory means the default name in it (as `cp FILE DIR` does): every
+// process writes its profile there, rather than each one failing to write a file over the directory
+// and leaving its heap record to be recovered as if it had been killed. So for heaprec run given an
+// existing directory or a path ending in '/', and for the library preloaded by hand.
+TEST_F(CliTest, AnOutputDirectoryGetsTheProfilesByTheirDefaultNames) {
+  const std::string program = "/bin/sh -c '/bin/echo first; /bin/echo second'";
+  auto profiles_in = [](const std::string& directory) {
+    std::vector<std::string> names;
+    for (const auto& entry : std::filesystem::directory_iterator(directory)) {
+      names.push_back(entry.path().filename().string());
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+  };
+  auto starts_with = [](const std::string& name, const std::string& prefix) {
+    return name.rfind(prefix, 0) == 0;
+  };
+  for (const std::string& given : {dir_ + "/existing", dir_ + "/slash/"}) {
+    std::filesystem::create_directory(dir_ + (given.back() == '/' ? "/slash" : "/existing"));
+    std::string out;
+    ASSERT_EQ(Heaprec("run --seed 3 -o " + ShellQuote(given) + " -- " + program, &out), 0) << out;
+    EXPECT_EQ(out.find("could not write"), std::string::npos) << out;
+    EXPECT_EQ(out.find("killed"), std::string::npos) << out;
+    EXPECT_NE(out.find("first\nsecond\n"), std::string::npos) << out;
+    std::vector<std::string> names = profiles_in(given);
+    ASSERT_EQ(names.size(), 3u) << out;  // sh and two echos, each its final profile
+    EXPECT_EQ(std::count_if(names.begin(), names.end(),
+                            [&](const std::string& n) { return starts_with(n, "heaprec.echo."); }),
+              2)
+        << out;
+    EXPECT_TRUE(starts_with(names.back(), "heaprec.sh.")) << names.back();
+  }
+  const std::string by_hand = dir_ + "/by-hand";
+  std::filesystem::create_directory(by_hand);
+  std::string out;
+  EXPECT_EQ(test_support::RunCommand("LD_PRELOAD=" + ShellQuote(HEAPREC_PRELOAD_LIBRARY) +
+                                         " HEAPREC_OUTPUT=" + ShellQuote(by_hand) + " /bin/true",
+                                     &out),
+            0);
+  EXPECT_EQ(out, "");
+  std::vector<std::string> names = profiles_in(by_hand);
+  ASSERT_EQ(names.size(), 1u);
+  EXPECT_TRUE(starts_with(names[0], "heaprec.true.")) << names[0];
+}
+
 // A program that allocates far less than the sampling interval: the run says how to get samples.
 TEST_F(CliTest, RunThatSampledNothingSaysHowToGetSamples) {
   std::string out;

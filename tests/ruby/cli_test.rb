@@ -105,6 +105,20 @@ class CliTest < HeaprecTestCase
 
   def ruby_lib = File.dirname($LOADED_FEATURES.grep(/heaprec\.rb$/).first)
 
+  # HEAPREC_OUTPUT naming a directory, as the native library reads it: the default name in it.
+  def test_an_output_directory_gets_the_profile_by_its_default_name
+    %w[existing slash/].each do |given|
+      Dir.mkdir(path(given.chomp("/")))
+      out, err, status = Open3.capture3({ "RUBYLIB" => ruby_lib, "RUBYOPT" => "-rheaprec/autorun",
+                                          "HEAPREC_OUTPUT" => path(given) },
+                                        "ruby", "-e", "puts Process.pid")
+      assert status.success?, err
+      files = Dir.children(path(given.chomp("/")))
+      assert_equal 1, files.size, err
+      assert_match(/\Aheaprec\..+\.#{out.to_i}\.pb\.gz\z/, files.first)
+    end
+  end
+
   def test_an_out_of_range_setting_leaves_the_program_running_unprofiled
     out, err, status = Open3.capture3({ "RUBYLIB" => ruby_lib, "RUBYOPT" => "-rheaprec/autorun",
                                         "HEAPREC_MAX_DEPTH" => "5000000000",

@@ -251,8 +251,19 @@ module Heaprec
 
     def monotonic_now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
 
+    DEFAULT_OUTPUT = "heaprec.%e.%p.pb.gz"
+
+    # A directory (existing, or written with a trailing "/") means the default name in it, as for
+    # the native library and `heaprec run -o DIR`.
+    def output_template(given)
+      return DEFAULT_OUTPUT if given.empty?
+      return given unless given.end_with?("/") || (!given.include?("%") && File.directory?(given))
+
+      File.join(given, DEFAULT_OUTPUT)
+    end
+
     def install
-      @output = ENV.fetch("HEAPREC_OUTPUT", "").then { |o| o.empty? ? "heaprec.%e.%p.pb.gz" : o }
+      @output = output_template(ENV.fetch("HEAPREC_OUTPUT", ""))
       @interval = seconds_setting("HEAPREC_DUMP_INTERVAL")
       options = {
         sample_every: integer_setting("HEAPREC_SAMPLE_EVERY", Heaprec::DEFAULT_SAMPLE_EVERY),
