@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <stdexcept>
 #include <unordered_set>
 
@@ -143,17 +144,48 @@ std::vector<const RecordedMapping*> DisjointMappings(const std::vector<RecordedM
   return out;
 }
 
+// The reason of the final profile a process that ended so could not write ("" for none).
+std::string EndingReason(record::Ending ending) {
+  switch (ending) {
+    case record::kExitEnding:
+      return schema::kReasonExit;
+    case record::kUnderscoreExitEnding:
+      return schema::kReasonUnderscoreExit;
+    case record::kCrashEnding:
+      return schema::kReasonCrash;
+    case record::kTerminatedEnding:
+      return schema::kReasonTerminated;
+    case record::kNoEnding:
+      break;
+  }
+  return "";
+}
+
 std::string SignalName(int signal_number) {
   const char* abbrev = signal_number > 0 ? sigabbrev_np(signal_number) : nullptr;
   return abbrev != nullptr ? std::string("SIG") + abbrev : "";
 }
 
-// The inuse_space of the profile at `path`, or -1 when there is none to read.
-std::int64_t InuseBytesOfFile(const std::string& path) {
+// Whether a comment of `p` has the field pid=`pid`.
+bool IsProfileOf(const profile::Profile& p, std::uint64_t pid) {
+  const std::string field = std::string(schema::kPidField) + "=" + std::to_string(pid);
+  for (const std::string& comment : p.comments) {
+    std::istringstream words(comment);
+    for (std::string word; words >> word;) {
+      if (word == field) return true;
+    }
+  }
+  return false;
+}
+
+// The inuse_space of the profile of process `pid` at `path`, or -1 when there is none to read
+// (or it is another process's).
+std::int64_t InuseBytesOfFile(const std::string& path, std::uint64_t pid) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return -1;
   try {
     profile::Profile p = profile::ReadProfileFile(path);
+    if (!IsProfileOf(p, pid)) return -1;
     for (std::size_t t = 0; t < p.sample_types.size(); ++t) {
       if (p.sample_types[t].type != schema::kInuseSpace) continue;
       std::int64_t total = 0;
@@ -250,6 +282,11 @@ profile::Profile BuildProfile(const HeapRecord& record, const std::vector<Record
   p.comments.push_back(std::string(schema::kLiveSamplesField) + "=" + std::to_string(live_samples) +
                        " recovered_from=" + record.file +
                        (record.incomplete ? " incomplete=1" : ""));
+  if (record.write_error != 0) {
+    const char* name = strerrorname_np(record.write_error);
+    p.comments.push_back(std::string(schema::kFinalWriteErrorField) + "=" +
+                         (name != nullptr ? name : std::to_string(record.write_error)));
+  }
   return p;
 }
 
@@ -291,8 +328,14 @@ HeapRecord ReadHeapRecord(const std::string& path) {
   out.sample_interval = header->sample_interval;
   out.profile_path = Bounded(header->profile_path, sizeof(header->profile_path));
   out.program = Bounded(header->program, sizeof(header->program));
-  out.ended = header->state == record::kEnded;
-  out.incomplete = header->state == record::kIncomplete;
+  const std::uint64_t state = header->state & record::kStateBits;
+  out.ended = state == record::kEnded;
+  out.incomplete = state == record::kIncomplete;
+  out.ending_reason = EndingReason(record::EndingOf(header->state));
+  if (!out.ending_reason.empty()) {
+    out.ending_signal = record::EndingSignal(header->state);
+    out.write_error = record::EndingError(header->state);
+  }
   struct stat st;
   if (stat(path.c_str(), &st) == 0) {
     out.death_time_ns = static_cast<std::uint64_t>(st.st_mtim.tv_sec) * 1000000000ull +
@@ -331,15 +374,29 @@ RecoveredFiles WriteRecoveredProfiles(const HeapRecord& record, const std::strin
   }
   std::uint64_t death_time =
       record.death_time_ns != 0 ? record.death_time_ns : record.start_time_ns;
+  // A process that saw its end but could not write its final profile: that profile, as it would
+  // have been labelled.
+  const bool unwritten = !record.ending_reason.empty();
   render::WriteProfileFile(
-      BuildProfile(record, record.live, schema::kReasonKilled, signal_number, death_time),
+      BuildProfile(record, record.live,
+                   unwritten ? record.ending_reason.c_str() : schema::kReasonKilled,
+                   unwritten ? record.ending_signal : signal_number, death_time),
       files.death);
   // The peak: the larger of the record's peak copy and the heap at death (a process killed while
-  // growing died at its peak), unless a peak profile already on disk holds more.
+  // growing died at its peak), unless the process's peak profile on disk holds more. That is the
+  // one beside the name its final profile had, which the process may have written itself (always,
+  // before an unwritten ending, whose own name may be taken), unless another process's is there.
   bool copy_larger = !record.peak.empty() && InuseBytes(record.peak) > InuseBytes(record.live);
   const std::vector<RecordedObject>& peak = copy_larger ? record.peak : record.live;
   std::string peak_path = WithInfix(files.death, schema::kPeakInfix);
-  if (InuseBytes(peak) > InuseBytesOfFile(peak_path)) {
+  if (death_path.empty() && !record.profile_path.empty()) {
+    std::string own = WithInfix(record.profile_path, schema::kPeakInfix);
+    std::error_code ec;
+    if (!std::filesystem::exists(own, ec) || InuseBytesOfFile(own, record.pid) >= 0) {
+      peak_path = own;
+    }
+  }
+  if (InuseBytes(peak) > InuseBytesOfFile(peak_path, record.pid)) {
     render::WriteProfileFile(BuildProfile(record, peak, schema::kReasonPeak, 0,
                                           copy_larger ? record.peak_time_ns : death_time),
                              peak_path);

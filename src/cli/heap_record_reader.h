@@ -32,8 +32,14 @@ struct HeapRecord {
   std::uint64_t sample_interval = 0;
   std::string profile_path;  // where the process's final profile would have gone
   std::string program;
-  bool ended = false;               // the process wrote its final profile: nothing to recover
-  bool incomplete = false;          // the record stopped keeping up (its file could not grow)
+  bool ended = false;       // the process wrote its final profile: nothing to recover
+  bool incomplete = false;  // the record stopped keeping up (its file could not grow)
+  // How the process ended, when it saw its end but could not write its final profile
+  // (record::WithEnding): the reason that profile would have had ("" for none seen: a kill), the
+  // signal that ended it, and why the write failed (an errno).
+  std::string ending_reason;
+  int ending_signal = 0;
+  int write_error = 0;
   std::uint64_t death_time_ns = 0;  // the file's last modification
   std::vector<RecordedObject> live;
   std::vector<RecordedObject> peak;  // empty when the record holds no peak copy

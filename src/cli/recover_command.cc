@@ -4,6 +4,7 @@
 // of its processes dies that way; this is for processes started otherwise.
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 
@@ -45,8 +46,15 @@ bool RecoverOne(const std::string& path, const RecoverArgs& args) {
     return false;
   }
   RecoveredFiles files = WriteRecoveredProfiles(record, args.output, 0);
-  std::cout << "heaprec recover: process " << record.pid << " (" << record.program
-            << "): heap at death " << Mebibytes(InuseBytes(record.live)) << " in " << files.death;
+  std::cout << "heaprec recover: process " << record.pid << " (" << record.program << "): ";
+  if (record.ending_reason.empty()) {
+    std::cout << "heap at death ";
+  } else {
+    std::cout << "heap at its end (" << record.ending_reason
+              << "; it could not write its final profile: " << std::strerror(record.write_error)
+              << ") ";
+  }
+  std::cout << Mebibytes(InuseBytes(record.live)) << " in " << files.death;
   if (!files.peak.empty()) std::cout << "; peak in " << files.peak;
   if (record.incomplete) std::cout << " (the record is incomplete: its file could not grow)";
   std::cout << "\n";

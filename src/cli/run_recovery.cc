@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <set>
@@ -32,7 +33,14 @@ void RecoverKilledProcesses(Manifest& written, pid_t root, int root_signal) {
       if (RecordOwnerIsRunning(record)) continue;  // a daemon that outlived the program
       RecoveredFiles files =
           WriteRecoveredProfiles(record, "", entry.pid == root ? root_signal : 0);
-      written.profiles.push_back({entry.pid, schema::kReasonKilled, files.death});
+      const bool unwritten = !record.ending_reason.empty();
+      written.profiles.push_back(
+          {entry.pid, unwritten ? record.ending_reason : schema::kReasonKilled, files.death});
+      if (unwritten) {
+        std::cerr << "heaprec: process " << entry.pid << " could not write its final profile ("
+                  << std::strerror(record.write_error) << "); written from its heap record to "
+                  << files.death << "\n";
+      }
       if (!files.peak.empty()) {
         bool listed = false;
         for (const ManifestEntry& e : written.profiles) {

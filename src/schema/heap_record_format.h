@@ -89,6 +89,28 @@ enum State : std::uint64_t {
   kIncomplete = 3,  // a change could not be stored (the file could not grow): not to be trusted
 };
 
+// The state word's low byte is the State. A process that reached its end but could not write its
+// final profile (a full disk, a directory at its name) keeps its record, and the bits above say
+// how it ended, so that the profile recovered from the record tells that ending, not a kill: the
+// Ending (bits 8-15), the signal that ended it (16-23) and the write's errno (32-47).
+inline constexpr std::uint64_t kStateBits = 0xff;
+enum Ending : std::uint64_t {
+  kNoEnding = 0,  // none seen: the process was killed without warning
+  kExitEnding = 1,
+  kUnderscoreExitEnding = 2,
+  kCrashEnding = 3,
+  kTerminatedEnding = 4,
+};
+constexpr std::uint64_t WithEnding(std::uint64_t state, Ending ending, int signal_number,
+                                   int error) {
+  return (state & kStateBits) | std::uint64_t{ending} << 8 |
+         (static_cast<std::uint64_t>(signal_number) & 0xff) << 16 |
+         (static_cast<std::uint64_t>(error) & 0xffff) << 32;
+}
+constexpr Ending EndingOf(std::uint64_t state) { return static_cast<Ending>((state >> 8) & 0xff); }
+constexpr int EndingSignal(std::uint64_t state) { return static_cast<int>((state >> 16) & 0xff); }
+constexpr int EndingError(std::uint64_t state) { return static_cast<int>((state >> 32) & 0xffff); }
+
 // A table: its offset (a multiple of kTableAlignment) with log2 of its slot count in the low bits.
 inline constexpr std::uint64_t kTableAlignment = 64;
 constexpr std::uint64_t TableWord(std::uint64_t offset, unsigned log2_capacity) {
@@ -119,7 +141,7 @@ struct Header {
   char profile_path[kPathBytes];  // where the final profile would have been written
   char program[128];
   // The words the writer updates as it goes.
-  std::uint64_t state;               // State
+  std::uint64_t state;               // State, and the Ending bits (WithEnding)
   std::uint64_t file_bytes;          // bytes of the file in use; never read past
   std::uint64_t mapping_log_offset;  // the log's area (kMappingLogBytes long)
   std::uint64_t mapping_log_bytes;   // bytes of complete entries

@@ -93,6 +93,9 @@ inline constexpr char kPeakWriteUsField[] = "peak_write_us";
 inline constexpr char kPeakCapturesField[] = "peak_captures";
 inline constexpr char kPeakCaptureUsField[] = "peak_capture_us";
 inline constexpr char kHeapRecordBytesField[] = "heap_record_bytes";
+// A final profile written from the heap record because the process could not write it: why its
+// own write failed (the errno's name, EISDIR, ENOSPC).
+inline constexpr char kFinalWriteErrorField[] = "final_write_error";
 // The memory the heap lives in, when the profile was written: the resident set and, of it, the
 // part backed by files (libraries, mapped files: /proc/self/statm); with glibc, its own accounting
 // (mallinfo2): bytes in the chunks the program holds, free bytes it keeps in its arenas, and what

@@ -240,6 +240,63 @@ TEST_F(EndingsTest, AChildMadeWithoutForkHandlersLeavesItsParentsRecordAlone) {
   EXPECT_EQ(said[1], said[0]) << "the parent's record changed under it";
 }
 
+// Removes the directories rel_grow's `blocked` mode put at its final profile's name, so that the
+// profiles can be read: the pid each was for.
+pid_t RemoveBlockingDirectory(const std::string& dir) {
+  pid_t pid = -1;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (!entry.is_directory()) continue;
+    pid = std::atoi(entry.path().filename().string().substr(2).c_str());  // "p.PID.pb.gz"
+    std::filesystem::remove(entry.path());
+  }
+  return pid;
+}
+
+// A process that reaches its end but cannot write its final profile (here a directory is in the
+// way; a full disk is the same) keeps its record, marked with how it ended: heaprec run writes
+// that profile from the record with the process's own reason, exit, and why the write failed,
+// rather than calling the process killed. Preloaded, heaprec recover does the same.
+TEST_F(EndingsTest, AFinalProfileThatCouldNotBeWrittenComesFromTheRecordWithItsEnding) {
+  std::string dir = RunDirectory("blocked");
+  RunResult run =
+      RunGuarded(UnderHeaprec(dir, {REL_GROW, "blocked", "40", dir}, {"--seed", "8"}), dir);
+  EXPECT_EQ(run.status, 0) << DescribeEnding(run);
+  EXPECT_NE(SaidRecordInode(run.out), 0u) << run.out;
+  EXPECT_TRUE(Contains(run.err, "could not write profile")) << run.err;
+  EXPECT_TRUE(Contains(run.err,
+                       "could not write its final profile (Is a directory); written from "
+                       "its heap record to "))
+      << run.err;
+  EXPECT_FALSE(Contains(run.err, "killed")) << run.err;
+  EXPECT_TRUE(RecordsIn(dir).empty()) << "a recovered record is removed";
+  // The name was taken (by the directory): the pid goes before the extension, as for a template
+  // that names every process's profile alike.
+  const std::string pid = std::to_string(RemoveBlockingDirectory(dir));
+  std::optional<ProfileFile> file = ReadValidProfile(dir + "/p." + pid + "." + pid + ".pb.gz");
+  ASSERT_TRUE(file.has_value()) << run.err;
+  EXPECT_EQ(CommentText(file->profile, "reason"), "exit");
+  EXPECT_EQ(ReadPeakProfiles(dir).size(), 1u) << "the process wrote its peak itself";
+  EXPECT_EQ(CommentText(file->profile, "final_write_error"), "EISDIR");
+  ExpectHeld(file->profile, BlocksHeld(40), "heap at exit");
+
+  std::string preloaded = RunDirectory("blocked-preload");
+  RunResult alone = RunGuarded({REL_GROW, "blocked", "40", preloaded}, preloaded,
+                               PreloadEnv(preloaded, false, {{"HEAPREC_SEED", "8"}}));
+  EXPECT_EQ(alone.status, 0) << DescribeEnding(alone);
+  ASSERT_EQ(RecordsIn(preloaded).size(), 1u) << alone.err;
+  pid_t alone_pid = RemoveBlockingDirectory(preloaded);
+  RunResult recover = RunGuarded({HEAPREC_BIN, "recover", preloaded}, preloaded);
+  EXPECT_EQ(recover.status, 0) << DescribeEnding(recover);
+  EXPECT_TRUE(Contains(recover.out,
+                       "heap at its end (exit; it could not write its final profile: "
+                       "Is a directory)"))
+      << recover.out;
+  std::optional<ProfileFile> recovered =
+      ReadValidProfile(preloaded + "/p." + std::to_string(alone_pid) + ".pb.gz");
+  ASSERT_TRUE(recovered.has_value()) << recover.out;
+  EXPECT_EQ(CommentText(recovered->profile, "reason"), "exit");
+}
+
 // A process under heaprec run killed between emptying its ended record and handing it on leaves an
 // empty record: heaprec recover says there is nothing in it, in one line.
 TEST_F(EndingsTest, HeaprecRecoverSaysAnEmptyRecordHoldsNothing) {

@@ -88,11 +88,14 @@ int DumpAs(DumpReason reason, const char* path, int signal_number) {
   if (IsFinal(reason)) {
     WritePeakNextTo(written[0] != '\0' ? written : target);
     // The final profile tells what the record would: its file goes. A final profile that could not
-    // be written leaves the record, which `heaprec recover` turns into one.
+    // be written leaves the record, marked with this ending, which `heaprec run` (or `heaprec
+    // recover`) turns into that profile.
     if (error == 0) {
       LockPeak();  // EndHeapRecord with the dump locks held, as exec has them
       EndHeapRecord();
       UnlockPeak();
+    } else {
+      KeepHeapRecordOfUnwrittenEnding(reason, signal_number, error);
     }
   }
   return error;

@@ -63,6 +63,15 @@ void PublishKey(Slot& slot, std::uint64_t key) {
 void PublishWord(std::uint64_t& word, std::uint64_t value) {
   __atomic_store_n(&word, value, __ATOMIC_RELEASE);
 }
+// Replaces the bits of `word` outside `keep` with `value`'s, in one store: the state word's State
+// and Ending bits are set by different threads (an allocation that finds the file full, the final
+// dump that could not write), and neither may undo the other.
+void PublishBits(std::uint64_t& word, std::uint64_t keep, std::uint64_t value) {
+  std::uint64_t old = __atomic_load_n(&word, __ATOMIC_RELAXED);
+  while (!__atomic_compare_exchange_n(&word, &old, (old & keep) | (value & ~keep), false,
+                                      __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+  }
+}
 
 // Maps `bytes` of the record file at `offset`, shared. Without readahead: a write fault on a page
 // not yet in the page cache otherwise reads ahead the pages after it (zeros, for reserved blocks),
@@ -135,6 +144,9 @@ class HeapRecordWriter final : public LiveSetObserver {
   void End();
   // The mappings go, without a store (in a fork child: they are the parent's file).
   void Unmap();
+  // The process ended as `ending` says but its final profile could not be written: the record
+  // stays, and says so (record::WithEnding), keeping its State (it may be kIncomplete).
+  void MarkEnding(record::Ending ending, int signal_number, int error);
 
   ~HeapRecordWriter();
 
@@ -314,9 +326,15 @@ void HeapRecordWriter::Unmap() {
   header_ = nullptr;
 }
 
+void HeapRecordWriter::MarkEnding(record::Ending ending, int signal_number, int error) {
+  if (header_ == nullptr) return;
+  PublishBits(header_->state, record::kStateBits,
+              record::WithEnding(0, ending, signal_number, error));
+}
+
 void HeapRecordWriter::MarkIncomplete() {
   if (broken_.exchange(true)) return;
-  PublishWord(header_->state, record::kIncomplete);
+  PublishBits(header_->state, ~record::kStateBits, record::kIncomplete);
   WakeDumpThread();  // the peak copies are no longer kept here: the peak profile is written now
 }
 
@@ -578,6 +596,29 @@ void EndHeapRecord() {
   // under the capture lock, which the caller holds.
   g_observed->Observe(nullptr);
   writer->End();
+}
+
+void KeepHeapRecordOfUnwrittenEnding(DumpReason reason, int signal_number, int error) {
+  HeapRecordWriter* writer = g_writer.load(std::memory_order_acquire);
+  if (writer == nullptr || !InOwnProcess()) return;
+  record::Ending ending = record::kNoEnding;
+  switch (reason) {
+    case DumpReason::kExit:
+      ending = record::kExitEnding;
+      break;
+    case DumpReason::kUnderscoreExit:
+      ending = record::kUnderscoreExitEnding;
+      break;
+    case DumpReason::kCrash:
+      ending = record::kCrashEnding;
+      break;
+    case DumpReason::kTerminated:
+      ending = record::kTerminatedEnding;
+      break;
+    default:
+      return;  // not a final profile
+  }
+  writer->MarkEnding(ending, signal_number, error);
 }
 
 void RecordPeakCopy(const HeapSnapshot& snapshot, std::int64_t live_bytes, std::uint64_t time_ns) {

@@ -19,6 +19,7 @@
 #include <cstdint>
 
 #include "core/heap_snapshot.h"
+#include "preload/dump/dump_reason.h"
 
 namespace heaprec::preload {
 
@@ -33,6 +34,11 @@ void StartHeapRecord(HeapRecorder& recorder);
 // more, stops being told of changes and is unmapped, and its file goes (under `heaprec run`, as a
 // spare the next process's record takes over). With the dump locks held (LockDumps).
 void EndHeapRecord();
+
+// The final profile of this `reason` could not be written (`error`): the record stays, marked
+// with how the process ended, for `heaprec run` or `heaprec recover` to write that profile from it
+// (labelled with this ending, not as a kill). With the dump's lock held.
+void KeepHeapRecordOfUnwrittenEnding(DumpReason reason, int signal_number, int error);
 
 // The peak capture (under its lock) has copied the live set: the record keeps a copy too.
 void RecordPeakCopy(const HeapSnapshot& snapshot, std::int64_t live_bytes, std::uint64_t time_ns);

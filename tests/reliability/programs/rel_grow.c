@@ -6,11 +6,14 @@
 // fraction of a second; `rel_grow exit N` allocates N blocks at once, says "record INODE" (the heap
 // record heaprec keeps for it, as its mappings show, once there is one) and exits normally;
 // `rel_grow clone N` does the same, but between its first N blocks and N more starts a child with
-// a raw clone (no fork handlers run) that exits normally. Every block is written to, so that it is
-// resident and counts against the limit.
+// a raw clone (no fork handlers run) that exits normally; `rel_grow blocked N DIR` allocates N
+// blocks, says "record INODE", puts a directory where its final profile would go under the tests'
+// template (DIR/p.PID.pb.gz) and exits normally: its final profile cannot be written. Every block
+// is written to, so that it is resident and counts against the limit.
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -58,9 +61,17 @@ int main(int argc, char** argv) {
   int burst = argc == 3 && strcmp(argv[1], "burst") == 0;
   int then_exit = argc == 3 && strcmp(argv[1], "exit") == 0;
   int with_clone = argc == 3 && strcmp(argv[1], "clone") == 0;
-  if (argc != 2 && !burst && !then_exit && !with_clone) {
-    fprintf(stderr, "usage: rel_grow N|forever|burst N|exit N|clone N\n");
+  int blocked = argc == 4 && strcmp(argv[1], "blocked") == 0;
+  if (argc != 2 && !burst && !then_exit && !with_clone && !blocked) {
+    fprintf(stderr, "usage: rel_grow N|forever|burst N|exit N|clone N|blocked N DIR\n");
     return 2;
+  }
+  if (blocked) {
+    for (long held = atol(argv[2]); held > 0; --held) grow_block();
+    say("record", (long)record_inode());
+    char profile[4096];
+    snprintf(profile, sizeof(profile), "%s/p.%ld.pb.gz", argv[3], (long)getpid());
+    return mkdir(profile, 0700) == 0 ? 0 : 3;
   }
   if (then_exit || with_clone) {
     for (long held = atol(argv[2]); held > 0; --held) grow_block();
