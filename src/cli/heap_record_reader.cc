@@ -144,23 +144,6 @@ std::vector<const RecordedMapping*> DisjointMappings(const std::vector<RecordedM
   return out;
 }
 
-// The reason of the final profile a process that ended so could not write ("" for none).
-std::string EndingReason(record::Ending ending) {
-  switch (ending) {
-    case record::kExitEnding:
-      return schema::kReasonExit;
-    case record::kUnderscoreExitEnding:
-      return schema::kReasonUnderscoreExit;
-    case record::kCrashEnding:
-      return schema::kReasonCrash;
-    case record::kTerminatedEnding:
-      return schema::kReasonTerminated;
-    case record::kNoEnding:
-      break;
-  }
-  return "";
-}
-
 std::string SignalName(int signal_number) {
   const char* abbrev = signal_number > 0 ? sigabbrev_np(signal_number) : nullptr;
   return abbrev != nullptr ? std::string("SIG") + abbrev : "";
@@ -331,7 +314,8 @@ HeapRecord ReadHeapRecord(const std::string& path) {
   const std::uint64_t state = header->state & record::kStateBits;
   out.ended = state == record::kEnded;
   out.incomplete = state == record::kIncomplete;
-  out.ending_reason = EndingReason(record::EndingOf(header->state));
+  const std::uint64_t ending = record::EndingOf(header->state);
+  out.ending_reason = ending < record::kEndingCount ? record::kEndingReasons[ending] : "";
   if (!out.ending_reason.empty()) {
     out.ending_signal = record::EndingSignal(header->state);
     out.write_error = record::EndingError(header->state);

@@ -25,6 +25,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "schema/profile_schema.h"
+
 namespace heaprec::record {
 
 inline constexpr char kMagic[8] = {'H', 'E', 'A', 'P', 'R', 'E', 'C', 'R'};
@@ -94,20 +96,19 @@ enum State : std::uint64_t {
 // how it ended, so that the profile recovered from the record tells that ending, not a kill: the
 // Ending (bits 8-15), the signal that ended it (16-23) and the write's errno (32-47).
 inline constexpr std::uint64_t kStateBits = 0xff;
-enum Ending : std::uint64_t {
-  kNoEnding = 0,  // none seen: the process was killed without warning
-  kExitEnding = 1,
-  kUnderscoreExitEnding = 2,
-  kCrashEnding = 3,
-  kTerminatedEnding = 4,
-};
-constexpr std::uint64_t WithEnding(std::uint64_t state, Ending ending, int signal_number,
+// An Ending is an index into kEndingReasons: the final profile's reason (schema/profile_schema.h);
+// 0 for none seen (the process was killed without warning). Append only: the indices are in files.
+inline constexpr const char* kEndingReasons[] = {"", schema::kReasonExit,
+                                                 schema::kReasonUnderscoreExit,
+                                                 schema::kReasonCrash, schema::kReasonTerminated};
+inline constexpr std::uint64_t kEndingCount = sizeof(kEndingReasons) / sizeof(kEndingReasons[0]);
+constexpr std::uint64_t WithEnding(std::uint64_t state, std::uint64_t ending, int signal_number,
                                    int error) {
-  return (state & kStateBits) | std::uint64_t{ending} << 8 |
+  return (state & kStateBits) | ending << 8 |
          (static_cast<std::uint64_t>(signal_number) & 0xff) << 16 |
          (static_cast<std::uint64_t>(error) & 0xffff) << 32;
 }
-constexpr Ending EndingOf(std::uint64_t state) { return static_cast<Ending>((state >> 8) & 0xff); }
+constexpr std::uint64_t EndingOf(std::uint64_t state) { return (state >> 8) & 0xff; }
 constexpr int EndingSignal(std::uint64_t state) { return static_cast<int>((state >> 16) & 0xff); }
 constexpr int EndingError(std::uint64_t state) { return static_cast<int>((state >> 32) & 0xffff); }
 

@@ -146,7 +146,7 @@ class HeapRecordWriter final : public LiveSetObserver {
   void Unmap();
   // The process ended as `ending` says but its final profile could not be written: the record
   // stays, and says so (record::WithEnding), keeping its State (it may be kIncomplete).
-  void MarkEnding(record::Ending ending, int signal_number, int error);
+  void MarkEnding(std::uint64_t ending, int signal_number, int error);
 
   ~HeapRecordWriter();
 
@@ -326,7 +326,7 @@ void HeapRecordWriter::Unmap() {
   header_ = nullptr;
 }
 
-void HeapRecordWriter::MarkEnding(record::Ending ending, int signal_number, int error) {
+void HeapRecordWriter::MarkEnding(std::uint64_t ending, int signal_number, int error) {
   if (header_ == nullptr) return;
   PublishBits(header_->state, record::kStateBits,
               record::WithEnding(0, ending, signal_number, error));
@@ -601,24 +601,12 @@ void EndHeapRecord() {
 void KeepHeapRecordOfUnwrittenEnding(DumpReason reason, int signal_number, int error) {
   HeapRecordWriter* writer = g_writer.load(std::memory_order_acquire);
   if (writer == nullptr || !InOwnProcess()) return;
-  record::Ending ending = record::kNoEnding;
-  switch (reason) {
-    case DumpReason::kExit:
-      ending = record::kExitEnding;
-      break;
-    case DumpReason::kUnderscoreExit:
-      ending = record::kUnderscoreExitEnding;
-      break;
-    case DumpReason::kCrash:
-      ending = record::kCrashEnding;
-      break;
-    case DumpReason::kTerminated:
-      ending = record::kTerminatedEnding;
-      break;
-    default:
-      return;  // not a final profile
+  const char* name = ReasonName(reason);
+  for (std::uint64_t ending = 1; ending < record::kEndingCount; ++ending) {
+    if (strcmp(record::kEndingReasons[ending], name) == 0) {
+      writer->MarkEnding(ending, signal_number, error);
+    }
   }
-  writer->MarkEnding(ending, signal_number, error);
 }
 
 void RecordPeakCopy(const HeapSnapshot& snapshot, std::int64_t live_bytes, std::uint64_t time_ns) {
