@@ -60,7 +60,7 @@ std::vector<ManifestEntry> ManifestTail::ReadNew() {
 
 bool NamesProfile(const ManifestEntry& entry) {
   return entry.reason != schema::kManifestMessage && entry.reason != schema::kManifestRecord &&
-         entry.reason != schema::kManifestDeclined;
+         entry.reason != schema::kManifestDeclined && entry.reason != schema::kManifestUnwritten;
 }
 
 Manifest ReadManifest(const std::string& path) {
@@ -74,6 +74,8 @@ Manifest ReadManifest(const std::string& path) {
       manifest.messages.push_back(std::move(e.path));
     } else if (e.reason == schema::kManifestRecord) {
       manifest.records.push_back(std::move(e));
+    } else if (e.reason == schema::kManifestUnwritten) {
+      manifest.unwritten.push_back(std::move(e));
     } else if (e.reason == schema::kManifestDeclined) {
       // Every process of a program reads the same environment: one line says it for all.
       if (std::find(manifest.declined.begin(), manifest.declined.end(), e.path) ==

@@ -25,6 +25,7 @@ struct Manifest {
   std::vector<ManifestEntry> records;  // heap records, one per process that kept one
   // Why processes run unprofiled (a bad setting from the environment), each text once.
   std::vector<std::string> declined;
+  std::vector<ManifestEntry> unwritten;  // profiles a process could not write (it said why)
 };
 
 // Whether a line names a profile file (not a message, heap record or refusal).

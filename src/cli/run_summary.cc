@@ -224,6 +224,12 @@ void PrintSummary(const RunOptions& o, pid_t root, const Manifest& manifest, boo
   if (profiles.empty()) {
     // The processes said why (a bad setting): a guess at another reason would mislead.
     if (!manifest.declined.empty()) return;
+    if (!manifest.unwritten.empty()) {
+      std::cerr << "heaprec: no profile was written: " << manifest.unwritten.size()
+                << (manifest.unwritten.size() == 1 ? " write" : " writes")
+                << " failed (the processes said why above)\n";
+      return;
+    }
     // Profiles are written at exit, _exit, abort and fatal or terminating signals, and the peak
     // one as it grows: these are what is left.
     if (o.Has(schema::kDormantVariable)) {

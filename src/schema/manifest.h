@@ -8,6 +8,8 @@
 //     PID <TAB> record <TAB> PATH        the process's heap record (schema/heap_record_format.h)
 //     PID <TAB> declined <TAB> TEXT      why a process runs unprofiled (a bad setting in the
 //                                        environment), for heaprec run to say once
+//     PID <TAB> unwritten <TAB> PATH     a profile the process could not write (its own message
+//                                        says why), so that heaprec run does not guess at a cause
 //
 // A peak profile is rewritten as the peak grows: a later line for the same PATH replaces the
 // earlier one. Header-only and allocation-free (the preload library writes it).
@@ -27,5 +29,6 @@ inline constexpr char kManifestSeparator = '\t';
 inline constexpr char kManifestMessage[] = "message";
 inline constexpr char kManifestRecord[] = "record";
 inline constexpr char kManifestDeclined[] = "declined";
+inline constexpr char kManifestUnwritten[] = "unwritten";
 
 }  // namespace heaprec::schema

@@ -156,6 +156,21 @@ TEST_F(CliTest, AnOutputDirectoryGetsTheProfilesByTheirDefaultNames) {
   EXPECT_TRUE(starts_with(names[0], "heaprec.true.")) << names[0];
 }
 
+// A profile that could not be written (here: a template whose per-pid directory does not exist,
+// which the library cannot check before the pid is known): the process says why, and heaprec run
+// does not guess at another cause (SIGKILL, a static program).
+TEST_F(CliTest, RunThatCouldNotWriteItsProfileDoesNotGuessWhy) {
+  std::string out;
+  ASSERT_EQ(Heaprec("run -o " + ShellQuote(dir_ + "/%p/p.pb.gz") + " -- /bin/true", &out), 0)
+      << out;
+  EXPECT_NE(out.find("heaprec: could not write profile '" + dir_ + "/"), std::string::npos) << out;
+  EXPECT_NE(out.find("heaprec: no profile was written: 1 write failed (the processes said why "
+                     "above)\n"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("SIGKILL"), std::string::npos) << out;
+}
+
 // A program that allocates far less than the sampling interval: the run says how to get samples.
 TEST_F(CliTest, RunThatSampledNothingSaysHowToGetSamples) {
   std::string out;

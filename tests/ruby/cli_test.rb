@@ -84,6 +84,16 @@ class CliTest < HeaprecTestCase
     files.zip(profiles) { |f, p| assert_equal listed.fetch(f), [p.pid, p.reason], f }
   end
 
+  # A profile that could not be written (a per-pid directory that does not exist): the process
+  # says why and heaprec run does not guess at another cause.
+  def test_a_profile_that_could_not_be_written_is_not_guessed_about
+    _, stderr, status = run_cli("run", "--ruby", "-o", path("%p/x.pb.gz"), "--", "ruby", "-e", "1")
+    assert status.success?, stderr
+    assert_match(/heaprec: could not write profile: /, stderr)
+    assert_match(/no profile was written: 1 write failed \(the processes said why above\)/, stderr)
+    refute_match(/SIGKILL/, stderr)
+  end
+
   def test_program_exit_status_and_stdin_pass_through
     _, stderr, status = run_cli("run", "--ruby", "-o", path("x.%p.pb.gz"), "--",
                                 "ruby", "-e", "exit 3")

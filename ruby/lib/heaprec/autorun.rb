@@ -94,6 +94,7 @@ module Heaprec
     # Its allocations (the path, the messages) are heaprec's: the final dump runs on the program's
     # main thread, in at_exit.
     def dump(reason, sequence)
+      path = nil
       Heaprec._quietly do
         path = Heaprec._expand_output_template(@output, sequence, program_name)
         path = Heaprec._peak_path(path) if reason == "peak"
@@ -109,6 +110,15 @@ module Heaprec
       end
     rescue StandardError, NoMemoryError => e
       warn "heaprec: could not write profile: #{e.message}"
+      note_unwritten(path)
+    end
+
+    # Under heaprec run, which then knows a write failed rather than guess why there is no profile.
+    def note_unwritten(path)
+      manifest = ENV["HEAPREC_MANIFEST"]
+      Heaprec._append_to_manifest(manifest, "unwritten", path.to_s) if manifest && !manifest.empty?
+    rescue StandardError
+      nil
     end
 
     # The profile a process ends with, once: at_exit, exit! and a ractor may each try.

@@ -19,6 +19,7 @@
 #include "preload/record/heap_record.h"
 #include "preload/state.h"
 #include "preload/thread_state.h"
+#include "schema/manifest.h"
 
 namespace heaprec::preload {
 namespace {
@@ -53,6 +54,9 @@ int WriteAndReport(HeapSnapshot& snapshot, DumpReason reason, int signal_number,
     const char* parts[] = {"heaprec: could not write profile '", target,
                            "': ", strerrordesc_np(error), "\n"};
     ReportMessage(parts, sizeof(parts) / sizeof(parts[0]));
+    if (g_settings.manifest[0] != '\0') {
+      AppendToManifest(g_settings.manifest, getpid(), schema::kManifestUnwritten, target);
+    }
     return error;
   }
   if (g_settings.manifest[0] != '\0') {
