@@ -319,6 +319,9 @@ case $scenario in
     done
     [[ $(ls /proc/$pid/fd) == "$descriptors_before" ]] ||
       fail "descriptors after 50 detaches: $(ls -l /proc/$pid/fd) (before: $descriptors_before)"
+    # Nor does a detached process keep a heap record: nothing would follow or remove it.
+    records=$(find "$dir/prof" -name '*.record')
+    [[ -z $records ]] || fail "heap records left after the detaches: $records"
     attach
     send go
     finish

@@ -24,6 +24,7 @@
 #include "preload/export.h"
 #include "preload/process/environment.h"
 #include "preload/process/process_memory.h"
+#include "preload/record/heap_record.h"
 #include "preload/startup.h"
 #include "preload/state.h"
 
@@ -270,6 +271,12 @@ int CarryOut(std::int32_t command) {
       RequestDetach();
       RunControlCommand();
       int result = Dump(DumpReason::kDetach, nullptr);
+      // The heap record follows the sampled heap, which nothing follows from here on: it ends with
+      // the session, or a later kill would leave a stale heap at death (and an exit, a record
+      // nobody removes). A later attach keeps none (EndHeapRecord is once per process).
+      LockDumps();
+      EndHeapRecord();
+      UnlockDumps();
       RouteHooks(HookSet::kProcessOnly);
       ForgetEverySample();
       ForgetDirectory();
