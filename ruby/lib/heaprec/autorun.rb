@@ -87,8 +87,9 @@ module Heaprec
       backend
     end
 
+    # The script's name; "ruby" for a program given with -e or on stdin ($0 is "-e" or "-").
     def program_name
-      File.basename($PROGRAM_NAME.to_s).then { |n| n.empty? ? "ruby" : n }
+      File.basename($PROGRAM_NAME.to_s).then { |n| n.empty? || n.start_with?("-") ? "ruby" : n }
     end
 
     # Its allocations (the path, the messages) are heaprec's: the final dump runs on the program's
