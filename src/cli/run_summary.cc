@@ -148,6 +148,60 @@ const ManifestEntry* PointAtPeakProfile(const std::vector<ManifestEntry>& profil
   }
 }
 
+// The most a process's profiles say it held: its peak profile's live bytes, else its final one's
+// (-1 when neither can be read).
+std::int64_t MostHeld(const std::vector<ManifestEntry>& profiles, pid_t pid) {
+  const ManifestEntry* e = LastProfileOf(
+      profiles, pid, [](const std::string& reason) { return reason == schema::kReasonPeak; });
+  if (e == nullptr) e = FinalProfileOf(profiles, pid);
+  if (e == nullptr) return -1;
+  try {
+    return InuseSpace(profile::ReadProfileFile(e->path));
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+
+// The process whose summary tells the run's story: the program's own, unless its profiles hold
+// nothing while other processes' do (a shell script, a wrapper that forks the real work): then the
+// one of those that held the most at its peak, said in one line, rather than the program's empty
+// profile and advice to lower the interval. Of many processes only the kCandidates largest peak
+// (or final) profile files are read: reading every profile of a build would cost seconds. *said
+// gets the line that says so ("" for the program itself).
+pid_t SummarizedProcess(const std::vector<ManifestEntry>& profiles, pid_t root, std::string* said) {
+  constexpr size_t kCandidates = 8;
+  if (MostHeld(profiles, root) > 0) return root;
+  std::map<pid_t, std::uintmax_t> largest_file;  // by pid: its largest peak or final profile file
+  for (const ManifestEntry& e : profiles) {
+    if (e.pid == root || (e.reason != schema::kReasonPeak && EndingOf(e.reason) == nullptr)) {
+      continue;
+    }
+    std::error_code error;
+    std::uintmax_t size = std::filesystem::file_size(e.path, error);
+    if (!error) largest_file[e.pid] = std::max(largest_file[e.pid], size);
+  }
+  std::vector<std::pair<std::uintmax_t, pid_t>> by_size;
+  for (const auto& [pid, size] : largest_file) by_size.push_back({size, pid});
+  std::sort(by_size.rbegin(), by_size.rend());
+  if (by_size.size() > kCandidates) by_size.resize(kCandidates);
+  pid_t best = root;
+  std::int64_t best_bytes = 0;
+  for (const auto& [size, pid] : by_size) {
+    std::int64_t held = MostHeld(profiles, pid);
+    if (held > best_bytes) {
+      best = pid;
+      best_bytes = held;
+    }
+  }
+  if (best != root) {
+    *said = "heaprec: the program (pid " + std::to_string(root) + ") held nothing sampled; pid " +
+            std::to_string(best) + ", of its " + std::to_string(largest_file.size() + 1) +
+            " processes, held the most (" + render::FormatValue(best_bytes, schema::kBytesUnit) +
+            " at its peak): its summary follows\n";
+  }
+  return best;
+}
+
 // The top sites of one of the program's profiles.
 void PrintTopSites(const RunOptions& o, const ManifestEntry& summarized) {
   if (o.top == 0) return;
@@ -247,26 +301,31 @@ void PrintSummary(const RunOptions& o, pid_t root, const Manifest& manifest, boo
     return;
   }
   PrintProfileList(profiles, root);
+  std::string summarized_instead;
+  const pid_t shown = SummarizedProcess(profiles, root, &summarized_instead);
   // Reading every process's final and peak profiles would cost seconds in a build: with many
-  // profiles, only the program's own get the pointer.
+  // profiles, only the program's own get the pointer (and the summarized process's, below).
   for (const ManifestEntry& e : profiles) {
     bool listed = profiles.size() <= kListedProfiles || e.pid == root;
-    if (listed && e.pid != root && EndingOf(e.reason) != nullptr) PointAtPeakProfile(profiles, e);
+    if (listed && e.pid != root && e.pid != shown && EndingOf(e.reason) != nullptr) {
+      PointAtPeakProfile(profiles, e);
+    }
   }
-  // The program's own summary: its final profile, or its peak one when that is where the memory
-  // was, or when the program was killed before it could write a final one (SIGKILL, the OOM
-  // killer).
-  const ManifestEntry* final_profile = FinalProfileOf(profiles, root);
+  std::cerr << summarized_instead;
+  // The program's own summary (or the process that held its memory: SummarizedProcess): its final
+  // profile, or its peak one when that is where the memory was, or when the program was killed
+  // before it could write a final one (SIGKILL, the OOM killer).
+  const ManifestEntry* final_profile = FinalProfileOf(profiles, shown);
   const ManifestEntry* summarized = final_profile;
   if (final_profile == nullptr) {
     summarized = LastProfileOf(
-        profiles, root, [](const std::string& reason) { return reason == schema::kReasonPeak; });
+        profiles, shown, [](const std::string& reason) { return reason == schema::kReasonPeak; });
   } else if (const ManifestEntry* peak = PointAtPeakProfile(profiles, *final_profile)) {
     summarized = peak;
   }
   if (summarized != nullptr) PrintTopSites(o, *summarized);
   if (final_profile != nullptr && o.top != 0) {
-    PrintStory(o, *final_profile, LastProfileOf(profiles, root, [](const std::string& reason) {
+    PrintStory(o, *final_profile, LastProfileOf(profiles, shown, [](const std::string& reason) {
                  return reason == schema::kReasonPeak;
                }));
   }
