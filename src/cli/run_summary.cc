@@ -195,8 +195,9 @@ pid_t SummarizedProcess(const std::vector<ManifestEntry>& profiles, pid_t root, 
   }
   if (best != root) {
     *said = "heaprec: the program (pid " + std::to_string(root) + ") held nothing sampled; pid " +
-            std::to_string(best) + ", of its " + std::to_string(largest_file.size() + 1) +
-            " processes, held the most (" + render::FormatValue(best_bytes, schema::kBytesUnit) +
+            std::to_string(best) + ", of the " + std::to_string(largest_file.size() + 1) +
+            " processes with profiles, held the most (" +
+            render::FormatValue(best_bytes, schema::kBytesUnit) +
             " at its peak): its summary follows\n";
   }
   return best;
@@ -301,8 +302,8 @@ void PrintSummary(const RunOptions& o, pid_t root, const Manifest& manifest, boo
     return;
   }
   PrintProfileList(profiles, root);
-  std::string summarized_instead;
-  const pid_t shown = SummarizedProcess(profiles, root, &summarized_instead);
+  std::string summarized_instead;  // with --top 0 no summary follows: nothing to choose
+  const pid_t shown = o.top == 0 ? root : SummarizedProcess(profiles, root, &summarized_instead);
   // Reading every process's final and peak profiles would cost seconds in a build: with many
   // profiles, only the program's own get the pointer (and the summarized process's, below).
   for (const ManifestEntry& e : profiles) {

@@ -187,7 +187,8 @@ TEST_F(CliTest, RunSummarizesTheProcessThatHeldTheMemory) {
   const size_t at = out.find(said);
   ASSERT_NE(at, std::string::npos) << out;
   const std::string pid = std::to_string(std::atol(out.c_str() + at + said.size()));
-  EXPECT_NE(out.find(", of its 2 processes, held the most ("), std::string::npos) << out;
+  EXPECT_NE(out.find(", of the 2 processes with profiles, held the most ("), std::string::npos)
+      << out;
   EXPECT_NE(out.find("Summary of pid " + pid + " "), std::string::npos) << out;
   EXPECT_NE(out.find("PyByteArray"), std::string::npos) << "the child's sites: " << out;
   EXPECT_EQ(out.find("No allocation was sampled"), std::string::npos) << out;
