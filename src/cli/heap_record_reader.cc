@@ -10,10 +10,10 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <sstream>
 #include <stdexcept>
 #include <unordered_set>
 
+#include "analysis/profile_view.h"
 #include "base/file_io.h"
 #include "profile/pprof_reader.h"
 #include "render/output_file.h"
@@ -149,18 +149,6 @@ std::string SignalName(int signal_number) {
   return abbrev != nullptr ? std::string("SIG") + abbrev : "";
 }
 
-// Whether a comment of `p` has the field pid=`pid`.
-bool IsProfileOf(const profile::Profile& p, std::uint64_t pid) {
-  const std::string field = std::string(schema::kPidField) + "=" + std::to_string(pid);
-  for (const std::string& comment : p.comments) {
-    std::istringstream words(comment);
-    for (std::string word; words >> word;) {
-      if (word == field) return true;
-    }
-  }
-  return false;
-}
-
 // The inuse_space of the profile of process `pid` at `path`, or -1 when there is none to read
 // (or it is another process's).
 std::int64_t InuseBytesOfFile(const std::string& path, std::uint64_t pid) {
@@ -168,7 +156,7 @@ std::int64_t InuseBytesOfFile(const std::string& path, std::uint64_t pid) {
   if (!std::filesystem::exists(path, ec)) return -1;
   try {
     profile::Profile p = profile::ReadProfileFile(path);
-    if (!IsProfileOf(p, pid)) return -1;
+    if (analysis::CommentField(p, schema::kPidField) != std::to_string(pid)) return -1;
     for (std::size_t t = 0; t < p.sample_types.size(); ++t) {
       if (p.sample_types[t].type != schema::kInuseSpace) continue;
       std::int64_t total = 0;
@@ -361,9 +349,9 @@ RecoveredFiles WriteRecoveredProfiles(const HeapRecord& record, const std::strin
   // A process that saw its end but could not write its final profile: that profile, as it would
   // have been labelled.
   const bool unwritten = !record.ending_reason.empty();
+  files.reason = unwritten ? record.ending_reason : schema::kReasonKilled;
   render::WriteProfileFile(
-      BuildProfile(record, record.live,
-                   unwritten ? record.ending_reason.c_str() : schema::kReasonKilled,
+      BuildProfile(record, record.live, files.reason.c_str(),
                    unwritten ? record.ending_signal : signal_number, death_time),
       files.death);
   // The peak: the larger of the record's peak copy and the heap at death (a process killed while

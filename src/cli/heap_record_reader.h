@@ -58,8 +58,9 @@ HeapRecord ReadHeapRecord(const std::string& path);
 bool RecordOwnerIsRunning(const HeapRecord& record);
 
 struct RecoveredFiles {
-  std::string death;  // the heap at death
-  std::string peak;   // "" when the peak on record is not above the heap at death
+  std::string death;   // the heap at death
+  std::string reason;  // its reason: killed, or the ending the record names (HeapRecord)
+  std::string peak;    // "" when the peak on record is not above the heap at death
 };
 
 // Writes the profiles: the heap at death to `death_path` ("" for the record's own final-profile

@@ -33,10 +33,8 @@ void RecoverKilledProcesses(Manifest& written, pid_t root, int root_signal) {
       if (RecordOwnerIsRunning(record)) continue;  // a daemon that outlived the program
       RecoveredFiles files =
           WriteRecoveredProfiles(record, "", entry.pid == root ? root_signal : 0);
-      const bool unwritten = !record.ending_reason.empty();
-      written.profiles.push_back(
-          {entry.pid, unwritten ? record.ending_reason : schema::kReasonKilled, files.death});
-      if (unwritten) {
+      written.profiles.push_back({entry.pid, files.reason, files.death});
+      if (!record.ending_reason.empty()) {
         std::cerr << "heaprec: process " << entry.pid << " could not write its final profile ("
                   << std::strerror(record.write_error) << "); written from its heap record to "
                   << files.death << "\n";

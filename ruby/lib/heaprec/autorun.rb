@@ -102,8 +102,7 @@ module Heaprec
         # One dump at a time (the extension refuses a second): the peak, interval, signal and exit
         # dumps wait for each other rather than fail.
         DUMP_LOCK.synchronize { Heaprec._dump(path, reason) } # reason=, as in the manifest
-        manifest = ENV["HEAPREC_MANIFEST"]
-        if manifest && !manifest.empty?
+        if manifest
           Heaprec._append_to_manifest(manifest, reason, path)
         else
           warn "heaprec: wrote #{path}"
@@ -116,11 +115,13 @@ module Heaprec
 
     # Under heaprec run, which then knows a write failed rather than guess why there is no profile.
     def note_unwritten(path)
-      manifest = ENV["HEAPREC_MANIFEST"]
-      Heaprec._append_to_manifest(manifest, "unwritten", path.to_s) if manifest && !manifest.empty?
+      Heaprec._append_to_manifest(manifest, "unwritten", path.to_s) if manifest
     rescue StandardError
       nil
     end
+
+    # `heaprec run`'s manifest (schema/manifest.h), or nil outside it.
+    def manifest = ENV["HEAPREC_MANIFEST"].then { |m| m.nil? || m.empty? ? nil : m }
 
     # The profile a process ends with, once: at_exit, exit! and a ractor may each try.
     def final_dump(reason)

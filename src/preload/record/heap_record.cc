@@ -605,6 +605,7 @@ void KeepHeapRecordOfUnwrittenEnding(DumpReason reason, int signal_number, int e
   for (std::uint64_t ending = 1; ending < record::kEndingCount; ++ending) {
     if (strcmp(record::kEndingReasons[ending], name) == 0) {
       writer->MarkEnding(ending, signal_number, error);
+      return;
     }
   }
 }
