@@ -63,7 +63,7 @@ void RegisterFetchCommand(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "fetch",
       "Fetch a heap profile over HTTP (GET /debug/pprof/heap of heaprec run --http) and symbolize "
-      "it here, with files, lines and inlined functions, into FILE");
+      "it here, with files, lines and inlined functions, into FILE.");
   cmd->add_option("URL", args->url,
                   "The profile's URL, as http://127.0.0.1:6060/debug/pprof/heap (https too)")
       ->required();

@@ -93,7 +93,7 @@ void RegisterRecoverCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<RecoverArgs>();
   CLI::App* cmd = app.add_subcommand(
       "recover",
-      "Write the profiles of a process killed without warning (SIGKILL, the OOM killer) from its\n"
+      "Write the profiles of a process killed without warning (SIGKILL, the OOM killer) from its "
       "heap record.");
   cmd->footer(
       "A profiled process keeps NAME.PID.record beside its profiles. Recovering it writes the\n"

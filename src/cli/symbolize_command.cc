@@ -107,7 +107,7 @@ void RegisterSymbolizeCommand(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "symbolize",
       "Add function names and source lines to profiles, from the binaries and debug info they "
-      "refer to (rewrites each file in place unless -o is given)");
+      "refer to (rewrites each file in place unless -o is given).");
   cmd->add_option("PATHS", args->paths,
                   "Profiles written by heaprec, or directories holding them (*.pb.gz)")
       ->required();

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -14,6 +15,7 @@
 #include "preload/control/settings.h"
 #include "render/flame_page.h"
 #include "render/output_file.h"
+#include "render/ui_page.h"
 #include "test_profiles.h"
 
 namespace heaprec {
@@ -21,9 +23,10 @@ namespace {
 
 using test_support::ShellQuote;
 
-const std::vector<std::string> kCommands = {"run",     "report", "symbolize", "fetch",
-                                            "flame",   "diff",   "leaks",     "agent",
-                                            "recover", "attach", "detach",    "dump"};
+// Every command: the tests below go through each one's help.
+const std::vector<std::string> kCommands = {"run",     "report", "summary", "symbolize", "fetch",
+                                            "flame",   "ui",     "diff",    "leaks",     "agent",
+                                            "recover", "attach", "detach",  "dump"};
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -296,6 +299,31 @@ TEST_F(CommandLineTest, HelpHasNoParserArtefacts) {
   }
 }
 
+// heaprec --help lists each command with the first line of its description: a whole sentence,
+// not one cut where the description's source wraps.
+TEST_F(CommandLineTest, EveryCommandIsSummarizedInAWholeSentence) {
+  Result r = Heaprec("--help");
+  ASSERT_EQ(r.status, 0);
+  const std::string commands = r.out.substr(r.out.find("Commands:\n"));
+  std::map<std::string, std::string> summaries;  // command -> its summary, wrapped lines joined
+  std::istringstream lines(commands.substr(0, commands.find("\n\n")));
+  std::string line, command;
+  std::getline(lines, line);  // "Commands:"
+  while (std::getline(lines, line)) {
+    std::size_t text = line.find_first_not_of(' ');
+    if (text == 2) {  // "  name   summary..."
+      std::size_t end = line.find(' ', text);
+      command = line.substr(text, end - text);
+      text = line.find_first_not_of(' ', end);
+    }
+    summaries[command] += (summaries[command].empty() ? "" : " ") + line.substr(text);
+  }
+  ASSERT_EQ(summaries.size(), kCommands.size()) << r.out;
+  for (const auto& [name, summary] : summaries) {
+    EXPECT_EQ(summary.back(), '.') << name << ": " << summary;
+  }
+}
+
 // Each example of a command's help uses only options its help lists (the program's own
 // arguments, after --, excepted), and those that take a value get one.
 TEST_F(CommandLineTest, ExamplesUseRealOptions) {
@@ -308,7 +336,8 @@ TEST_F(CommandLineTest, ExamplesUseRealOptions) {
     while (std::getline(lines, line)) {
       if (line.rfind("  heaprec " + command + " ", 0) != 0) continue;
       ++checked;
-      std::istringstream words(line);
+      // The example's comment, after two spaces or more, may name other commands' options.
+      std::istringstream words(line.substr(0, line.find("  ", 2)));
       std::string word;
       while (words >> word && word != "--" && word != "&&" && word != ">") {
         if (word.size() < 2 || word[0] != '-') continue;
@@ -346,6 +375,7 @@ TEST_F(CommandLineTest, OptionsParseTheSameBeforeAndAfterPositionals) {
   const std::string empty = ShellQuote(dir_ + "/empty");
   std::filesystem::create_directory(dir_ + "/empty");
   const std::string out = ShellQuote(dir_ + "/symbolized.pb.gz");
+  const std::string page = ShellQuote(dir_ + "/page.html");
   const std::string frames = "--skip-frames '^Build$' --keep-frames '^Inner$' ";
   const std::string search =
       "--binary-path /opt/b1 --binary-path /opt/b2:/opt/b3 --debug-path /opt/d --no-cache ";
@@ -385,6 +415,13 @@ TEST_F(CommandLineTest, OptionsParseTheSameBeforeAndAfterPositionals) {
        {"flame " + file + " -o - --sample-index alloc_space " + frames + search,
         "flame -o - --sample-index alloc_space " + frames + search + file,
         "flame " + frames + search + file + " -o - --sample-index alloc_space"}},
+      {0,
+       {"summary " + file + " --top 3 --processes 1 " + search,
+        "summary --top 3 " + search + file + " --processes 1",
+        "summary " + search + "--processes 1 " + file + " --top 3"}},
+      {render::HasUiPage() ? 0 : 1,
+       {"ui " + file + " -o " + page + " " + search, "ui -o " + page + " " + search + file,
+        "ui " + search + file + " -o " + page}},
       {0,
        {"diff " + file + " " + next + " --top 3 --format json " + frames + search,
         "diff --top 3 --format json " + frames + search + file + " " + next,
