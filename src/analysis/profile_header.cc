@@ -24,6 +24,7 @@ ProfileHeader HeaderOf(const profile::Profile& profile) {
       header.timeline = ParseTimeline(comment);
     }
   }
+  header.attach = AttachFactsOf(profile);
   return header;
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/attach_facts.h"
 #include "analysis/timeline.h"
 #include "profile/profile.h"
 
@@ -23,7 +24,8 @@ struct ProfileHeader {
   // The comments people read: the profile's, but for those starting with '#', which are data (the
   // timeline), as pprof leaves them out of its header too.
   std::vector<std::string> comments{};
-  std::optional<Timeline> timeline{};  // the profile's timeline comment, if it has a valid one
+  std::optional<Timeline> timeline{};   // the profile's timeline comment, if it has a valid one
+  std::optional<AttachFacts> attach{};  // of a process that was attached: what is not covered
 
   bool sampled() const { return period > 1; }
 };

@@ -82,6 +82,14 @@ std::optional<std::string> CommentField(const Profile& p, const std::string& nam
   return std::nullopt;
 }
 
+int64_t NumericCommentField(const Profile& p, const std::string& name) {
+  const std::optional<std::string> value = CommentField(p, name);
+  if (!value || value->empty()) return -1;
+  char* stop = nullptr;
+  const long long number = std::strtoll(value->c_str(), &stop, 10);
+  return *stop == '\0' && number >= 0 ? number : -1;
+}
+
 std::optional<int64_t> ProfilePid(const Profile& p) {
   std::optional<std::string> value = CommentField(p, schema::kPidField);
   if (!value || value->empty()) return std::nullopt;

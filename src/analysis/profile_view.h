@@ -107,6 +107,9 @@ bool IsHeapSampleType(const std::string& type);
 // The value of the comment field NAME=VALUE (a comment may hold several, separated by spaces).
 std::optional<std::string> CommentField(const profile::Profile& profile, const std::string& name);
 
+// The comment field NAME=N as a number; -1 when absent, empty or not a non-negative integer.
+int64_t NumericCommentField(const profile::Profile& profile, const std::string& name);
+
 // The writing process's pid (comment pid=N), if the profile names one.
 std::optional<int64_t> ProfilePid(const profile::Profile& profile);
 

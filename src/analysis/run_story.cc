@@ -102,23 +102,20 @@ std::vector<SizeBucket> SizeHistogram(const Profile& p, int64_t* allocations) {
   return buckets;
 }
 
-int64_t NumberField(const Profile& p, const char* name) {
-  const std::optional<std::string> value = CommentField(p, name);
-  if (!value || value->empty()) return -1;
-  char* stop = nullptr;
-  const long long number = std::strtoll(value->c_str(), &stop, 10);
-  return *stop == '\0' && number >= 0 ? number : -1;
-}
-
-RssAccount AccountRss(const Profile& p, const StoryRanking& live) {
+RssAccount AccountRss(const Profile& p, const StoryRanking& live,
+                      const std::optional<AttachFacts>& attach) {
   RssAccount rss;
-  rss.rss = NumberField(p, schema::kRssField);
-  rss.file_backed = NumberField(p, schema::kRssFileField);
-  rss.malloc_in_use = NumberField(p, schema::kMallocInUseField);
-  rss.malloc_free = NumberField(p, schema::kMallocFreeField);
-  rss.profiler = NumberField(p, schema::kProfilerBytesField);
+  rss.rss = NumericCommentField(p, schema::kRssField);
+  rss.file_backed = NumericCommentField(p, schema::kRssFileField);
+  rss.malloc_in_use = NumericCommentField(p, schema::kMallocInUseField);
+  rss.malloc_free = NumericCommentField(p, schema::kMallocFreeField);
+  rss.profiler = NumericCommentField(p, schema::kProfilerBytesField);
   rss.heap = live.total;
   rss.heap_error = live.error;
+  if (attach) {
+    rss.attached = true;
+    rss.before_attach = attach->unattributed;
+  }
   return rss;
 }
 
@@ -126,7 +123,7 @@ RssAccount AccountRss(const Profile& p, const StoryRanking& live) {
 
 int64_t RssAccount::overhead() const {
   if (malloc_in_use < 0 || heap < 0) return -1;
-  return std::max<int64_t>(0, malloc_in_use - heap);
+  return std::max<int64_t>(0, malloc_in_use - heap - std::max<int64_t>(0, before_attach));
 }
 
 namespace {
@@ -181,7 +178,7 @@ RunStory ComputeRunStory(const Profile& final_profile, const Profile* peak_profi
     story.peak_error = story.timeline->Error(story.peak);
     story.peak_ms = story.timeline->peak_ms;
   }
-  story.rss = AccountRss(final_profile, story.never_freed);
+  story.rss = AccountRss(final_profile, story.never_freed, story.header.attach);
   story.temporaries = RankTemporaries(final_profile, top);
   if (HasSampleType(final_profile, schema::kAllocObjects) &&
       HasSampleType(final_profile, schema::kAllocSpace)) {

@@ -43,7 +43,13 @@ struct RssAccount {
   int64_t malloc_in_use = -1;  // glibc's chunks in use: heap plus its headers and rounding
   int64_t malloc_free = -1;    // free memory glibc keeps in its arenas (may be partly not resident)
   int64_t profiler = -1;       // heaprec's own memory
-  // malloc_in_use - heap: the allocator's overhead per block (-1: unknown).
+  // A profile of an attached process: its heap is what was allocated since the attach, and
+  // malloc_in_use also counts the blocks from before it that are still live, which heaprec attach
+  // estimates (before_attach; -1 where the process was started dormant instead).
+  bool attached = false;
+  int64_t before_attach = -1;
+  // malloc_in_use - heap (- before_attach): the allocator's overhead per block (-1: unknown); of
+  // an attached process without the estimate, with the blocks from before the attach.
   int64_t overhead() const;
   // How much of malloc_free can be resident: mallinfo2 counts free chunks whether or not their
   // pages were ever touched or were given back with madvise, so at most what the resident set has

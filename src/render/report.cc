@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "analysis/report.h"
+#include "render/attach_note.h"
 #include "render/format.h"
 #include "render/json_fields.h"
 #include "render/json_writer.h"
@@ -26,79 +27,6 @@ using analysis::ReportRow;
 // Column widths of the text report: values, and (sampled) "±" + the 95% margin ("±1023.9 KiB").
 constexpr size_t kValueWidth = 11;
 constexpr size_t kMarginWidth = 12;
-
-// The value of NAME=VALUE in the profile's comments, or "".
-std::string CommentValue(const std::vector<std::string>& comments, const std::string& name) {
-  for (const std::string& comment : comments) {
-    for (size_t at = comment.find(name + "="); at != std::string::npos;
-         at = comment.find(name + "=", at + 1)) {
-      if (at != 0 && comment[at - 1] != ' ') continue;
-      size_t start = at + name.size() + 1;
-      return comment.substr(start, comment.find(' ', start) - start);
-    }
-  }
-  return "";
-}
-
-// "2-4 KiB" for size class K (schema kHeldBySizeField): blocks of (2^(K-1), 2^K] bytes.
-std::string SizeClassName(int k) {
-  if (k <= 0) return "1 B";
-  auto name = [](std::uint64_t bytes) {
-    static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int unit = 0;
-    while (bytes >= 1024 && unit < 4) bytes /= 1024, ++unit;
-    return std::to_string(bytes) + " " + kUnits[unit];
-  };
-  std::string low = name(std::uint64_t{1} << (k - 1)), high = name(std::uint64_t{1} << k);
-  std::size_t space = low.find(' ');
-  if (low.substr(space) == high.substr(high.find(' '))) low = low.substr(0, space);  // "2-4 KiB"
-  return low + "-" + high;
-}
-
-// "Before the attach, by block size: 780 MiB in 2-4 KiB blocks (96%, 199680 blocks), ..."
-void PrintHeldBySize(const std::string& classes, double walked, std::ostream& out) {
-  if (classes.empty() || walked <= 0) return;
-  out << "Before the attach, by block size (glibc's heap as read then, "
-      << FormatValue(static_cast<int64_t>(walked), "bytes") << " in use):";
-  const char* separator = " ";
-  for (std::size_t at = 0; at < classes.size();) {
-    std::size_t end = std::min(classes.find(',', at), classes.size());
-    std::string entry = classes.substr(at, end - at);
-    at = end + 1;
-    unsigned k = 0;
-    unsigned long long bytes = 0, blocks = 0;
-    if (std::sscanf(entry.c_str(), "%u:%llu:%llu", &k, &bytes, &blocks) != 3) continue;
-    out << separator << FormatValue(static_cast<int64_t>(bytes), "bytes") << " in "
-        << SizeClassName(static_cast<int>(k)) << " blocks ("
-        << static_cast<int>(std::lround(100.0 * static_cast<double>(bytes) / walked)) << "%, "
-        << blocks << (blocks == 1 ? " block)" : " blocks)");
-    separator = ", ";
-  }
-  out << "\n";
-}
-
-// A profile of a process `heaprec attach` loaded heaprec into: what it does not cover, on the first
-// screen (docs/design/attach.md).
-void PrintAttachNote(const std::vector<std::string>& comments, std::ostream& out) {
-  if (CommentValue(comments, schema::kInjectedField) != "1") return;
-  auto bytes = [&](const char* field) {
-    return static_cast<double>(std::strtoull(CommentValue(comments, field).c_str(), nullptr, 10));
-  };
-  std::time_t at = static_cast<std::time_t>(
-      std::strtoll(CommentValue(comments, schema::kAttachedAtField).c_str(), nullptr, 10));
-  char when[32] = "?";
-  std::tm utc;
-  if (gmtime_r(&at, &utc) != nullptr)
-    std::strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &utc);
-  out << "Attached: " << when << ", when the heap held "
-      << FormatValue(bytes(schema::kHeldAtAttachField), "bytes")
-      << " (allocated before, not in this profile); of the heap's "
-      << FormatValue(bytes(schema::kHeapInUseField), "bytes") << " now, "
-      << FormatValue(bytes(schema::kUnattributedField), "bytes")
-      << " is not accounted for by samples since\n";
-  PrintHeldBySize(CommentValue(comments, schema::kHeldBySizeField), bytes(schema::kHeldWalkedField),
-                  out);
-}
 
 // A profile without a single record: instead of an empty table, why, and how to get samples. A
 // sampled run of a program that allocates little (less than about one interval in all) is the
@@ -141,7 +69,7 @@ void PrintText(const Report& r, const ReportOptions& o, size_t shown, std::ostre
     if (!p.period_type.type.empty()) out << " of " << p.period_type.type;
     out << "\n";
   }
-  PrintAttachNote(p.comments, out);
+  if (p.attach) PrintAttachNote(*p.attach, out);
   if (!p.comments.empty()) {
     out << "Comments:";
     for (const std::string& c : p.comments) out << " " << c;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "render/attach_note.h"
 #include "render/format.h"
 #include "schema/profile_schema.h"
 
@@ -81,6 +82,24 @@ void PrintAllocationRate(const analysis::Timeline& t, const SummaryOptions& opti
   out << "\n";
 }
 
+// A profile of an attached process counts only what was allocated since the attach: said before
+// anything else, with what the heap held then (heaprec attach's estimate), which no line below
+// includes.
+void PrintAttached(const RunStory& story, std::ostream& out) {
+  if (!story.header.attach) return;
+  const analysis::AttachFacts& attach = *story.header.attach;
+  out << kLabelIndent << "attached     " << AttachTime(attach) << ": only allocations since ";
+  if (!attach.injected) {
+    out << "the attach" << (attach.attaches > 1 ? " (the latest)" : "") << " are counted below\n";
+    return;
+  }
+  out << "are counted below; the heap held " << Bytes(std::max<int64_t>(0, attach.held_at_attach))
+      << " then";
+  const std::string held = HeldBySize(attach, 3);
+  if (!held.empty()) out << ": " << held;
+  out << "\n";
+}
+
 void PrintTimeline(const RunStory& story, const SummaryOptions& options, std::ostream& out) {
   if (!story.peak_known) return;
   out << kLabelIndent << "peak         "
@@ -139,10 +158,15 @@ void PrintRss(const RunStory& story, const SummaryOptions& options, std::ostream
   if (r.malloc_in_use >= 0) {
     // malloc's count is exact: it is the heap plus the allocator's per-block overhead. The
     // overhead is told only when the heap's estimate cannot account for the difference.
+    const char* about = r.heap_error > 0 ? (options.unicode ? "≈" : "~") : "";
     out << "in use by malloc " << Bytes(r.malloc_in_use) << " (" << heap;
+    if (r.attached) out << " since the attach";
+    if (r.before_attach > 0) out << ", from before the attach " << about << Bytes(r.before_attach);
     if (r.overhead() > 2 * r.heap_error) {
-      out << ", overhead " << (r.heap_error > 0 ? (options.unicode ? "≈" : "~") : "")
-          << Bytes(r.overhead());
+      // Started dormant, the process has no estimate of what it held from before the attach.
+      out << (r.attached && r.before_attach < 0 ? ", from before the attach and overhead "
+                                                : ", overhead ")
+          << about << Bytes(r.overhead());
     }
     out << ")";
   } else {
@@ -152,7 +176,7 @@ void PrintRss(const RunStory& story, const SummaryOptions& options, std::ostream
     if (bytes > 0) out << ", " << name << " " << Bytes(bytes);
   };
   part("free but kept by malloc", r.malloc_free_resident());
-  if (r.malloc_free_resident() >= 0 && r.malloc_free_resident() < r.malloc_free) {
+  if (r.malloc_free_resident() > 0 && r.malloc_free_resident() < r.malloc_free) {
     out << " (of " << Bytes(r.malloc_free) << " free in its arenas)";
   }
   part("heaprec", r.profiler);
@@ -263,6 +287,7 @@ void PrintRunStory(const RunStory& story, const SummaryOptions& options, std::os
     out << " (exact)";
   }
   out << ":\n";
+  PrintAttached(story, out);
   PrintTimeline(story, options, out);
   PrintNeverFreed(story, options, out);
   PrintFreed(story, options, out);

@@ -106,6 +106,21 @@ check_held_by_size() {
     fail "the walk found $walked bytes, mallinfo2 $held"
 }
 
+# The summary starts by saying that only allocations since the attach are counted, and its RSS
+# line tells the blocks held from before the attach (the target's 7 MiB) apart from malloc's
+# overhead, which stays under a megabyte.
+check_summary() {
+  local summary
+  summary=$("$heaprec" summary "$dir/prof/p.$pid.pb.gz" 2>&1)
+  grep -q '^  attached     .* UTC: only allocations since are counted below; the heap held ' \
+    <<<"$summary" || fail "the summary does not say it was attached: $summary"
+  grep -q 'since the attach, from before the attach [^ ]*[67]\.[0-9] MiB' <<<"$summary" ||
+    fail "the summary's RSS does not tell the heap from before the attach: $summary"
+  if grep -q 'overhead [^ ]*[0-9.]* MiB' <<<"$summary"; then
+    fail "the summary takes the heap from before the attach for malloc's overhead: $summary"
+  fi
+}
+
 case $scenario in
   read | sleep | threads | forkexec)
     GO_FILE=$dir/go start "$target" "$scenario"
@@ -123,6 +138,7 @@ case $scenario in
     else
       check_profile
       check_held_by_size
+      check_summary
     fi
     ;;
   python3 | ruby)

@@ -206,6 +206,37 @@ TEST(ReportTest, NothingSampledSaysHowToGetSamples) {
   EXPECT_NE(text.find("--sample-every 10"), std::string::npos) << text;
 }
 
+// A profile of an attached process says, before its comments, what it does not cover: loaded by
+// heaprec attach, what the heap held then and by block size; started dormant, that allocations
+// before the (latest) attach and while detached are not in it.
+TEST(ReportTest, AnAttachedProcessesProfileSaysWhatItDoesNotCover) {
+  Profile injected = test_support::MakeNativeHeapProfile(512 * 1024);
+  injected.comments.push_back(
+      "attached=1 attached_at=1796655779 injected=1 held_at_attach=329194720 "
+      "rss_at_attach=339615744 heap_in_use=333974672 unattributed=328150622 held_walked=329061760 "
+      "held_by_size=11:321671280:300049,22:2605056:1");
+  std::string text = Print(injected, {});
+  EXPECT_NE(text.find("\nAttached: 2026-12-07 15:02:59 UTC, when the heap held 313.9 MiB "
+                      "(allocated before, not in this profile); of the heap's 318.5 MiB now, "
+                      "312.9 MiB is not accounted for by samples since\nBefore the attach, by "
+                      "block size (glibc's heap as read then, 313.8 MiB in use): 306.8 MiB in 1-2 "
+                      "KiB blocks (98%, 300049 blocks), 2.5 MiB in 2-4 MiB blocks (1%, 1 "
+                      "block)\nComments: "),
+            std::string::npos)
+      << text;
+
+  Profile dormant = test_support::MakeNativeHeapProfile(512 * 1024);
+  dormant.comments.push_back("attached=3 attached_at=1796655779");
+  text = Print(dormant, {});
+  EXPECT_NE(text.find("\nAttached: 2026-12-07 15:02:59 UTC (the latest of 3); allocations "
+                      "before the attach and while detached are not in this profile\n"),
+            std::string::npos)
+      << text;
+
+  EXPECT_EQ(Print(test_support::MakeNativeHeapProfile(512 * 1024), {}).find("Attached"),
+            std::string::npos);
+}
+
 TEST(ReportIntervalTest, ObjectSizeFallsBackToSpaceOverObjects) {
   Profile labelled = IntervalProfile(kInterval);
   Profile unlabelled = labelled;

@@ -138,6 +138,71 @@ TEST(RunStoryText, MallocOverheadOnlyBeyondTheEstimatesError) {
       << exact.str();
 }
 
+// A profile of a process heaprec attach loaded heaprec into: the summary says first that only
+// allocations since the attach are counted and what the heap held then; the blocks from before
+// the attach are told apart from malloc's overhead in the RSS line.
+TEST(RunStoryText, AnAttachedProcessSaysWhatItHeldBeforeTheAttach) {
+  RunStory s = Story();
+  s.reason = "request";
+  s.header.attach = analysis::AttachFacts{
+      .attaches = 1,
+      .attached_at_s = 1796655779,
+      .injected = true,
+      .held_at_attach = 314 << 20,
+      .heap_in_use = 320 << 20,
+      .unattributed = 300 << 20,
+      .held_walked = 313 << 20,
+      .held_by_size = {
+          {11, 300 << 20, 300000}, {10, 10 << 20, 15000}, {22, 3 << 20, 1}, {6, 1 << 19, 8000}}};
+  s.rss.attached = true;
+  s.rss.malloc_in_use = 330 << 20;
+  s.rss.before_attach = 300 << 20;
+  std::ostringstream out;
+  PrintRunStory(s, {.unicode = true}, out);
+  const std::string text = out.str();
+  EXPECT_NE(text.find("Summary of pid 42 (sampled every 512.0 KiB; ± is a 95% interval):\n"
+                      "  attached     2026-12-07 15:02:59 UTC: only allocations since are counted "
+                      "below; the heap held 314.0 MiB then: 300.0 MiB in 1-2 KiB blocks (96%, "
+                      "300000 blocks), 10.0 MiB in 512 B-1 KiB blocks (3%, 15000 blocks), 3.0 MiB "
+                      "in 2-4 MiB blocks (1%, 1 block)\n  peak "),
+            std::string::npos)
+      << text;
+  // 330 MiB in use by malloc: 26 MiB sampled since the attach, 300 MiB from before it, and 4 MiB
+  // that neither explains.
+  EXPECT_NE(text.find("in use by malloc 330.0 MiB (heap 26.0 MiB ±1.0 MiB since the attach, from "
+                      "before the attach ≈300.0 MiB, overhead ≈4.0 MiB)"),
+            std::string::npos)
+      << text;
+
+  // Started dormant: no estimate of what it held before; the difference is both.
+  s.header.attach = analysis::AttachFacts{.attaches = 2, .attached_at_s = 1796655779};
+  s.rss.before_attach = -1;
+  std::ostringstream dormant;
+  PrintRunStory(s, {.unicode = true}, dormant);
+  EXPECT_NE(dormant.str().find("\n  attached     2026-12-07 15:02:59 UTC: only allocations since "
+                               "the attach (the latest) are counted below\n"),
+            std::string::npos)
+      << dormant.str();
+  EXPECT_NE(dormant.str().find("(heap 26.0 MiB ±1.0 MiB since the attach, from before the attach "
+                               "and overhead ≈304.0 MiB)"),
+            std::string::npos)
+      << dormant.str();
+}
+
+// mallinfo2's free bytes none of which can be resident: no "(of N free in its arenas)" after a
+// part that was not printed.
+TEST(RunStoryText, MallocsFreeBytesAreToldOnlyWhenSomeAreResident) {
+  RunStory s = Story();
+  s.rss.rss = 40 << 20;  // all of it explained by the other parts
+  s.rss.file_backed = 10 << 20;
+  s.rss.profiler = 2 << 20;
+  std::ostringstream out;
+  PrintRunStory(s, {}, out);
+  EXPECT_EQ(s.rss.malloc_free_resident(), 0);
+  EXPECT_EQ(out.str().find("free in its arenas"), std::string::npos) << out.str();
+  EXPECT_EQ(out.str().find("free but kept by malloc"), std::string::npos) << out.str();
+}
+
 TEST(RunStoryText, AsciiOnlyWithoutAUtf8Locale) {
   std::ostringstream out;
   PrintRunStory(Story(), {.unicode = false}, out);
