@@ -52,6 +52,7 @@ int RunFetch(const FetchArgs& args) {
   symbolize::Symbolizer symbolizer(MakeSymbolizeOptions(args.search));
   symbolizer.Symbolize(profile);
   PrintBinaryNotes("heaprec fetch", symbolizer, std::cerr);
+  PrintCachedBinaries("heaprec fetch", symbolizer, std::cerr);
   render::WriteProfileFile(profile, args.output);
   return kExitOk;
 }

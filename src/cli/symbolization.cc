@@ -72,21 +72,6 @@ symbolize::SymbolizeOptions MakeSymbolizeOptions(const SymbolSearchArgs& args) {
   return options;
 }
 
-namespace {
-
-void PrintCachedBinaries(const std::string& prefix, const symbolize::Symbolizer& symbolizer,
-                         std::ostream& out) {
-  for (const symbolize::CachedBinary& b : symbolizer.FromCache()) {
-    out << prefix << ": " << b.locations << (b.locations == 1 ? " name" : " names") << " for "
-        << b.path;
-    if (!b.build_id.empty()) out << " (build id " << b.build_id << ")";
-    out << " from the symbol cache " << b.cache_file << ", kept from the DWARF of " << b.dwarf_file
-        << " (--no-cache to look them up again)\n";
-  }
-}
-
-}  // namespace
-
 size_t PrintBinaryNotes(const std::string& prefix, const symbolize::Symbolizer& symbolizer,
                         std::ostream& out) {
   size_t not_found = 0;
@@ -99,8 +84,18 @@ size_t PrintBinaryNotes(const std::string& prefix, const symbolize::Symbolizer& 
     if (!b.looked_in.empty()) out << ": looked in " << Joined(b.looked_in, ", ");
     out << "\n";
   }
-  PrintCachedBinaries(prefix, symbolizer, out);
   return not_found;
+}
+
+void PrintCachedBinaries(const std::string& prefix, const symbolize::Symbolizer& symbolizer,
+                         std::ostream& out) {
+  for (const symbolize::CachedBinary& b : symbolizer.FromCache()) {
+    out << prefix << ": " << b.locations << (b.locations == 1 ? " name" : " names") << " for "
+        << b.path;
+    if (!b.build_id.empty()) out << " (build id " << b.build_id << ")";
+    out << " from the symbol cache " << b.cache_file << ", kept from the DWARF of " << b.dwarf_file
+        << " (--no-cache to look them up again)\n";
+  }
 }
 
 InMemorySymbolization::InMemorySymbolization(std::string command, const SymbolSearchArgs& args)

@@ -31,13 +31,18 @@ void AddSymbolSearchOptions(CLI::App* command, SymbolSearchArgs& args);
 symbolize::SymbolizeOptions MakeSymbolizeOptions(const SymbolSearchArgs& args);
 
 // One line per binary from which nothing could be named, "PREFIX: no binary for PATH (build id
-// ID): looked in A, B, ..." or "PREFIX: no debug info for ...", then one per binary some of whose
-// names came from the on-disk cache, "PREFIX: N names for PATH (build id ID) from the symbol
-// cache FILE, kept from the DWARF of DWARF_FILE (--no-cache to look them up again)". Returns how
-// many binaries were not found at all (no debug info: found, but with nothing to name its
-// addresses, is not counted).
+// ID): looked in A, B, ..." or "PREFIX: no debug info for ...". Returns how many binaries were not
+// found at all (no debug info: found, but with nothing to name its addresses, is not counted).
 size_t PrintBinaryNotes(const std::string& prefix, const symbolize::Symbolizer& symbolizer,
                         std::ostream& out);
+
+// For the commands whose job is symbolizing (symbolize, fetch): one line per binary some of whose
+// names came from the on-disk cache, "PREFIX: N names for PATH (build id ID) from the symbol cache
+// FILE, kept from the DWARF of DWARF_FILE (--no-cache to look them up again)". The commands that
+// show profiles, and heaprec run, say nothing of it: the cache answers only for the DWARF file
+// found now, so its names are the ones a look-up would give (docs/design/symbolization.md).
+void PrintCachedBinaries(const std::string& prefix, const symbolize::Symbolizer& symbolizer,
+                         std::ostream& out);
 
 // For the commands that read profiles to show them: report, flame, diff, leaks.
 class InMemorySymbolization {

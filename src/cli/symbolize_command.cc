@@ -93,6 +93,7 @@ int RunSymbolize(const SymbolizeArgs& args) {
   }
   if (totals.profiles == 0) return kExitFailure;  // each failure said why
   size_t not_found = PrintBinaryNotes("heaprec symbolize", symbolizer, std::cerr);
+  PrintCachedBinaries("heaprec symbolize", symbolizer, std::cerr);
   for (const std::string& file : unnamed_files) {
     std::cerr << "heaprec symbolize: " << file << ": no location could be symbolized\n";
   }

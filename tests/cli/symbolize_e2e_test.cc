@@ -550,6 +550,13 @@ TEST_F(SymbolizeE2eTest, TheCacheNeverAnswersOtherwiseThanTheFilesFoundNow) {
   EXPECT_EQ(bypassed.status, 0) << bypassed.err;
   ExpectSymbolized(b3);
   EXPECT_FALSE(Contains(bypassed.err, "symbol cache")) << bypassed.err;  // libc's neither
+
+  // The commands that show a profile name its functions from the cache without a word of it:
+  // the names are the DWARF's, and a line on every report would be noise.
+  RunResult shown = HeaprecCached({"report", "--binary-path", unstripped, copy("c.pb.gz")}, cache);
+  EXPECT_EQ(shown.status, 0) << shown.err;
+  for (const Site& site : sites_) EXPECT_TRUE(Contains(shown.out, site.function)) << shown.out;
+  EXPECT_FALSE(Contains(shown.err, "symbol cache")) << shown.err;
 }
 
 }  // namespace
