@@ -67,6 +67,19 @@ const std::set<long> kBlockingSyscalls = {
     SYS_msgrcv,      SYS_io_getevents,    SYS_connect,  SYS_write,         SYS_sendto,
 };
 
+// Whether a thread in system call `call` is blocked holding nothing. A sleep, a poll or a futex
+// wait with a timeout that a stop interrupted (a debugger, strace, an earlier heaprec attach or
+// dump) is continued by the kernel as restart_syscall: it is one of the first two, which hold
+// nothing, unless the thread waits on a futex (its wait channel, `wait_channel`, names one). A
+// channel that names nothing ("0" without kallsyms) proves nothing.
+bool BlockedHoldingNothing(long call, const std::string& wait_channel) {
+  if (call == SYS_restart_syscall) {
+    return !wait_channel.empty() && wait_channel != "0" &&
+           wait_channel.find("futex") == std::string::npos;
+  }
+  return kBlockingSyscalls.count(call) != 0;
+}
+
 std::uint64_t NowNs() {
   timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -130,16 +143,16 @@ std::uint64_t HeaprecLibraryBase(const std::vector<Mapping>& maps) {
   return 0;
 }
 
-bool Injection::IsSafePoint(const user_regs_struct& regs) const {
+bool Injection::IsSafePoint(const user_regs_struct& regs, const std::string& wait_channel) const {
   long in_syscall = static_cast<long>(regs.orig_rax);
   for (const Mapping& m : maps_) {
     if (regs.rip < m.start || regs.rip >= m.end) continue;
     // Blocked in a system call that holds nothing: safe wherever the wrapper lives.
     if (in_syscall >= 0)
-      return kBlockingSyscalls.count(in_syscall) != 0 && !Contains(m.path, "heaprec");
+      return BlockedHoldingNothing(in_syscall, wait_channel) && !Contains(m.path, "heaprec");
     return !IsGuardedObject(m.path);
   }
-  return in_syscall >= 0 ? kBlockingSyscalls.count(in_syscall) != 0 : true;  // JIT code
+  return in_syscall >= 0 ? BlockedHoldingNothing(in_syscall, wait_channel) : true;  // JIT code
 }
 
 bool Injection::SeizeSafeThread(std::string* error) {
@@ -149,7 +162,8 @@ bool Injection::SeizeSafeThread(std::string* error) {
   for (int pass = 0; pass < 2; ++pass) {
     for (const ThreadState& t : threads) {
       if (t.name.rfind("heaprec:", 0) == 0 || t.state == 'Z' || t.state == 'X') continue;
-      bool blocked = t.syscall >= 0 && kBlockingSyscalls.count(t.syscall) != 0;
+      bool blocked =
+          t.syscall >= 0 && BlockedHoldingNothing(t.syscall, process_.WaitChannel(t.tid));
       if ((pass == 0) != blocked) continue;
       if (t.tid == process_.pid()) {
         order.insert(order.begin() + (pass == 0 ? 0 : static_cast<long>(order.size())), t.tid);
@@ -167,6 +181,8 @@ bool Injection::SeizeSafeThread(std::string* error) {
   std::string last_error;
   while (NowNs() < deadline) {
     for (pid_t tid : order) {
+      // Read while the thread runs or blocks: once stopped, its channel is the stop's.
+      const std::string wait_channel = process_.WaitChannel(tid);
       if (!thread_.Seize(tid, &last_error)) {
         if (errno == EPERM || errno == EACCES) {
           *error = last_error;
@@ -174,7 +190,7 @@ bool Injection::SeizeSafeThread(std::string* error) {
         }
         continue;
       }
-      if (IsSafePoint(thread_.saved())) {
+      if (IsSafePoint(thread_.saved(), wait_channel)) {
         tid_ = tid;
         found_stopped_ = thread_.in_group_stop();
         return true;

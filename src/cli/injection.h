@@ -62,7 +62,8 @@ class Injection {
               std::string* error);
   // glibc's __restore_rt in the process's libc text, or 0.
   std::uint64_t FindSignalReturn() const;
-  bool IsSafePoint(const user_regs_struct& regs) const;
+  // `wait_channel`: the thread's, read before it was stopped (RemoteProcess::WaitChannel).
+  bool IsSafePoint(const user_regs_struct& regs, const std::string& wait_channel) const;
   bool SeizeSafeThread(std::string* error);
 
   RemoteProcess process_;

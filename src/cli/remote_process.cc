@@ -88,6 +88,10 @@ std::vector<ThreadState> RemoteProcess::Threads() const {
   return threads;
 }
 
+std::string RemoteProcess::WaitChannel(pid_t tid) const {
+  return FirstLine(ProcPath("task/" + std::to_string(tid) + "/wchan"));
+}
+
 char RemoteProcess::ProcessState() const {
   std::string stat = FirstLine(ProcPath("stat"));
   std::size_t paren = stat.rfind(')');

@@ -34,6 +34,9 @@ class RemoteProcess {
 
   std::vector<Mapping> Mappings() const;  // empty when not readable
   std::vector<ThreadState> Threads() const;
+  // Where thread `tid` sleeps in the kernel (/proc/PID/task/TID/wchan: "futex_do_wait",
+  // "poll_schedule_timeout", "0" when not blocked or without kallsyms), or "" when unreadable.
+  std::string WaitChannel(pid_t tid) const;
   char ProcessState() const;  // from /proc/PID/stat; '\0' when the process is gone
   uid_t Uid() const;          // the real uid, or -1
   // The value after "NAME:" in /proc/PID/status (a thread's, when the pid is a thread id), or "".

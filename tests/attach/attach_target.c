@@ -8,6 +8,10 @@
 //   sleep      waits in nanosleep until the file GO_FILE exists, then reads stdin
 //   spin       computes in registers (never in a system call) until the file GO_FILE exists,
 //              checking that its registers hold what it computed, then reads stdin
+//   restart    unless GO_FILE exists, sleeps in one nanosleep of 10 minutes that only the test's
+//              SIGUSR1 ends (a stop continues it as restart_syscall), and says if it ended
+//              otherwise; then reads stdin
+//   futex      the same in a futex wait with a timeout (FUTEX_WAIT, as a lock's slow path)
 //   threads    8 threads allocate, check and free blocks all along (busy), main waits in read()
 //   forkexec   after "go", forks and execs /bin/echo, waits for it
 //   seccomp    one thread enters strict seccomp and blocks in read() on a pipe
@@ -16,6 +20,8 @@
 //   churn      for bench/attach_cost.py: after "go", 3,000,000 malloc/free pairs (16 B-64 KiB,
 //              random order, 4096 live), then prints the CPU time the thread took ("cpu_us N")
 #define _GNU_SOURCE
+#include <errno.h>
+#include <linux/futex.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
 #include <signal.h>
@@ -113,6 +119,28 @@ __attribute__((noinline)) static void Spin(const char* go) {
   printf("spin bad %lu altstack kept %d\n", bad, now.ss_sp == alternate && now.ss_flags == 0);
 }
 
+static volatile sig_atomic_t g_woken;
+static void Wake(int signal_number) {
+  (void)signal_number;
+  g_woken = 1;
+}
+
+// One long wait, which only SIGUSR1 may end: anything else (a return of its own, another error) is
+// printed, and a run without heaprec prints nothing (it skips the wait).
+static void WaitForTheSignal(const char* mode, const char* go) {
+  if (go == NULL || access(go, F_OK) == 0) return;
+  struct sigaction wake = {.sa_handler = Wake};  // no SA_RESTART: the wait ends with EINTR
+  sigaction(SIGUSR1, &wake, NULL);
+  struct timespec ten_minutes = {600, 0};
+  static int word;
+  long result = strcmp(mode, "futex") == 0
+                    ? syscall(SYS_futex, &word, FUTEX_WAIT, 0, &ten_minutes, NULL, 0)
+                    : nanosleep(&ten_minutes, NULL);
+  if (result != -1 || errno != EINTR || !g_woken) {
+    printf("the wait ended early: %ld errno %d woken %d\n", result, errno, (int)g_woken);
+  }
+}
+
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "read";
   void* before[kBefore];
@@ -148,6 +176,9 @@ int main(int argc, char** argv) {
     }
   }
   if (strcmp(mode, "spin") == 0) Spin(getenv("GO_FILE"));
+  if (strcmp(mode, "restart") == 0 || strcmp(mode, "futex") == 0) {
+    WaitForTheSignal(mode, getenv("GO_FILE"));
+  }
   char line[64];
   if (fgets(line, sizeof line, stdin) == NULL) return 3;
   if (strcmp(mode, "churn") == 0) return Churned();

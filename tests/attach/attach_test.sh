@@ -85,6 +85,12 @@ expect_refusal() {
   [[ $(wc -l < "$dir/attach.err") == 1 ]] || fail "the refusal is not one line"
 }
 state_of() { sed 's/.*) \(.\).*/\1/' "/proc/$1/stat"; }
+syscall_of() { cut -d' ' -f1 "/proc/$1/syscall"; }
+# Waits until the target's (only) thread blocks in system call $1.
+wait_in_syscall() {
+  for _ in $(seq 1 200); do [[ $(syscall_of "$pid") == "$1" ]] && return 0; sleep 0.02; done
+  fail "the target is in system call $(syscall_of "$pid"), expected $1"
+}
 
 # The report's first screen says what the heap held before the attach by block size, read from
 # outside: at least the target's 1000 blocks of 4 KiB and its 3 mmapped ones of 1 MiB, and (a
@@ -318,6 +324,40 @@ case $scenario in
     send go
     finish
     target=$static_target expect_plain read
+    ;;
+  restart)
+    # A thread that a stop interrupted in a sleep is continued by the kernel as restart_syscall:
+    # after the attach (which held it) the target's only thread is there. Dumps, detaches and
+    # attaches find it at a safe point all the same, and its sleep goes on to the end the program
+    # asked for (here, the test's signal).
+    GO_FILE=$dir/go start "$target" restart
+    wait_in_syscall 230  # clock_nanosleep
+    attach
+    [[ $(syscall_of "$pid") == 219 ]] || fail "not in restart_syscall after the attach: $(syscall_of "$pid")"
+    "$heaprec" dump -o "$dir/prof/now.pb.gz" "$pid" 2> "$dir/attach.err" || fail "dump failed"
+    "$heaprec" detach "$pid" 2> "$dir/attach.err" || fail "detach failed"
+    attach
+    kill -USR1 "$pid"
+    send go
+    finish
+    expect_plain restart
+    check_profile
+    ;;
+  futex)
+    # The same continued futex wait may be a lock's slow path, inside glibc with another lock
+    # held: no safe point. With no other thread, the attach refuses, and the target goes on.
+    GO_FILE=$dir/go start "$target" futex
+    wait_in_syscall 202  # futex
+    kill -STOP "$pid"
+    for _ in $(seq 1 100); do [[ $(state_of "$pid") == T ]] && break; sleep 0.02; done
+    kill -CONT "$pid"
+    wait_in_syscall 219
+    grep -q futex "/proc/$pid/wchan" || fail "wait channel $(cat "/proc/$pid/wchan")"
+    expect_refusal "no thread reached a safe point"
+    kill -USR1 "$pid"
+    send go
+    finish
+    expect_plain futex
     ;;
   cycles)
     # 50 attaches and detaches while 8 threads allocate and check their blocks.
