@@ -53,6 +53,18 @@ std::string HeldBySize(const analysis::AttachFacts& attach, std::size_t classes)
   return text;
 }
 
+std::string AttachedSummary(const analysis::AttachFacts& attach) {
+  std::string text = AttachTime(attach) + ": only allocations since ";
+  if (!attach.injected) {
+    return text + "the attach" + (attach.attaches > 1 ? " (the latest)" : "") +
+           " are counted below";
+  }
+  text += "are counted below; the heap held " + Bytes(std::max<int64_t>(0, attach.held_at_attach)) +
+          " then";
+  const std::string held = HeldBySize(attach, 3);
+  return held.empty() ? text : text + ": " + held;
+}
+
 void PrintAttachNote(const analysis::AttachFacts& attach, std::ostream& out) {
   out << "Attached: " << AttachTime(attach);
   if (!attach.injected) {

@@ -5,6 +5,7 @@
 
 #include "analysis/profile_view.h"
 #include "profile/sampling_error.h"
+#include "render/attach_note.h"
 #include "render/flame_assets.h"
 #include "render/json_writer.h"
 
@@ -65,6 +66,8 @@ void WriteFlameJson(const FlameGraph& g, const FlameOptions& options, std::ostre
   j.Key("period_unit").String(p.per_object ? "objects" : p.period_type.unit);
   // A Ruby profile's native blocks, sampled by bytes beside its objects: "native bytes every ...".
   if (p.native_byte_interval > 0) j.Key("native_byte_interval").Int(p.native_byte_interval);
+  // A profile of an attached process leaves out what was allocated before: said in the header.
+  if (p.attach) j.Key("attached").String("Attached " + AttachedSummary(*p.attach));
   j.Key("comments").BeginArray();
   for (const std::string& comment : p.comments) j.String(comment);
   j.EndArray();

@@ -87,17 +87,7 @@ void PrintAllocationRate(const analysis::Timeline& t, const SummaryOptions& opti
 // includes.
 void PrintAttached(const RunStory& story, std::ostream& out) {
   if (!story.header.attach) return;
-  const analysis::AttachFacts& attach = *story.header.attach;
-  out << kLabelIndent << "attached     " << AttachTime(attach) << ": only allocations since ";
-  if (!attach.injected) {
-    out << "the attach" << (attach.attaches > 1 ? " (the latest)" : "") << " are counted below\n";
-    return;
-  }
-  out << "are counted below; the heap held " << Bytes(std::max<int64_t>(0, attach.held_at_attach))
-      << " then";
-  const std::string held = HeldBySize(attach, 3);
-  if (!held.empty()) out << ": " << held;
-  out << "\n";
+  out << kLabelIndent << "attached     " << AttachedSummary(*story.header.attach) << "\n";
 }
 
 void PrintTimeline(const RunStory& story, const SummaryOptions& options, std::ostream& out) {

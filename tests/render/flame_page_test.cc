@@ -93,6 +93,25 @@ TEST(FlameGraphTest, JsonNamesBothIntervalsOfARubyProfileWithNativeBytes) {
       << with_native.str().substr(0, 200);
 }
 
+// A profile of an attached process: the pages' header says, as the summary does, that only
+// allocations since the attach are counted and what the heap held then.
+TEST(FlameGraphTest, JsonSaysWhatAnAttachedProcessesProfileLeavesOut) {
+  Profile p = MakeKnownProfile(kPeriod);
+  std::ostringstream plain;
+  WriteFlameJson(BuildFlameGraph(p), {}, plain);
+  EXPECT_EQ(plain.str().find("\"attached\""), std::string::npos);
+  p.comments.push_back(
+      "attached=1 attached_at=1796655779 injected=1 held_at_attach=329194720 "
+      "held_walked=329061760 held_by_size=11:321671280:300049");
+  std::ostringstream attached;
+  WriteFlameJson(BuildFlameGraph(p), {}, attached);
+  EXPECT_NE(attached.str().find("\"attached\":\"Attached 2026-12-07 15:02:59 UTC: only "
+                                "allocations since are counted below; the heap held 313.9 MiB "
+                                "then: 306.8 MiB in 1-2 KiB blocks (98%, 300049 blocks)\""),
+            std::string::npos)
+      << attached.str().substr(0, 400);
+}
+
 TEST(FlameGraphTest, PageIsSelfContained) {
   Profile p = MakeKnownProfile(kPeriod);
   std::string page = RenderFlamePage(BuildFlameGraph(p), {.source = "known.pb.gz"});
