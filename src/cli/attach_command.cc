@@ -9,6 +9,7 @@
 // Exit status: 0 done; 1 refused (one line says why; the process is left as it was) or not
 // confirmed; 2 a bad command line; 130 interrupted (the process is left as it was, at most with the
 // library loaded and idle).
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -31,6 +32,7 @@
 #include "cli/install_layout.h"
 #include "cli/remote_process.h"
 #include "preload/control/settings.h"
+#include "preload/http/address.h"
 #include "schema/attach.h"
 #include "schema/control.h"
 
@@ -195,6 +197,25 @@ int OpenOutputDirectory(const RemoteProcess& process, const std::string& directo
   int fd = open(chosen.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) *error = "cannot open '" + chosen + "': " + std::strerror(errno);
   return fd;
+}
+
+// "; serving http://127.0.0.1:41234/debug/pprof/heap" for an attach with --http ADDRESS, from the
+// port the library published (the program's stderr is the program's: the library says nothing
+// there); "" without --http.
+std::string ServedAt(const std::string& address, int port) {
+  if (address.empty()) return "";
+  preload::HttpAddress parsed;
+  const char* error = nullptr;
+  if (!preload::ParseHttpAddress(address.c_str(), &parsed, &error)) return "";
+  if (!parsed.is_unix) {
+    if (port <= 0) return "; its --http endpoint did not start (the process's stderr says why)";
+    const std::uint16_t network_port = htons(static_cast<std::uint16_t>(port));
+    (parsed.socket.any.sa_family == AF_INET6 ? parsed.socket.ipv6.sin6_port
+                                             : parsed.socket.ipv4.sin_port) = network_port;
+  }
+  char endpoint[PATH_MAX + 64];
+  if (!preload::FormatHttpEndpoint(parsed, endpoint, sizeof(endpoint))) return "";
+  return std::string("; serving ") + endpoint;
 }
 
 // The settings block for the library, checked with its own parsers (usage errors here).
@@ -481,10 +502,10 @@ Outcome Run(const ControlArgs& args, Verb verb, const DeferredInterrupts& interr
   switch (verb) {
     case Verb::kAttach:
       if (block.sampling == 0) return Refuse("heaprec could not start sampling in process " + id);
-      return {kExitOk, "process " + id + " samples now (thread " +
-                           std::to_string(injection.held_thread()) + " held " + held +
-                           " ms); profiles go to " + destination + note + "; heaprec detach " + id +
-                           " ends it"};
+      return {kExitOk,
+              "process " + id + " samples now (thread " + std::to_string(injection.held_thread()) +
+                  " held " + held + " ms); profiles go to " + destination + note +
+                  ServedAt(args.http, block.http_port) + "; heaprec detach " + id + " ends it"};
     case Verb::kDetach:
       return {kExitOk, "process " + id + " stopped sampling and wrote a profile" +
                            (block.last_result != 0

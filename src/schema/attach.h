@@ -40,7 +40,7 @@ struct ControlBlock {
   std::int32_t sampling;        // 1 while attached and sampling
   std::uint64_t commands_done;  // bumped by the dump thread after each AttachRequest carried out
   std::int32_t last_result;     // the errno value of the last command's profile (0 written)
-  std::int32_t reserved;
+  std::int32_t http_port;       // the TCP port the --http endpoint listens on (0: none), to say
 };
 
 enum AttachCommand : std::int32_t {

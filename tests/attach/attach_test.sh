@@ -85,6 +85,15 @@ expect_refusal() {
   [[ $(wc -l < "$dir/attach.err") == 1 ]] || fail "the refusal is not one line"
 }
 state_of() { sed 's/.*) \(.\).*/\1/' "/proc/$1/stat"; }
+# Waits (up to 5 s: a detach's closing is the library's threads' work) until the target's
+# descriptor table is $1 again; $2 says when.
+expect_descriptors() {
+  for _ in $(seq 1 100); do
+    [[ $(ls /proc/$pid/fd) == "$1" ]] && return 0
+    sleep 0.05
+  done
+  fail "descriptors $2: $(ls -l /proc/$pid/fd) (before: $1)"
+}
 syscall_of() { cut -d' ' -f1 "/proc/$1/syscall"; }
 # Waits until the target's (only) thread blocks in system call $1.
 wait_in_syscall() {
@@ -359,6 +368,33 @@ case $scenario in
     finish
     expect_plain futex
     ;;
+  http)
+    # attach --http: heaprec attach says where it serves (the program's stderr stays the
+    # program's); a detach closes the endpoint (the port refuses, and the program's descriptor
+    # table is its own again); a later attach --http serves again.
+    start "$target" read
+    descriptors_before=$(ls /proc/$pid/fd)
+    served_url() {
+      "$heaprec" attach --sample-interval 64K --http 0 -o "$dir/prof/p.%p.pb.gz" "$pid" \
+        > "$dir/attach.out" 2> "$dir/attach.err" || fail "attach --http failed"
+      grep -oh 'serving http://[^;]*' "$dir/attach.out" "$dir/attach.err" | cut -d' ' -f2
+    }
+    for round in 1 2; do
+      url=$(served_url)
+      [[ -n $url ]] || fail "round $round: heaprec attach did not say where it serves"
+      curl -sf -o "$dir/served.pb.gz" "$url" || fail "round $round: nothing served at $url"
+      "$heaprec" report "$dir/served.pb.gz" > /dev/null 2>&1 || fail "round $round: not a profile"
+      "$heaprec" detach "$pid" > /dev/null 2> "$dir/attach.err" || fail "round $round: detach failed"
+      expect_descriptors "$descriptors_before" "after detach $round"
+      if curl -s -o /dev/null "$url"; then fail "round $round: $url still answers after the detach"; fi
+    done
+    attach
+    send go
+    finish
+    expect_plain read
+    check_profile
+    if grep -q heaprec "$dir/err"; then fail "heaprec wrote on the program's stderr: $(cat "$dir/err")"; fi
+    ;;
   cycles)
     # 50 attaches and detaches while 8 threads allocate and check their blocks.
     start "$target" threads
@@ -369,12 +405,7 @@ case $scenario in
       "$heaprec" detach "$pid" > /dev/null 2> "$dir/attach.err" || fail "detach $i failed"
     done
     # Each detach gives the program its descriptor table back: the handed-over directory is closed.
-    for _ in $(seq 1 100); do
-      [[ $(ls /proc/$pid/fd) == "$descriptors_before" ]] && break
-      sleep 0.05
-    done
-    [[ $(ls /proc/$pid/fd) == "$descriptors_before" ]] ||
-      fail "descriptors after 50 detaches: $(ls -l /proc/$pid/fd) (before: $descriptors_before)"
+    expect_descriptors "$descriptors_before" "after 50 detaches"
     # Nor does a detached process keep a heap record: nothing would follow or remove it.
     records=$(find "$dir/prof" -name '*.record')
     [[ -z $records ]] || fail "heap records left after the detaches: $records"

@@ -22,6 +22,7 @@
 #include "preload/dump/dump.h"
 #include "preload/dump/dump_thread.h"
 #include "preload/export.h"
+#include "preload/http/server.h"
 #include "preload/process/environment.h"
 #include "preload/process/process_memory.h"
 #include "preload/record/heap_record.h"
@@ -58,6 +59,9 @@ std::atomic<std::uint64_t> g_rss_at_attach{0};
 std::atomic<std::uint64_t> g_in_use{0};
 std::atomic<std::uint64_t> g_unattributed{0};
 std::uint64_t g_next_heap_sample_ns = 0;
+// A later attach's --http address ("" for none): UseLaterSettings on the held thread, served from
+// by the dump thread.
+char g_later_http[256];
 // The heap before the attach by block size, as the attaching command read it: the largest size
 // classes as "CLASS:BYTES:BLOCKS,..." (schema/profile_schema.h, kHeldBySizeField), and their total.
 char g_held_by_size[320];  // six classes at 20-digit counts fit
@@ -226,15 +230,22 @@ void Finish(int result) {
   __atomic_add_fetch(&heaprec_control_block.commands_done, 1, __ATOMIC_RELEASE);
 }
 
-// A later attach's --sample-interval (the other settings are the first attach's: its threads and
-// handlers are in place).
+// A later attach's --sample-interval and --http (the other settings are the first attach's: its
+// threads and handlers are in place). The address is served from on the dump thread (CarryOut).
 void UseLaterSettings(const char* block) {
-  static constexpr char kName[] = "HEAPREC_SAMPLE_INTERVAL=";
+  static constexpr char kInterval[] = "HEAPREC_SAMPLE_INTERVAL=";
+  static constexpr char kHttp[] = "HEAPREC_HTTP=";
   std::uint64_t interval = kDefaultSampleInterval;
+  g_later_http[0] = '\0';
   for (const char* entry = block; *entry != '\0' && entry < block + sizeof(AttachRequest::settings);
        entry += strlen(entry) + 1) {
-    if (strncmp(entry, kName, sizeof(kName) - 1) == 0) {
-      if (!ParseByteCount(entry + sizeof(kName) - 1, &interval)) return;
+    if (strncmp(entry, kInterval, sizeof(kInterval) - 1) == 0) {
+      if (!ParseByteCount(entry + sizeof(kInterval) - 1, &interval)) return;
+    }
+    if (strncmp(entry, kHttp, sizeof(kHttp) - 1) == 0) {
+      Appender http(g_later_http, sizeof(g_later_http));
+      http.Add(entry + sizeof(kHttp) - 1);
+      if (!http.Finish()) g_later_http[0] = '\0';
     }
   }
   g_settings.sample_interval = interval;
@@ -262,6 +273,9 @@ int CarryOut(std::int32_t command) {
   switch (command) {
     case schema::kCommandStart:  // started on the attach's thread (StartOnCaller)
       RunControlCommand();       // the thread's name says the state
+      // A later attach's --http: the detach stopped the first one's server (the first attach's
+      // was started with the process's threads).
+      StartHttpServerAt(g_later_http, false);
       SampleHeap(true);
       return IsActive() ? 0 : ENOMEM;
     case schema::kCommandDetach: {
@@ -280,6 +294,9 @@ int CarryOut(std::int32_t command) {
       RouteHooks(HookSet::kProcessOnly);
       ForgetEverySample();
       ForgetDirectory();
+      // Nothing to serve any more, and the listening socket would stay in the program's
+      // descriptor table; a later attach serves again with its own --http.
+      StopHttpServer();
       PublishSampling(false);
       return result;
     }
@@ -345,6 +362,10 @@ void PublishSampling(bool sampling) {
   __atomic_store_n(&heaprec_control_block.sampling, sampling ? 1 : 0, __ATOMIC_RELEASE);
 }
 
+void PublishHttpPort(int port) {
+  __atomic_store_n(&heaprec_control_block.http_port, port, __ATOMIC_RELEASE);
+}
+
 std::uint64_t RunInjectedWork() {
   if (heaprec_control_block.mode != schema::kModeInjected &&
       g_pending.load(std::memory_order_acquire) == 0) {
@@ -405,7 +426,8 @@ HEAPREC_EXPORT std::int32_t heaprec_attach_command(const heaprec::schema::Attach
   }
   int directory = request->handover_fd >= 0 ? preload::ReceiveDescriptor(request->handover_fd) : -1;
   if (command != schema::kCommandDetach && directory < 0) return schema::kResultBadRequest;
-  if (command == schema::kCommandStart && !preload::g_started) {
+  const bool first_start = command == schema::kCommandStart && !preload::g_started;
+  if (first_start) {
     if (!preload::FirstStart(*request, directory)) {
       close(directory);
       return schema::kResultBadRequest;
@@ -423,6 +445,8 @@ HEAPREC_EXPORT std::int32_t heaprec_attach_command(const heaprec::schema::Attach
   }
   if (command == schema::kCommandStart) {
     preload::UseLaterSettings(request->settings);
+    // The first attach's --http was served from by FirstStart's threads (or said why not).
+    if (first_start) preload::g_later_http[0] = '\0';
     preload::StartOnCaller(directory);
     directory = -1;
   }

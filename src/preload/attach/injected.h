@@ -33,6 +33,8 @@ void NameLoadedObject(const char* path);
 // Start-up (startup.cc): the control block says how the library came in.
 void PublishLoadMode(schema::LoadMode mode, int dump_signal);
 void PublishSampling(bool sampling);
+// The TCP port the HTTP endpoint listens on, 0 when none: `heaprec attach --http` says where.
+void PublishHttpPort(int port);
 
 // The dump thread, on each wake-up: carries out a queued command, keeps the GOT routing current
 // for objects loaded since, and samples the heap's size for the profile's comments. Returns how

@@ -139,7 +139,7 @@ void StartThread() {
 
 }  // namespace
 
-bool StartHeaprecThread(void* (*body)(void*)) {
+bool StartHeaprecThread(void* (*body)(void*), void* argument) {
   sigset_t all, previous;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &previous);  // the new thread inherits "everything blocked"
@@ -148,7 +148,7 @@ bool StartHeaprecThread(void* (*body)(void*)) {
   pthread_attr_init(&attr);
   pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
   pthread_attr_setstacksize(&attr, 256 * 1024);
-  bool started = pthread_create(&thread, &attr, body, nullptr) == 0;
+  bool started = pthread_create(&thread, &attr, body, argument) == 0;
   pthread_attr_destroy(&attr);
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   return started;

@@ -36,8 +36,8 @@ void RequestAboveDump();
 // The child after fork(): the thread was not copied.
 void ForgetDumpThreadInChild();
 
-// Starts a detached thread of heaprec's (this one, the HTTP server's) running body(nullptr), with
+// Starts a detached thread of heaprec's (this one, the HTTP server's) running body(argument), with
 // every signal blocked, so that the program's handlers never run on it, and a 256 KiB stack.
-bool StartHeaprecThread(void* (*body)(void*));
+bool StartHeaprecThread(void* (*body)(void*), void* argument = nullptr);
 
 }  // namespace heaprec::preload

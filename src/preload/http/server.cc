@@ -17,6 +17,7 @@
 #include "core/appender.h"
 #include "core/byte_sink.h"
 #include "core/own_descriptors.h"
+#include "preload/attach/injected.h"
 #include "preload/control/settings.h"
 #include "preload/dump/dump.h"
 #include "preload/dump/dump_thread.h"
@@ -42,20 +43,28 @@ constexpr std::uint64_t kDrainNs = 1000000000ull;  // reading what is left befor
 
 std::atomic<int> g_listener{-1};
 std::atomic<int> g_connection{-1};
+// Which server is current: StopHttpServer (a detach) and each start make a new one. The serve
+// thread of an older one ends and closes its own listening socket, which it alone holds then.
+std::atomic<unsigned> g_generation{0};
+// The listening socket of each generation, by its parity: what its thread needs to recognize it.
+struct Listening {
+  int fd = -1;
+  ino_t inode = 0;
+};
+Listening g_listenings[2];
 int g_owner_pid = 0;  // the process that read HEAPREC_HTTP (0: not set); constant after start-up
 bool g_public = false;
 // "HEAPREC_HTTP=ADDR", for exec from the serving process (server.h).
 char g_variable[PATH_MAX + sizeof(kVariable) + 1];
 HttpAddress g_address;
-ino_t g_socket_inode = 0;    // of the Unix socket's file, removed at exit only if still ours
-ino_t g_listener_inode = 0;  // of the listening socket itself (sockfs), to recognize its descriptor
+ino_t g_socket_inode = 0;  // of the Unix socket's file, removed at exit only if still ours
 
 // Whether descriptor `fd` is still the listening socket: a program that closed descriptors it did
 // not know (closefrom) may have reused the number for a socket of its own, whose connections are
 // not heaprec's to accept.
-bool IsOurListener(int fd) {
+bool IsOurListener(const Listening& listening) {
   struct stat st;
-  return fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_ino == g_listener_inode;
+  return fstat(listening.fd, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_ino == listening.inode;
 }
 
 // "heaprec: HEAPREC_HTTP=ADDR: REASON", REASON's first letter in lower case (strerror's start with
@@ -128,8 +137,6 @@ int Listen() {
     if (stat(path, &st) == 0) g_socket_inode = st.st_ino;
   }
   if (listen(fd, 16) != 0) return Fail(fd, strerrordesc_np(errno));
-  struct stat st;
-  if (fstat(fd, &st) == 0) g_listener_inode = st.st_ino;
   return fd;
 }
 
@@ -146,6 +153,12 @@ bool IsEphemeral() {
 void AnnounceEndpoint(int fd) {
   socklen_t length = g_address.length;
   if (IsEphemeral() && getsockname(fd, &g_address.socket.any, &length) != 0) return;
+  PublishHttpPort(ntohs(g_address.socket.any.sa_family == AF_INET6
+                            ? g_address.socket.ipv6.sin6_port
+                            : g_address.socket.ipv4.sin_port));
+  // In a process heaprec attach loaded heaprec into, the program's stderr is the program's:
+  // `heaprec attach` says where, from the port above.
+  if (LoadedByAttach()) return;
   char endpoint[128];
   if (!FormatHttpEndpoint(g_address, endpoint, sizeof(endpoint))) return;
   const char* parts[] = {"heaprec: serving ", endpoint, "\n"};
@@ -407,20 +420,21 @@ void Serve(int fd, char* head) {
   }
 }
 
-void* ServeLoop(void*) {
+void* ServeLoop(void* generation_arg) {
   t_state.in_hook = true;  // everything this thread allocates is heaprec's own
+  const unsigned generation =
+      static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(generation_arg));
+  const Listening listening = g_listenings[generation & 1];
   char head[kHeadBytes];
-  for (;;) {
-    int listener = g_listener.load();
-    if (listener < 0 || !IsOurListener(listener)) return nullptr;
-    int fd = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+  while (g_generation.load() == generation && IsOurListener(listening)) {
+    int fd = accept4(listening.fd, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED || errno == EAGAIN || errno == EPROTO) continue;
       if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
         poll(nullptr, 0, 100);  // out of descriptors or memory: try again a little later
         continue;
       }
-      return nullptr;  // shut down at exit, or closed
+      break;  // shut down: at exit, or stopped
     }
     fd = MoveToOwnRange(fd);
     if (fd < 0) continue;
@@ -429,6 +443,10 @@ void* ServeLoop(void*) {
     g_connection.store(-1);
     close(fd);
   }
+  // Stopped (a detach): the socket is closed by the thread that alone uses it, once it is done,
+  // and only if the descriptor is still the socket (a program's closefrom may have taken it).
+  if (g_generation.load() != generation && IsOurListener(listening)) close(listening.fd);
+  return nullptr;
 }
 
 bool ReadPublic() {
@@ -438,9 +456,11 @@ bool ReadPublic() {
 
 }  // namespace
 
-void StartHttpServerIfConfigured() {
-  const char* value = EnvironmentValue(kVariable);
-  if (value == nullptr || value[0] == '\0') return;
+namespace {
+
+// Serves on `value` (HEAPREC_HTTP's, "PORT", "HOST:PORT" or "unix:PATH"); `is_public` allows an
+// address other than loopback. Any failure is one line on stderr.
+void StartHttpServer(const char* value, bool is_public) {
   Appender variable(g_variable, sizeof(g_variable));
   variable.Add(kVariable);
   variable.Add("=");
@@ -451,11 +471,7 @@ void StartHttpServerIfConfigured() {
     return;
   }
   g_owner_pid = getpid();
-  g_public = ReadPublic();  // read before the variables leave the environment
-  // Children started by fork-and-exec, posix_spawn or system() must not try the same address: the
-  // exec hooks give it back to this process's own exec only (HttpVariablesForExec).
-  RemoveFromEnvironment(kVariable);
-  RemoveFromEnvironment(kPublicVariable);
+  g_public = is_public;
   const char* error = nullptr;
   if (!ParseHttpAddress(g_variable + sizeof(kVariable), &g_address, &error)) {
     Complain(error);
@@ -471,19 +487,74 @@ void StartHttpServerIfConfigured() {
   int fd = Listen();
   if (fd < 0) return;
   if (!g_address.is_unix) AnnounceEndpoint(fd);
+  struct stat st;
+  const unsigned generation = g_generation.load() + 1;
+  g_listenings[generation & 1] = {fd, fstat(fd, &st) == 0 ? st.st_ino : 0};
+  g_generation.store(generation);
   g_listener.store(fd);
-  if (!StartHeaprecThread(ServeLoop)) {
+  if (!StartHeaprecThread(ServeLoop, reinterpret_cast<void*>(std::uintptr_t{generation}))) {
     g_listener.store(-1);
     close(fd);
     Complain("could not start the server thread");
   }
 }
 
+// A Unix socket's file, when it is still the one this process bound.
+void RemoveSocketFile() {
+  const char* path = g_address.socket.unix_socket.sun_path;
+  struct stat st;
+  if (g_address.is_unix && g_socket_inode != 0 && lstat(path, &st) == 0 &&
+      st.st_ino == g_socket_inode && S_ISSOCK(st.st_mode)) {
+    unlink(path);
+  }
+}
+
+}  // namespace
+
+void StartHttpServerIfConfigured() {
+  const char* value = EnvironmentValue(kVariable);
+  if (value == nullptr || value[0] == '\0') return;
+  const bool is_public = ReadPublic();  // read before the variables leave the environment
+  // Children started by fork-and-exec, posix_spawn or system() must not try the same address: the
+  // exec hooks give it back to this process's own exec only (HttpVariablesForExec).
+  char copy[sizeof(g_variable)];
+  Appender kept(copy, sizeof(copy));
+  kept.Add(value);
+  const bool fits = kept.Finish();
+  RemoveFromEnvironment(kVariable);
+  RemoveFromEnvironment(kPublicVariable);
+  if (!fits) {
+    memcpy(g_variable, kVariable, sizeof(kVariable));
+    Complain("too long");
+    return;
+  }
+  StartHttpServer(copy, is_public);
+}
+
+void StartHttpServerAt(const char* value, bool is_public) {
+  if (g_listener.load() >= 0 || value == nullptr || value[0] == '\0') return;
+  StartHttpServer(value, is_public);
+}
+
+void StopHttpServer() {
+  int listener = g_listener.exchange(-1);
+  if (listener < 0 || getpid() != g_owner_pid) return;
+  g_generation.fetch_add(1);  // the thread ends after this accept or answer, and closes it
+  PublishHttpPort(0);
+  shutdown(listener, SHUT_RDWR);
+  RemoveSocketFile();
+  g_socket_inode = 0;
+}
+
 void CloseHttpServerInChild() {
   int connection = g_connection.exchange(-1);
   if (connection >= 0) close(connection);
-  int listener = g_listener.exchange(-1);
-  if (listener >= 0) close(listener);
+  g_listener.store(-1);
+  // The current listening socket, and a stopped one whose thread had not closed it yet.
+  for (Listening& listening : g_listenings) {
+    if (listening.fd >= 0 && IsOurListener(listening)) close(listening.fd);
+    listening = {};
+  }
   g_socket_inode = 0;  // the parent's file, not this process's to remove
 }
 
@@ -491,12 +562,7 @@ void StopHttpServerAtExit() {
   int listener = g_listener.load();
   if (listener < 0 || getpid() != g_owner_pid) return;
   shutdown(listener, SHUT_RDWR);  // wakes the thread's accept(), which then ends the thread
-  const char* path = g_address.socket.unix_socket.sun_path;
-  struct stat st;
-  if (g_address.is_unix && g_socket_inode != 0 && lstat(path, &st) == 0 &&
-      st.st_ino == g_socket_inode && S_ISSOCK(st.st_mode)) {
-    unlink(path);
-  }
+  RemoveSocketFile();
 }
 
 std::size_t HttpVariablesForExec(char* const* envp, const char** variables) {

@@ -21,6 +21,15 @@ namespace heaprec::preload {
 // Any failure is one line on stderr; the program runs on, profiled, without the endpoint.
 void StartHttpServerIfConfigured();
 
+// A later `heaprec attach --http ADDR` (after a detach): serves on ADDR (HEAPREC_HTTP's forms;
+// `is_public` as HEAPREC_HTTP_PUBLIC), unless a server runs already.
+void StartHttpServerAt(const char* value, bool is_public);
+
+// `heaprec detach` of a process heaprec attach loaded heaprec into: stops serving; the thread
+// closes the listening socket once its answer in progress, if any, is sent, so that the program's
+// descriptor table is its own again (attach.md).
+void StopHttpServer();
+
 // The child after fork(): closes the inherited sockets; the child does not serve.
 void CloseHttpServerInChild();
 
