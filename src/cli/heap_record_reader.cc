@@ -3,14 +3,18 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <stdexcept>
+#include <string_view>
 #include <unordered_set>
 
 #include "analysis/profile_view.h"
@@ -319,14 +323,56 @@ HeapRecord ReadHeapRecord(const std::string& path) {
   return out;
 }
 
-bool RecordOwnerIsRunning(const HeapRecord& record) {
-  if (record.pid == 0 || kill(static_cast<pid_t>(record.pid), 0) != 0) return errno == EPERM;
-  std::error_code ec;
-  std::filesystem::path own = std::filesystem::canonical(record.file, ec);
-  std::ifstream maps("/proc/" + std::to_string(record.pid) + "/maps");
+namespace {
+
+// Whether /proc/PID/maps has a mapping of the file with device `device` and inode `inode` (the
+// maps line's "MAJOR:MINOR INODE" fields, in hex and decimal), or of `path`: the device and inode
+// say it whatever path the process sees the file by (another mount namespace), the path where a
+// file system shows other numbers there (overlayfs).
+bool MapsFile(const std::string& pid, dev_t device, ino_t inode, const std::string& path) {
+  std::ifstream maps("/proc/" + pid + "/maps");
   std::string line;
   while (std::getline(maps, line)) {
-    if (!own.empty() && line.find(own.string()) != std::string::npos) return true;
+    unsigned major = 0, minor = 0;
+    unsigned long long number = 0;
+    if (std::sscanf(line.c_str(), "%*s %*s %*s %x:%x %llu", &major, &minor, &number) == 3 &&
+        number == inode && makedev(major, minor) == device) {
+      return true;
+    }
+    // By path only a file still there: a deleted one that had the name (a spare found not fit to
+    // become a record, still mapped by whoever made it) is another file.
+    static constexpr std::string_view kDeleted = " (deleted)";
+    if (!path.empty() && line.find(path) != std::string::npos &&
+        !std::string_view(line).ends_with(kDeleted)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+bool RecordOwnerIsRunning(const HeapRecord& record) {
+  struct stat file;
+  if (stat(record.file.c_str(), &file) != 0) return false;  // gone: nothing maps it by this name
+  std::error_code ec;
+  const std::string own = std::filesystem::canonical(record.file, ec).string();
+  // The pid the record names, first; then every process: one in another pid namespace (a
+  // container's, attached from the host) named the record by the pid it has there.
+  const std::string pid = std::to_string(record.pid);
+  // Another user's process, whose maps cannot be read: taken for the owner, as before any look.
+  if (record.pid != 0 && kill(static_cast<pid_t>(record.pid), 0) != 0 && errno == EPERM) {
+    return true;
+  }
+  if (record.pid != 0 && MapsFile(pid, file.st_dev, file.st_ino, own)) return true;
+  // Not this process, which may hold the record mapped to read it.
+  const std::string self = std::to_string(getpid());
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name == pid || name == self || name.find_first_not_of("0123456789") != std::string::npos) {
+      continue;
+    }
+    if (MapsFile(name, file.st_dev, file.st_ino, own)) return true;
   }
   return false;
 }

@@ -54,7 +54,8 @@ std::int64_t InuseBytes(const std::vector<RecordedObject>& objects);
 // Throws std::runtime_error naming the file for anything that is not a readable heap record.
 HeapRecord ReadHeapRecord(const std::string& path);
 
-// Whether the process that kept the record still runs (it has the pid and maps the record file).
+// Whether the process that kept the record still runs: the record's pid, or any process (one in
+// another pid namespace knows itself by another pid), maps the record file.
 bool RecordOwnerIsRunning(const HeapRecord& record);
 
 struct RecoveredFiles {

@@ -455,6 +455,47 @@ TEST_F(EndingsTest, HeaprecRecoverRefusesTheRecordOfARunningProcess) {
   EXPECT_TRUE(RecordsIn(dir).empty()) << "the final profile ends the record";
 }
 
+// The host pid of `parent`'s only child (/proc/PID/task/PID/children), or -1.
+pid_t OnlyChildOf(pid_t parent) {
+  std::ifstream children("/proc/" + std::to_string(parent) + "/task/" + std::to_string(parent) +
+                         "/children");
+  long child = -1;
+  return children >> child ? static_cast<pid_t>(child) : -1;
+}
+
+// A process in its own pid namespace (a container's, seen from the host) names its record by the
+// pid it has there, which on the host is another process's (1: init). heaprec recover on the host
+// leaves the record of the running process alone, and recovers it once the process is killed.
+TEST_F(EndingsTest, HeaprecRecoverKnowsAProcessInAnotherPidNamespaceByItsRecord) {
+  std::string dir = RunDirectory("pidns");
+  pid_t inner = -1;
+  RunResult run = Grow({"/usr/bin/unshare", "--pid", "--fork", "--mount-proc", REL_GROW, "4"}, dir,
+                       PreloadEnv(dir, false, {{"HEAPREC_SEED", "5"}}), &inner,
+                       [&](pid_t p, BackgroundProcess& process) {
+                         ASSERT_EQ(p, 1)
+                             << "rel_grow is not the first process of its pid namespace";
+                         process.Send("go");
+                         EXPECT_NE(process.WaitForLine("held"), "") << process.Stderr();
+                         std::string record = dir + "/p.1.record";
+                         RunResult refused = RunGuarded({HEAPREC_BIN, "recover", record}, dir);
+                         EXPECT_EQ(refused.status, 1) << refused.out << refused.err;
+                         EXPECT_TRUE(Contains(refused.err, "is still running")) << refused.err;
+                         EXPECT_TRUE(std::filesystem::exists(record));
+                         pid_t host = OnlyChildOf(process.pid());
+                         ASSERT_GT(host, 1);
+                         EXPECT_EQ(kill(host, SIGKILL), 0);
+                       });
+  EXPECT_FALSE(WIFEXITED(run.wait_status) && WEXITSTATUS(run.wait_status) == 0)
+      << DescribeEnding(run);
+  RunResult recover = RunGuarded({HEAPREC_BIN, "recover", dir + "/p.1.record"}, dir);
+  EXPECT_EQ(recover.status, 0) << DescribeEnding(recover);
+  SymbolizeAll(dir);
+  ProfileSet profiles = ReadProfiles(dir);
+  const ProfileFile* killed = KilledProfile(profiles, 1);
+  ASSERT_NE(killed, nullptr) << recover.out << recover.err;
+  ExpectHeld(killed->profile, BlocksHeld(4), "heap at death");
+}
+
 // A memory cgroup with a limit, for the OOM killer: cgroup v2 where the memory controller is
 // enabled, else v1's memory hierarchy. Removed when the test ends.
 class MemoryLimitedGroup {
