@@ -199,6 +199,32 @@ int OpenOutputDirectory(const RemoteProcess& process, const std::string& directo
   return fd;
 }
 
+// Whether process `pid` is in another pid namespace than heaprec's (a container's, seen from the
+// host): it knows itself by another pid than the one the operator gave.
+bool InAnotherPidNamespace(pid_t pid) {
+  struct stat own, its;
+  return stat("/proc/self/ns/pid", &own) == 0 &&
+         stat(("/proc/" + std::to_string(pid) + "/ns/pid").c_str(), &its) == 0 &&
+         (own.st_ino != its.st_ino || own.st_dev != its.st_dev);
+}
+
+// The output template with its %p made `pid` ("%%" stays for the library to read as "%"): the
+// profiles of a process in another pid namespace are named by the pid the operator knows it by,
+// not by the one it has there (often 1, the same in every container).
+std::string WithPid(const std::string& pattern, pid_t pid) {
+  std::string out;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] == '%' && i + 1 < pattern.size() &&
+        (pattern[i + 1] == 'p' || pattern[i + 1] == '%')) {
+      out += pattern[i + 1] == 'p' ? std::to_string(pid) : "%%";
+      ++i;
+    } else {
+      out += pattern[i];
+    }
+  }
+  return out;
+}
+
 // "; serving http://127.0.0.1:41234/debug/pprof/heap" for an attach with --http ADDRESS, from the
 // port the library published (the program's stderr is the program's: the library says nothing
 // there); "" without --http.
@@ -394,6 +420,7 @@ Outcome Run(const ControlArgs& args, Verb verb, const DeferredInterrupts& interr
     request.command = schema::kCommandStart;
     std::string output =
         Absolute(args.output.empty() ? preload::kDefaultOutputTemplate : args.output);
+    if (InAnotherPidNamespace(process.pid())) output = WithPid(output, process.pid());
     if (!BuildSettings(args, output, request.settings, sizeof(request.settings), &error)) {
       return {kExitUsage, error};
     }

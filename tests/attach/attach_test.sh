@@ -207,6 +207,24 @@ case $scenario in
     expect_plain read
     check_profile
     ;;
+  pidns)
+    # The target is the first process of its own pid namespace (a container's, seen from the
+    # host): it says "ready 1", which on the host is init. Attached by its host pid, its profiles
+    # are named by that pid, not by 1.
+    start unshare --pid --fork --mount-proc "$target" read
+    [[ $pid == 1 ]] || fail "the target is process $pid in its namespace, expected 1"
+    pid=
+    for candidate in $(pgrep -x attach_target); do
+      [[ $(readlink "/proc/$candidate/fd/0") == "$dir/in" ]] && pid=$candidate
+    done
+    [[ -n $pid && $pid != 1 ]] || fail "no host pid for the target"
+    attach
+    send go
+    finish
+    expect_plain read
+    check_profile  # $dir/prof/p.HOSTPID.pb.gz
+    [[ -z $(find "$dir/prof" -name 'p.1.*') ]] || fail "profiles named by the namespace's pid: $(ls "$dir/prof")"
+    ;;
   mountns)
     # The target's mount namespace hides the library's directory and the profiles' directory.
     lib_dir=$(dirname "$(readlink -f "$(dirname "$heaprec")/../lib/libheaprec.so")")
