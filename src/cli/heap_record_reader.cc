@@ -257,6 +257,21 @@ profile::Profile BuildProfile(const HeapRecord& record, const std::vector<Record
   p.comments.push_back(std::string(schema::kLiveSamplesField) + "=" + std::to_string(live_samples) +
                        " recovered_from=" + record.file +
                        (record.incomplete ? " incomplete=1" : ""));
+  if (record.attach) {
+    // As the library's profiles of an attached process say it (preload/dump/profile_comments.cc).
+    const RecordedAttachFacts& a = *record.attach;
+    std::string line = std::string(schema::kAttachedField) + "=1 " + schema::kAttachedAtField +
+                       "=" + std::to_string(a.attached_at_s) + " " + schema::kInjectedField +
+                       "=1 " + schema::kHeldAtAttachField + "=" + std::to_string(a.held_at_attach) +
+                       " " + schema::kRssAtAttachField + "=" + std::to_string(a.rss_at_attach) +
+                       " " + schema::kHeapInUseField + "=" + std::to_string(a.heap_in_use) + " " +
+                       schema::kUnattributedField + "=" + std::to_string(a.unattributed);
+    if (!a.held_by_size.empty()) {
+      line += std::string(" ") + schema::kHeldWalkedField + "=" + std::to_string(a.held_walked) +
+              " " + schema::kHeldBySizeField + "=" + a.held_by_size;
+    }
+    p.comments.push_back(line);
+  }
   if (record.write_error != 0) {
     const char* name = strerrorname_np(record.write_error);
     p.comments.push_back(std::string(schema::kFinalWriteErrorField) + "=" +
@@ -289,8 +304,10 @@ HeapRecord ReadHeapRecord(const std::string& path) {
   if (header == nullptr || memcmp(header->magic, record::kMagic, sizeof(record::kMagic)) != 0) {
     throw bytes.Error("not a heaprec heap record");
   }
+  const std::size_t header_bytes =
+      header->version >= 4 ? sizeof(record::Header) : record::kHeaderBytesBefore4;
   if (header->version < record::kOldestReadableVersion || header->version > record::kVersion ||
-      header->header_bytes != sizeof(record::Header)) {
+      header->header_bytes != header_bytes) {
     throw bytes.Error("a heap record of another heaprec version (format " +
                       std::to_string(header->version) + ", this heaprec reads " +
                       std::to_string(record::kOldestReadableVersion) + " to " +
@@ -301,8 +318,27 @@ HeapRecord ReadHeapRecord(const std::string& path) {
   out.pid = header->pid;
   out.start_time_ns = header->start_time_ns;
   out.sample_interval = header->sample_interval;
-  out.profile_path = Bounded(header->profile_path, sizeof(header->profile_path));
+  // The record lives beside the profiles (its name is the final profile's): their directory is
+  // the record's as this reader finds it. The path the process wrote is its own view, which may
+  // mean nothing here: /proc/self/fd/N/... in a process heaprec attach handed a directory to, a
+  // container's path seen from the host, a path relative to the process's directory.
+  const std::string written = Bounded(header->profile_path, sizeof(header->profile_path));
+  if (!written.empty()) {
+    out.profile_path =
+        (std::filesystem::path(path).parent_path() / std::filesystem::path(written).filename())
+            .string();
+  }
   out.program = Bounded(header->program, sizeof(header->program));
+  if (header->version >= 4 && header->attach.attached_at_s != 0) {
+    const record::RecordedAttach& a = header->attach;
+    out.attach = {.attached_at_s = a.attached_at_s,
+                  .held_at_attach = a.held_at_attach,
+                  .rss_at_attach = a.rss_at_attach,
+                  .heap_in_use = a.heap_in_use,
+                  .unattributed = a.unattributed,
+                  .held_walked = a.held_walked,
+                  .held_by_size = Bounded(a.held_by_size, sizeof(a.held_by_size))};
+  }
   const std::uint64_t state = header->state & record::kStateBits;
   out.ended = state == record::kEnded;
   out.incomplete = state == record::kIncomplete;

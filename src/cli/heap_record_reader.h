@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,12 +26,21 @@ struct RecordedMapping {
   std::string path, build_id;
 };
 
+// What the profiles of an attached process say of the time before the attach (record::
+// RecordedAttach), for the heap at death to say it too.
+struct RecordedAttachFacts {
+  std::uint64_t attached_at_s = 0, held_at_attach = 0, rss_at_attach = 0, heap_in_use = 0,
+                unattributed = 0, held_walked = 0;
+  std::string held_by_size;
+};
+
 struct HeapRecord {
   std::string file;  // the record's own path
   std::uint64_t pid = 0;
   std::uint64_t start_time_ns = 0;
   std::uint64_t sample_interval = 0;
-  std::string profile_path;  // where the process's final profile would have gone
+  // Where the process's final profile would have gone: its name, in the record's directory.
+  std::string profile_path;
   std::string program;
   bool ended = false;       // the process wrote its final profile: nothing to recover
   bool incomplete = false;  // the record stopped keeping up (its file could not grow)
@@ -46,6 +56,7 @@ struct HeapRecord {
   std::int64_t peak_bytes = 0;
   std::uint64_t peak_time_ns = 0;
   std::vector<RecordedMapping> mappings;
+  std::optional<RecordedAttachFacts> attach;  // a process heaprec attach loaded heaprec into
 };
 
 // The estimated bytes the objects stand for (the sum of weight x size).

@@ -31,8 +31,9 @@ namespace heaprec::record {
 
 inline constexpr char kMagic[8] = {'H', 'E', 'A', 'P', 'R', 'E', 'C', 'R'};
 // 2: a peak copy's slots are sites; 3: a table's offset is a multiple of 64, not 4096 (the first
-// tables of all shards share a few pages). A reader of 3 reads 2 as well.
-inline constexpr std::uint32_t kVersion = 3;
+// tables of all shards share a few pages); 4: the header ends with the attach's facts
+// (RecordedAttach). A reader of 4 reads 2 and 3 as well, whose headers end before them.
+inline constexpr std::uint32_t kVersion = 4;
 inline constexpr std::uint32_t kOldestReadableVersion = 2;
 // "dir/heaprec.123.record" beside "dir/heaprec.123.pb.gz": never a name a profile reader globs.
 inline constexpr char kFileExtension[] = ".record";
@@ -132,6 +133,19 @@ struct PeakCopy {
   std::uint64_t time_ns;    // CLOCK_REALTIME when copied
 };
 
+// What the profiles of a process heaprec attach loaded heaprec into say of the time before the
+// attach (profile_schema.h, kHeldAtAttachField and the fields around it), for the heap at death
+// to say it too. All zero in a process started under heaprec.
+struct RecordedAttach {
+  std::uint64_t attached_at_s;   // the attach, in Unix seconds
+  std::uint64_t held_at_attach;  // glibc's bytes in use then
+  std::uint64_t rss_at_attach;
+  std::uint64_t heap_in_use;   // at the latest look (every 2 s)
+  std::uint64_t unattributed;  // of those, what no sample since the attach accounts for
+  std::uint64_t held_walked;
+  char held_by_size[320];  // "CLASS:BYTES:BLOCKS,...", "" when not read
+};
+
 struct Header {
   char magic[8];
   std::uint32_t version;
@@ -150,6 +164,10 @@ struct Header {
   PeakCopy peaks[2];
   std::uint64_t shard_tables[kShards];
   std::uint64_t node_chunks[kMaxNodeChunks];  // file offsets, 0 for none
+  RecordedAttach attach;                      // since version 4; updated as the process runs
 };
+
+// A version 2 or 3 header's size: it ends where `attach` begins.
+inline constexpr std::size_t kHeaderBytesBefore4 = offsetof(Header, attach);
 
 }  // namespace heaprec::record

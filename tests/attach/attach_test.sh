@@ -94,6 +94,17 @@ expect_descriptors() {
   done
   fail "descriptors $2: $(ls -l /proc/$pid/fd) (before: $1)"
 }
+# Starts the target, attaches, lets it allocate after the attach, then ends it with signal $1 and
+# waits for its status.
+attached_then_ended_by() {
+  start "$target" read
+  attach
+  send go
+  for _ in $(seq 1 200); do grep -q '^sum ' "$dir/out" && break; sleep 0.05; done
+  kill "-$1" "$pid"
+  exec 8>&-
+  for _ in $(seq 1 600); do [[ -f $dir/status ]] && break; sleep 0.05; done
+}
 syscall_of() { cut -d' ' -f1 "/proc/$1/syscall"; }
 # Waits until the target's (only) thread blocks in system call $1.
 wait_in_syscall() {
@@ -122,15 +133,18 @@ check_held_by_size() {
 }
 
 # The summary starts by saying that only allocations since the attach are counted, and its RSS
-# line tells the blocks held from before the attach (the target's 7 MiB) apart from malloc's
-# overhead, which stays under a megabyte.
+# line (unless $1 is no-rss) tells the blocks held from before the attach (the target's 7 MiB)
+# apart from malloc's overhead, which stays under a megabyte.
 check_summary() {
   local summary
   summary=$("$heaprec" summary "$dir/prof/p.$pid.pb.gz" 2>&1)
   grep -q '^  attached     .* UTC: only allocations since are counted below; the heap held ' \
     <<<"$summary" || fail "the summary does not say it was attached: $summary"
-  grep -q 'since the attach, from before the attach [^ ]*[67]\.[0-9] MiB' <<<"$summary" ||
-    fail "the summary's RSS does not tell the heap from before the attach: $summary"
+  # A heap at death has no RSS line: nothing measured the process as it died.
+  if [[ ${1:-} != no-rss ]]; then
+    grep -q 'since the attach, from before the attach [^ ]*[67]\.[0-9] MiB' <<<"$summary" ||
+      fail "the summary's RSS does not tell the heap from before the attach: $summary"
+  fi
   if grep -q 'overhead [^ ]*[0-9.]* MiB' <<<"$summary"; then
     fail "the summary takes the heap from before the attach for malloc's overhead: $summary"
   fi
@@ -183,13 +197,7 @@ case $scenario in
     ;;
   terminated)
     # Ended by SIGTERM after the attach: the status a plain run gets (143), and the final profile.
-    start "$target" read
-    attach
-    send go
-    for _ in $(seq 1 200); do grep -q '^sum ' "$dir/out" && break; sleep 0.05; done
-    kill -TERM "$pid"
-    exec 8>&-
-    for _ in $(seq 1 600); do [[ -f $dir/status ]] && break; sleep 0.05; done
+    attached_then_ended_by TERM
     [[ $(cat "$dir/status") == 143 ]] || fail "status $(cat "$dir/status"), expected 143"
     check_profile
     "$heaprec" report "$dir/prof/p.$pid.pb.gz" | grep -q 'reason=terminated' || fail "not a terminated profile"
@@ -206,6 +214,34 @@ case $scenario in
     finish
     expect_plain read
     check_profile
+    ;;
+  targetkilled)
+    # The attached process is killed (the OOM killer, SIGKILL) holding the 125 MiB: heaprec
+    # recover writes its heap at death beside its profiles (the record names their directory by
+    # the process's own view, /proc/self/fd/N), saying what the heap held before the attach.
+    attached_then_ended_by KILL
+    # A copy made a version 3 record (the header before the attach's facts, 368 bytes shorter):
+    # it is read as well, without them.
+    cp "$dir/prof/p.$pid.record" "$dir/v3.record"
+    header_bytes=$(od -An -tu4 -j12 -N4 "$dir/v3.record" | tr -d ' ')
+    little_endian32() {
+      printf '\\x%02x\\x%02x\\x%02x\\x%02x' $(($1 & 255)) $((($1 >> 8) & 255)) \
+        $((($1 >> 16) & 255)) $((($1 >> 24) & 255))
+    }
+    # shellcheck disable=SC2059  # the format is the bytes
+    printf "$(little_endian32 3)$(little_endian32 $((header_bytes - 368)))" |
+      dd of="$dir/v3.record" bs=1 seek=8 conv=notrunc status=none
+    "$heaprec" recover "$dir/prof" > "$dir/recover.out" 2>&1 ||
+      fail "recover failed: $(cat "$dir/recover.out")"
+    check_profile
+    "$heaprec" report "$dir/prof/p.$pid.pb.gz" 2>&1 | grep -q 'reason=killed' || fail "not the heap at death"
+    check_held_by_size
+    check_summary no-rss
+    "$heaprec" recover -o "$dir/v3.pb.gz" "$dir/v3.record" > "$dir/recover.out" 2>&1 ||
+      fail "a version 3 record was not read: $(cat "$dir/recover.out")"
+    v3=$("$heaprec" report "$dir/v3.pb.gz" 2>&1)
+    grep -q 'after_attach_site' <<<"$v3" || fail "the version 3 record's heap: $v3"
+    if grep -q 'injected=1' <<<"$v3"; then fail "a version 3 record has no attach facts: $v3"; fi
     ;;
   pidns)
     # The target is the first process of its own pid namespace (a container's, seen from the

@@ -212,10 +212,14 @@ void SampleHeap(bool at_attach) {
       g_rss_at_attach.store(ResidentBytes());
       g_unattributed.store(in_use);
     }
-    return;
+  } else if (rest < g_unattributed.load()) {
+    // Pre-attach blocks are only ever freed: what is left of them never grows.
+    g_unattributed.store(rest);
   }
-  // Pre-attach blocks are only ever freed: what is left of them never grows.
-  if (rest < g_unattributed.load()) g_unattributed.store(rest);
+  // The heap at death says it too (and the record takes them when it is made).
+  LockDumpOnly();
+  NoteAttachInHeapRecord();
+  UnlockDumpOnly();
 }
 
 // After a detach: no sample stays tracked (see kCommandDetach).

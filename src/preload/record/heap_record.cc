@@ -17,6 +17,8 @@
 #include "core/mutex.h"
 #include "core/own_descriptors.h"
 #include "core/prefault.h"
+#include "preload/attach/dormant.h"
+#include "preload/attach/injected.h"
 #include "preload/control/settings.h"
 #include "preload/dump/dump_thread.h"
 #include "preload/dump/profile_writer.h"
@@ -157,6 +159,10 @@ class HeapRecordWriter final : public LiveSetObserver {
 
   // Whether the file goes on receiving the peak copies: made, not ended, never out of space.
   bool KeepsPeaks() const { return !Broken() && !ended_.load(std::memory_order_relaxed); }
+  // The attach's facts in the header, for the heap at death (under the dump's lock).
+  void NoteAttach(const record::RecordedAttach& attach) {
+    if (header_ != nullptr) header_->attach = attach;
+  }
 
   Mutex& space_lock() { return space_lock_; }
   std::uint64_t MappedBytes() {
@@ -580,6 +586,7 @@ void StartHeapRecord(HeapRecorder& recorder) {
   g_writer.store(writer, std::memory_order_release);
   g_observed = &recorder;
   recorder.Observe(writer);
+  NoteAttachInHeapRecord();
   if (g_settings.manifest[0] != '\0') {
     AppendToManifest(g_settings.manifest, getpid(), schema::kManifestRecord, path);
   }
@@ -608,6 +615,22 @@ void KeepHeapRecordOfUnwrittenEnding(DumpReason reason, int signal_number, int e
       return;
     }
   }
+}
+
+void NoteAttachInHeapRecord() {
+  HeapRecordWriter* writer = g_writer.load(std::memory_order_acquire);
+  const AttachFacts facts = CurrentAttachFacts();
+  if (writer == nullptr || !facts.injected || !InOwnProcess()) return;
+  record::RecordedAttach attach = {};
+  attach.attached_at_s = LastAttachNs() / 1000000000ull;
+  attach.held_at_attach = facts.held_at_attach;
+  attach.rss_at_attach = facts.rss_at_attach;
+  attach.heap_in_use = facts.in_use;
+  attach.unattributed = facts.unattributed;
+  attach.held_walked = facts.held_walked;
+  memcpy(attach.held_by_size, facts.held_by_size,
+         strnlen(facts.held_by_size, sizeof(attach.held_by_size) - 1));
+  writer->NoteAttach(attach);
 }
 
 void RecordPeakCopy(const HeapSnapshot& snapshot, std::int64_t live_bytes, std::uint64_t time_ns) {

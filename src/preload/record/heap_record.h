@@ -40,6 +40,11 @@ void EndHeapRecord();
 // (labelled with this ending, not as a kill). With the dump's lock held.
 void KeepHeapRecordOfUnwrittenEnding(DumpReason reason, int signal_number, int error);
 
+// In a process heaprec attach loaded heaprec into: what the profiles say of the time before the
+// attach (held_at_attach, ...), copied into the record for the heap at death; at the record's
+// creation and at every look at the heap (every 2 s). With the dump's lock held.
+void NoteAttachInHeapRecord();
+
 // The peak capture (under its lock) has copied the live set: the record keeps a copy too.
 void RecordPeakCopy(const HeapSnapshot& snapshot, std::int64_t live_bytes, std::uint64_t time_ns);
 
