@@ -46,13 +46,15 @@ std::atomic<int> g_connection{-1};
 // Which server is current: StopHttpServer (a detach) and each start make a new one. The serve
 // thread of an older one ends and closes its own listening socket, which it alone holds then.
 std::atomic<unsigned> g_generation{0};
-// The listening socket of each generation, by its parity: what its thread needs to recognize it.
+// The listening socket of the current server and of the one before it (whose thread may not have
+// closed it yet): what each thread needs to recognize its socket, and what a fork child closes.
 struct Listening {
   int fd = -1;
   ino_t inode = 0;
 };
 Listening g_listenings[2];
-int g_owner_pid = 0;  // the process that read HEAPREC_HTTP (0: not set); constant after start-up
+unsigned g_starts = 0;  // the servers started: they take the two slots in turn
+int g_owner_pid = 0;    // the process that read HEAPREC_HTTP (0: not set); constant after start-up
 bool g_public = false;
 // "HEAPREC_HTTP=ADDR", for exec from the serving process (server.h).
 char g_variable[PATH_MAX + sizeof(kVariable) + 1];
@@ -420,11 +422,12 @@ void Serve(int fd, char* head) {
   }
 }
 
-void* ServeLoop(void* generation_arg) {
+void* ServeLoop(void* started_arg) {
   t_state.in_hook = true;  // everything this thread allocates is heaprec's own
-  const unsigned generation =
-      static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(generation_arg));
-  const Listening listening = g_listenings[generation & 1];
+  // The generation, and the slot in the lowest bit.
+  const std::uintptr_t started = reinterpret_cast<std::uintptr_t>(started_arg);
+  const unsigned generation = static_cast<unsigned>(started >> 1);
+  const Listening listening = g_listenings[started & 1];
   char head[kHeadBytes];
   while (g_generation.load() == generation && IsOurListener(listening)) {
     int fd = accept4(listening.fd, nullptr, nullptr, SOCK_CLOEXEC);
@@ -489,10 +492,12 @@ void StartHttpServer(const char* value, bool is_public) {
   if (!g_address.is_unix) AnnounceEndpoint(fd);
   struct stat st;
   const unsigned generation = g_generation.load() + 1;
-  g_listenings[generation & 1] = {fd, fstat(fd, &st) == 0 ? st.st_ino : 0};
+  const unsigned slot = g_starts++ & 1;
+  g_listenings[slot] = {fd, fstat(fd, &st) == 0 ? st.st_ino : 0};
   g_generation.store(generation);
   g_listener.store(fd);
-  if (!StartHeaprecThread(ServeLoop, reinterpret_cast<void*>(std::uintptr_t{generation}))) {
+  const std::uintptr_t started = (std::uintptr_t{generation} << 1) | slot;
+  if (!StartHeaprecThread(ServeLoop, reinterpret_cast<void*>(started))) {
     g_listener.store(-1);
     close(fd);
     Complain("could not start the server thread");
