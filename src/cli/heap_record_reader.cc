@@ -3,22 +3,20 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <stdexcept>
-#include <string_view>
 #include <unordered_set>
 
 #include "analysis/profile_view.h"
 #include "base/file_io.h"
+#include "cli/remote_process.h"
 #include "profile/pprof_reader.h"
 #include "render/output_file.h"
 #include "schema/heap_record_format.h"
@@ -259,14 +257,14 @@ profile::Profile BuildProfile(const HeapRecord& record, const std::vector<Record
                        (record.incomplete ? " incomplete=1" : ""));
   if (record.attach) {
     // As the library's profiles of an attached process say it (preload/dump/profile_comments.cc).
-    const RecordedAttachFacts& a = *record.attach;
+    const record::RecordedAttach& a = *record.attach;
     std::string line = std::string(schema::kAttachedField) + "=1 " + schema::kAttachedAtField +
                        "=" + std::to_string(a.attached_at_s) + " " + schema::kInjectedField +
                        "=1 " + schema::kHeldAtAttachField + "=" + std::to_string(a.held_at_attach) +
                        " " + schema::kRssAtAttachField + "=" + std::to_string(a.rss_at_attach) +
                        " " + schema::kHeapInUseField + "=" + std::to_string(a.heap_in_use) + " " +
                        schema::kUnattributedField + "=" + std::to_string(a.unattributed);
-    if (!a.held_by_size.empty()) {
+    if (a.held_by_size[0] != '\0') {
       line += std::string(" ") + schema::kHeldWalkedField + "=" + std::to_string(a.held_walked) +
               " " + schema::kHeldBySizeField + "=" + a.held_by_size;
     }
@@ -330,14 +328,8 @@ HeapRecord ReadHeapRecord(const std::string& path) {
   }
   out.program = Bounded(header->program, sizeof(header->program));
   if (header->version >= 4 && header->attach.attached_at_s != 0) {
-    const record::RecordedAttach& a = header->attach;
-    out.attach = {.attached_at_s = a.attached_at_s,
-                  .held_at_attach = a.held_at_attach,
-                  .rss_at_attach = a.rss_at_attach,
-                  .heap_in_use = a.heap_in_use,
-                  .unattributed = a.unattributed,
-                  .held_walked = a.held_walked,
-                  .held_by_size = Bounded(a.held_by_size, sizeof(a.held_by_size))};
+    out.attach = header->attach;
+    out.attach->held_by_size[sizeof(out.attach->held_by_size) - 1] = '\0';  // a file's bytes
   }
   const std::uint64_t state = header->state & record::kStateBits;
   out.ended = state == record::kEnded;
@@ -361,27 +353,14 @@ HeapRecord ReadHeapRecord(const std::string& path) {
 
 namespace {
 
-// Whether /proc/PID/maps has a mapping of the file with device `device` and inode `inode` (the
-// maps line's "MAJOR:MINOR INODE" fields, in hex and decimal), or of `path`: the device and inode
-// say it whatever path the process sees the file by (another mount namespace), the path where a
-// file system shows other numbers there (overlayfs).
-bool MapsFile(const std::string& pid, dev_t device, ino_t inode, const std::string& path) {
-  std::ifstream maps("/proc/" + pid + "/maps");
-  std::string line;
-  while (std::getline(maps, line)) {
-    unsigned major = 0, minor = 0;
-    unsigned long long number = 0;
-    if (std::sscanf(line.c_str(), "%*s %*s %*s %x:%x %llu", &major, &minor, &number) == 3 &&
-        number == inode && makedev(major, minor) == device) {
-      return true;
-    }
-    // By path only a file still there: a deleted one that had the name (a spare found not fit to
-    // become a record, still mapped by whoever made it) is another file.
-    static constexpr std::string_view kDeleted = " (deleted)";
-    if (!path.empty() && line.find(path) != std::string::npos &&
-        !std::string_view(line).ends_with(kDeleted)) {
-      return true;
-    }
+// Whether process `pid` maps the file with `device` and `inode`, or the file at `path`: the
+// device and inode say it whatever path the process sees the file by (another mount namespace),
+// the path where a file system shows other numbers there (overlayfs). A deleted file that had the
+// name (a spare found not fit to become a record, still mapped by whoever made it; its path ends
+// in " (deleted)") is another file.
+bool MapsFile(pid_t pid, dev_t device, ino_t inode, const std::string& path) {
+  for (const Mapping& m : RemoteProcess(pid).Mappings()) {
+    if ((m.inode == inode && m.device == device) || (!path.empty() && m.path == path)) return true;
   }
   return false;
 }
@@ -395,20 +374,18 @@ bool RecordOwnerIsRunning(const HeapRecord& record) {
   const std::string own = std::filesystem::canonical(record.file, ec).string();
   // The pid the record names, first; then every process: one in another pid namespace (a
   // container's, attached from the host) named the record by the pid it has there.
-  const std::string pid = std::to_string(record.pid);
+  const pid_t pid = static_cast<pid_t>(record.pid);
   // Another user's process, whose maps cannot be read: taken for the owner, as before any look.
-  if (record.pid != 0 && kill(static_cast<pid_t>(record.pid), 0) != 0 && errno == EPERM) {
-    return true;
-  }
-  if (record.pid != 0 && MapsFile(pid, file.st_dev, file.st_ino, own)) return true;
-  // Not this process, which may hold the record mapped to read it.
-  const std::string self = std::to_string(getpid());
+  if (pid != 0 && kill(pid, 0) != 0 && errno == EPERM) return true;
+  if (pid != 0 && MapsFile(pid, file.st_dev, file.st_ino, own)) return true;
   for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
     const std::string name = entry.path().filename().string();
-    if (name == pid || name == self || name.find_first_not_of("0123456789") != std::string::npos) {
-      continue;
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const pid_t other = static_cast<pid_t>(std::stol(name));
+    // Not this process, which may hold the record mapped to read it.
+    if (other != pid && other != getpid() && MapsFile(other, file.st_dev, file.st_ino, own)) {
+      return true;
     }
-    if (MapsFile(name, file.st_dev, file.st_ino, own)) return true;
   }
   return false;
 }

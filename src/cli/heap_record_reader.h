@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "schema/heap_record_format.h"
+
 namespace heaprec::cli {
 
 struct RecordedObject {
@@ -24,14 +26,6 @@ struct RecordedObject {
 struct RecordedMapping {
   std::uint64_t start = 0, limit = 0, file_offset = 0;
   std::string path, build_id;
-};
-
-// What the profiles of an attached process say of the time before the attach (record::
-// RecordedAttach), for the heap at death to say it too.
-struct RecordedAttachFacts {
-  std::uint64_t attached_at_s = 0, held_at_attach = 0, rss_at_attach = 0, heap_in_use = 0,
-                unattributed = 0, held_walked = 0;
-  std::string held_by_size;
 };
 
 struct HeapRecord {
@@ -56,7 +50,9 @@ struct HeapRecord {
   std::int64_t peak_bytes = 0;
   std::uint64_t peak_time_ns = 0;
   std::vector<RecordedMapping> mappings;
-  std::optional<RecordedAttachFacts> attach;  // a process heaprec attach loaded heaprec into
+  // A process heaprec attach loaded heaprec into: what its profiles say of the time before the
+  // attach (held_by_size terminated within its array).
+  std::optional<record::RecordedAttach> attach;
 };
 
 // The estimated bytes the objects stand for (the sum of weight x size).

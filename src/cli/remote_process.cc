@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <elf.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 
 #include <cstring>
@@ -49,11 +50,14 @@ std::vector<Mapping> RemoteProcess::Mappings() const {
   while (std::getline(in, line)) {
     Mapping m;
     std::istringstream fields(line);
-    std::string range, device, inode;
-    fields >> range >> m.permissions >> std::hex >> m.offset >> device >> inode;
+    std::string range, device;
+    fields >> range >> m.permissions >> std::hex >> m.offset >> device >> std::dec >> m.inode;
     std::getline(fields >> std::ws, m.path);
     std::size_t dash = range.find('-');
-    if (dash == std::string::npos) continue;
+    std::size_t colon = device.find(':');
+    if (dash == std::string::npos || colon == std::string::npos) continue;
+    m.device = makedev(std::stoul(device.substr(0, colon), nullptr, 16),
+                       std::stoul(device.substr(colon + 1), nullptr, 16));
     m.start = std::stoull(range.substr(0, dash), nullptr, 16);
     m.end = std::stoull(range.substr(dash + 1), nullptr, 16);
     maps.push_back(m);

@@ -15,7 +15,9 @@ namespace heaprec::cli {
 
 struct Mapping {
   std::uint64_t start = 0, end = 0, offset = 0;
-  std::string permissions, path;
+  std::string permissions, path;  // path: " (deleted)" after it when the file was removed
+  dev_t device = 0;               // of the mapped file (0 for anonymous memory)
+  ino_t inode = 0;
 };
 
 struct ThreadState {
