@@ -85,6 +85,16 @@ expect_refusal() {
   [[ $(wc -l < "$dir/attach.err") == 1 ]] || fail "the refusal is not one line"
 }
 state_of() { sed 's/.*) \(.\).*/\1/' "/proc/$1/stat"; }
+# Lets the target allocate and end, then checks its output against a plain run of mode $1 and its
+# profile (check_profile's arguments follow the mode).
+go_and_check() {
+  local mode=$1
+  shift
+  send go
+  finish
+  expect_plain "$mode"
+  check_profile "$@"
+}
 # Waits (up to 5 s: a detach's closing is the library's threads' work) until the target's
 # descriptor table is $1 again; $2 says when.
 expect_descriptors() {
@@ -210,10 +220,7 @@ case $scenario in
     sleep 0.2
     [[ $(state_of "$pid") == T ]] || fail "the target is not stopped any more after the attach"
     kill -CONT "$pid"
-    send go
-    finish
-    expect_plain read
-    check_profile
+    go_and_check read
     ;;
   targetkilled)
     # The attached process is killed (the OOM killer, SIGKILL) holding the 125 MiB: heaprec
@@ -255,10 +262,7 @@ case $scenario in
     done
     [[ -n $pid && $pid != 1 ]] || fail "no host pid for the target"
     attach
-    send go
-    finish
-    expect_plain read
-    check_profile  # $dir/prof/p.HOSTPID.pb.gz
+    go_and_check read  # the profile: $dir/prof/p.HOSTPID.pb.gz
     [[ -z $(find "$dir/prof" -name 'p.1.*') ]] || fail "profiles named by the namespace's pid: $(ls "$dir/prof")"
     ;;
   mountns)
@@ -268,28 +272,19 @@ case $scenario in
       "mount -t tmpfs none '$lib_dir' && mount -t tmpfs none '$dir/prof' && exec '$target' read"
     [[ ! -e /proc/$pid/root$dir/prof/. || -z $(ls "/proc/$pid/root$lib_dir") ]] || fail "not hidden"
     attach
-    send go
-    finish
-    expect_plain read
-    check_profile
+    go_and_check read
     ;;
   nonroot)
     chmod 700 "$dir/prof"
     start setpriv --reuid=65534 --regid=65534 --clear-groups "$target" read
     attach
     grep -q "heaprec-attach.$pid" "$dir/attach.out" || fail "no note of the subdirectory: $(cat "$dir/attach.out")"
-    send go
-    finish
-    expect_plain read
-    check_profile "$dir/prof/heaprec-attach.$pid/p.$pid.pb.gz"
+    go_and_check read "$dir/prof/heaprec-attach.$pid/p.$pid.pb.gz"
     ;;
   jemalloc)
     start env LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2 "$target" read
     attach
-    send go
-    finish
-    expect_plain read
-    check_profile
+    go_and_check read
     ;;
   interrupt)
     start "$target" read
@@ -312,10 +307,7 @@ case $scenario in
       "$heaprec" detach "$pid" > /dev/null 2>&1 || true
     done
     attach
-    send go
-    finish
-    expect_plain read
-    check_profile
+    go_and_check read
     ;;
   gdb)
     # A debugger attached after heaprec reads every loaded object, heaprec's included, by the name
@@ -327,10 +319,7 @@ case $scenario in
       fail "gdb -p did not finish: $(tail -5 "$dir/gdb.out")"
     grep -q "Yes .*/libheaprec.so$" "$dir/gdb.out" ||
       fail "gdb did not read heaprec's library: $(cat "$dir/gdb.out")"
-    send go
-    finish
-    expect_plain read
-    check_profile
+    go_and_check read
     ;;
   killed)
     # `heaprec attach` killed with SIGKILL at each step of its work (the Nth stop or resume of the
@@ -401,10 +390,7 @@ case $scenario in
     "$heaprec" detach "$pid" 2> "$dir/attach.err" || fail "detach failed"
     attach
     kill -USR1 "$pid"
-    send go
-    finish
-    expect_plain restart
-    check_profile
+    go_and_check restart
     ;;
   futex)
     # The same continued futex wait may be a lock's slow path, inside glibc with another lock
@@ -443,10 +429,7 @@ case $scenario in
       if curl -s -o /dev/null "$url"; then fail "round $round: $url still answers after the detach"; fi
     done
     attach
-    send go
-    finish
-    expect_plain read
-    check_profile
+    go_and_check read
     if grep -q heaprec "$dir/err"; then fail "heaprec wrote on the program's stderr: $(cat "$dir/err")"; fi
     ;;
   cycles)
