@@ -27,6 +27,7 @@
 
 #include "cli/command_line.h"
 #include "cli/commands.h"
+#include "cli/descriptor_room.h"
 #include "cli/glibc_heap.h"
 #include "cli/injection.h"
 #include "cli/install_layout.h"
@@ -466,6 +467,12 @@ Outcome Run(const ControlArgs& args, Verb verb, const DeferredInterrupts& interr
   int result = -1;
   std::uint64_t done = present ? block.commands_done : 0;
   Injection injection(process.pid());
+  DescriptorRoom room(process.pid());
+  // A detach's profile is written once the thread is let go, and a detach forgets the samples: it
+  // is refused, nothing changed, when that profile could not get a descriptor.
+  int needed = !library.empty() || directory >= 0 ? DescriptorRoom::kForInjection
+                                                  : DescriptorRoom::kForProfile;
+  if (!room.Make(needed, &error)) return Refuse(error);
   bool interrupted = false;
   {
     if (!injection.Begin(&error)) {
@@ -487,6 +494,7 @@ Outcome Run(const ControlArgs& args, Verb verb, const DeferredInterrupts& interr
     interrupted = interrupted || interrupts.Arrived();
     if (!interrupted) result = injection.Command(request, &error);
     injection.End();
+    room.Restore();
   }
   if (interrupted) {
     return {kExitInterrupted,
@@ -529,10 +537,11 @@ Outcome Run(const ControlArgs& args, Verb verb, const DeferredInterrupts& interr
   switch (verb) {
     case Verb::kAttach:
       if (block.sampling == 0) return Refuse("heaprec could not start sampling in process " + id);
-      return {kExitOk,
-              "process " + id + " samples now (thread " + std::to_string(injection.held_thread()) +
-                  " held " + held + " ms); profiles go to " + destination + note +
-                  ServedAt(args.http, block.http_port) + "; heaprec detach " + id + " ends it"};
+      return {kExitOk, "process " + id + " samples now (thread " +
+                           std::to_string(injection.held_thread()) + " held " + held +
+                           " ms); profiles go to " + destination + note +
+                           ServedAt(args.http, block.http_port) + "; heaprec detach " + id +
+                           " ends it" + room.Note()};
     case Verb::kDetach:
       return {kExitOk, "process " + id + " stopped sampling and wrote a profile" +
                            (block.last_result != 0
@@ -546,7 +555,7 @@ Outcome Run(const ControlArgs& args, Verb verb, const DeferredInterrupts& interr
         return Refuse("process " + id + " could not write " + destination + ": " +
                       std::strerror(block.last_result));
       }
-      return {kExitOk, "wrote " + destination};
+      return {kExitOk, "wrote " + destination + room.Note()};
   }
   return {};
 }

@@ -53,8 +53,22 @@ int MoveToOwnRange(int fd) {
   return moved;
 }
 
+bool RaiseDescriptorLimitByOne(rlimit* before) {
+  if (getrlimit(RLIMIT_NOFILE, before) != 0 || before->rlim_cur == RLIM_INFINITY) return false;
+  if (before->rlim_max != RLIM_INFINITY && before->rlim_cur >= before->rlim_max) return false;
+  rlimit raised = {before->rlim_cur + 1, before->rlim_max};
+  return setrlimit(RLIMIT_NOFILE, &raised) == 0;
+}
+
+void RestoreDescriptorLimit(const rlimit& before) {
+  rlimit now;
+  if (getrlimit(RLIMIT_NOFILE, &now) != 0 || now.rlim_cur != before.rlim_cur + 1) return;
+  rlimit restored = {before.rlim_cur, now.rlim_max};
+  setrlimit(RLIMIT_NOFILE, &restored);
+}
+
 int OpenOwn(const char* path, int flags, mode_t mode) {
-  return MoveToOwnRange(open(path, flags | O_CLOEXEC, mode));
+  return MakeOwn([&] { return open(path, flags | O_CLOEXEC, mode); });
 }
 
 ssize_t ReadSmallFile(const char* path, char* text, std::size_t size) {

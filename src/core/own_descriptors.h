@@ -11,9 +11,11 @@
 // Every descriptor is close-on-exec and never 0-2. No malloc, no locks: async-signal-safe.
 #pragma once
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 
@@ -29,6 +31,32 @@ int OwnDescriptorFloor();
 // when nothing is free up there, to the lowest number above 2. -1 passes through. Returns the
 // descriptor or -1 with errno set.
 int MoveToOwnRange(int fd);
+
+// The soft RLIMIT_NOFILE one higher, when the hard limit allows it: true, with the limits before in
+// *before. For MakeOwn alone.
+bool RaiseDescriptorLimitByOne(rlimit* before);
+// The soft limit back where it was before the raise, unless the program has set another since.
+void RestoreDescriptorLimit(const rlimit& before);
+
+// A descriptor made by `make` (open, socket, accept4; -1 with errno on failure), moved to the own
+// range. When the program has every number below its soft RLIMIT_NOFILE in use (a descriptor leak,
+// often the very incident heaprec is attached for), `make` fails with EMFILE and a profile would be
+// lost: it is made once more with the soft limit one higher (never above the hard limit) and the
+// limit is put back at once. heaprec's descriptor then takes the number just above the program's
+// range, and the program's own calls fail as before; only one of them made between the raise and
+// heaprec's call could take that number, and heaprec's call then fails as it would have.
+template <typename Make>
+int MakeOwn(Make make) {
+  int fd = make();
+  rlimit before;
+  if (fd < 0 && errno == EMFILE && RaiseDescriptorLimitByOne(&before)) {
+    fd = make();
+    int saved_errno = errno;
+    RestoreDescriptorLimit(before);
+    errno = saved_errno;
+  }
+  return MoveToOwnRange(fd);
+}
 
 // open() with O_CLOEXEC, moved to the own range. Returns the descriptor or -1 with errno set.
 int OpenOwn(const char* path, int flags, mode_t mode);

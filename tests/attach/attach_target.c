@@ -15,12 +15,16 @@
 //   threads    8 threads allocate, check and free blocks all along (busy), main waits in read()
 //   forkexec   after "go", forks and execs /bin/echo, waits for it
 //   seccomp    one thread enters strict seccomp and blocks in read() on a pipe
+//   fdfull     before "ready", sets its descriptor limit to 64 (hard 4096) and opens /dev/null
+//              until every number below it is taken; after "go" tries one more open and prints
+//              what came of it and its soft limit (a descriptor leak, as operators attach to)
 //   bigheap    for bench/attach_cost.py: as read, with 204,800 more blocks of 4 KiB (800 MiB)
 //              allocated before the attach and kept
 //   churn      for bench/attach_cost.py: after "go", 3,000,000 malloc/free pairs (16 B-64 KiB,
 //              random order, 4096 live), then prints the CPU time the thread took ("cpu_us N")
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
@@ -30,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -166,6 +171,14 @@ int main(int argc, char** argv) {
       if (block != NULL) block[0] = 1;  // kept, never freed: the heap an operator attaches for
     }
   }
+  int fdfull = strcmp(mode, "fdfull") == 0;
+  if (fdfull) {
+    struct rlimit limit = {64, 4096};
+    if (setrlimit(RLIMIT_NOFILE, &limit) != 0) return 4;
+    while (open("/dev/null", O_RDONLY) >= 0) {
+    }
+    if (errno != EMFILE) return 5;
+  }
   printf("ready %d\n", getpid());
   fflush(stdout);
   if (strcmp(mode, "sleep") == 0) {
@@ -201,6 +214,14 @@ int main(int argc, char** argv) {
   for (int i = 0; i < kBefore; i++) free(before[i]);
   for (int i = 0; i < kLargeBefore; i++) free(large_before[i]);
   for (int i = 0; i < kAfter; i++) sum += ((unsigned char*)after[i])[65535];
+  if (fdfull) {
+    struct rlimit limit;
+    int fd = open("/dev/null", O_RDONLY);
+    int error = errno;
+    getrlimit(RLIMIT_NOFILE, &limit);
+    printf("one more open: %d (%s), soft limit %ld\n", fd, fd < 0 ? strerrorname_np(error) : "-",
+           (long)limit.rlim_cur);
+  }
   printf("sum %ld\n", sum);
   fflush(stdout);
   if (fgets(line, sizeof line, stdin) == NULL) line[0] = '\0';

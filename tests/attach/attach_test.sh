@@ -432,6 +432,43 @@ case $scenario in
     go_and_check read
     if grep -q heaprec "$dir/err"; then fail "heaprec wrote on the program's stderr: $(cat "$dir/err")"; fi
     ;;
+  descriptors)
+    # A descriptor leak: the target has every number below its soft limit (64, hard 4096) in use.
+    # attach and dump raise the soft limit while the thread is held and put it back (the program's
+    # own open still fails, and its limit reads 64 at the end, as in a plain run); the library's
+    # own files, its final profile among them, get a number past the limit. With the hard limit
+    # at the soft one (lowered for good: raising it takes CAP_SYS_RESOURCE), a dump and a detach are
+    # refused with the prlimit that makes room, and nothing changes; that target is then killed.
+    soft_limit() { prlimit --pid "$pid" --nofile --output SOFT --noheadings | tr -d ' '; }
+    start "$target" fdfull
+    attach
+    prlimit --pid "$pid" --nofile=64:64
+    descriptors_before=$(ls /proc/$pid/fd)
+    for verb in dump detach; do
+      status=0
+      "$heaprec" "$verb" "$pid" > /dev/null 2> "$dir/attach.err" || status=$?
+      [[ $status == 1 ]] || fail "$verb with no room: status $status"
+      grep -q "every descriptor its limit allows in use (.*): heaprec needs .*\`prlimit --pid $pid --nofile=6[58]\`" \
+        "$dir/attach.err" || fail "$verb with no room: $(cat "$dir/attach.err")"
+    done
+    [[ $(ls /proc/$pid/fd) == "$descriptors_before" ]] || fail "the refusals changed the descriptors"
+    kill -KILL "$pid"
+    exec 8>&-
+    for _ in $(seq 1 200); do [[ -f $dir/status ]] && break; sleep 0.05; done
+    rm -f "$dir/in" "$dir/status" "$dir/out"
+    start "$target" fdfull
+    attach
+    grep -qh 'soft RLIMIT_NOFILE was 68 instead of 64 while its thread was held' \
+      "$dir/attach.out" "$dir/attach.err" || fail "attach does not say it made room: $(cat "$dir/attach.err")"
+    [[ $(soft_limit) == 64 ]] || fail "the soft limit is $(soft_limit) after the attach"
+    "$heaprec" dump -o "$dir/prof/dump.pb.gz" "$pid" > /dev/null 2> "$dir/attach.err" || fail "dump failed"
+    "$heaprec" report "$dir/prof/dump.pb.gz" > /dev/null 2>&1 || fail "the dump is not a profile"
+    [[ $(soft_limit) == 64 ]] || fail "the soft limit is $(soft_limit) after the dump"
+    go_and_check fdfull
+    if "$heaprec" report "$dir/prof/p.$pid.pb.gz" 2>&1 | grep -q final_write_error; then
+      fail "the final profile could not be written"
+    fi
+    ;;
   cycles)
     # 50 attaches and detaches while 8 threads allocate and check their blocks.
     start "$target" threads

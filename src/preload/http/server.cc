@@ -104,7 +104,7 @@ bool ClearStaleSocket(const char* path) {
     Complain("a file that is not a socket is in the way");
     return false;
   }
-  int probe = MoveToOwnRange(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  int probe = MakeOwn([] { return socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0); });
   int error = probe < 0 || connect(probe, &g_address.socket.any, g_address.length) == 0
                   ? (probe < 0 ? errno : EADDRINUSE)
                   : errno;
@@ -121,7 +121,8 @@ bool ClearStaleSocket(const char* path) {
 int Listen() {
   const char* path = g_address.socket.unix_socket.sun_path;
   if (g_address.is_unix && !ClearStaleSocket(path)) return -1;
-  int fd = MoveToOwnRange(socket(g_address.socket.any.sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  int fd =
+      MakeOwn([] { return socket(g_address.socket.any.sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0); });
   if (fd < 0) return Fail(-1, strerrordesc_np(errno));
   if (g_address.is_unix) {
     // bind() creates the file with the socket's own mode, less the umask: 0600 from the start,
@@ -430,7 +431,7 @@ void* ServeLoop(void* started_arg) {
   const Listening listening = g_listenings[started & 1];
   char head[kHeadBytes];
   while (g_generation.load() == generation && IsOurListener(listening)) {
-    int fd = accept4(listening.fd, nullptr, nullptr, SOCK_CLOEXEC);
+    int fd = MakeOwn([&] { return accept4(listening.fd, nullptr, nullptr, SOCK_CLOEXEC); });
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED || errno == EAGAIN || errno == EPROTO) continue;
       if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
@@ -439,8 +440,6 @@ void* ServeLoop(void* started_arg) {
       }
       break;  // shut down: at exit, or stopped
     }
-    fd = MoveToOwnRange(fd);
-    if (fd < 0) continue;
     g_connection.store(fd);
     Serve(fd, head);
     g_connection.store(-1);
