@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -57,8 +58,8 @@ std::vector<unsigned char> ReturnRoutine(std::uint64_t scratch) {
   return code;
 }
 
-// System calls a thread blocks in without holding a lock of glibc's or the loader's: futex is not
-// one (it may be a malloc arena's lock), nor anything heaprec's own threads sit in.
+// System calls a thread blocks in without holding a lock of glibc's or the loader's (futex is
+// decided by its operation, below), nor anything heaprec's own threads sit in.
 const std::set<long> kBlockingSyscalls = {
     SYS_read,        SYS_readv,           SYS_pread64,  SYS_poll,          SYS_select,
     SYS_nanosleep,   SYS_clock_nanosleep, SYS_pause,    SYS_accept,        SYS_accept4,
@@ -67,12 +68,25 @@ const std::set<long> kBlockingSyscalls = {
     SYS_msgrcv,      SYS_io_getevents,    SYS_connect,  SYS_write,         SYS_sendto,
 };
 
-// Whether a thread in system call `call` is blocked holding nothing. A sleep, a poll or a futex
-// wait with a timeout that a stop interrupted (a debugger, strace, an earlier heaprec attach or
-// dump) is continued by the kernel as restart_syscall: it is one of the first two, which hold
-// nothing, unless the thread waits on a futex (its wait channel, `wait_channel`, names one). A
-// channel that names nothing ("0" without kallsyms) proves nothing.
-bool BlockedHoldingNothing(long call, const std::string& wait_channel) {
+// Whether a thread in system call `call` (with `second_argument`) is blocked holding nothing.
+//
+// A futex wait is one when it waits for an event: glibc waits for a condition variable, a thread's
+// end (pthread_join), a semaphore or a barrier with FUTEX_WAIT_BITSET, and for a lock (its own
+// internal ones, malloc's arenas and the loader's among them, as a program's mutexes) with
+// FUTEX_WAIT. A thread waiting for an event holds no lock of glibc's, while one waiting for a lock
+// may hold another. An idle server (workers in pthread_cond_wait, main in pthread_join) has nothing
+// but event waits: before, it had no safe point at all.
+//
+// A sleep, a poll or a futex wait with a timeout that a stop interrupted (a debugger, strace, an
+// earlier heaprec attach or dump) is continued by the kernel as restart_syscall, which has lost the
+// futex's operation: it is a sleep or a poll, which hold nothing, unless the thread waits on a
+// futex (its wait channel, `wait_channel`, names one). A channel that names nothing ("0" without
+// kallsyms) proves nothing.
+bool BlockedHoldingNothing(long call, std::uint64_t second_argument,
+                           const std::string& wait_channel) {
+  if (call == SYS_futex) {
+    return (second_argument & FUTEX_CMD_MASK) == FUTEX_WAIT_BITSET;
+  }
   if (call == SYS_restart_syscall) {
     return !wait_channel.empty() && wait_channel != "0" &&
            wait_channel.find("futex") == std::string::npos;
@@ -149,10 +163,12 @@ bool Injection::IsSafePoint(const user_regs_struct& regs, const std::string& wai
     if (regs.rip < m.start || regs.rip >= m.end) continue;
     // Blocked in a system call that holds nothing: safe wherever the wrapper lives.
     if (in_syscall >= 0)
-      return BlockedHoldingNothing(in_syscall, wait_channel) && !Contains(m.path, "heaprec");
+      return BlockedHoldingNothing(in_syscall, regs.rsi, wait_channel) &&
+             !Contains(m.path, "heaprec");
     return !IsGuardedObject(m.path);
   }
-  return in_syscall >= 0 ? BlockedHoldingNothing(in_syscall, wait_channel) : true;  // JIT code
+  // JIT code
+  return in_syscall >= 0 ? BlockedHoldingNothing(in_syscall, regs.rsi, wait_channel) : true;
 }
 
 bool Injection::SeizeSafeThread(std::string* error) {
@@ -162,8 +178,8 @@ bool Injection::SeizeSafeThread(std::string* error) {
   for (int pass = 0; pass < 2; ++pass) {
     for (const ThreadState& t : threads) {
       if (t.name.rfind("heaprec:", 0) == 0 || t.state == 'Z' || t.state == 'X') continue;
-      bool blocked =
-          t.syscall >= 0 && BlockedHoldingNothing(t.syscall, process_.WaitChannel(t.tid));
+      bool blocked = t.syscall >= 0 && BlockedHoldingNothing(t.syscall, t.syscall_second_argument,
+                                                             process_.WaitChannel(t.tid));
       if ((pass == 0) != blocked) continue;
       if (t.tid == process_.pid()) {
         order.insert(order.begin() + (pass == 0 ? 0 : static_cast<long>(order.size())), t.tid);
@@ -201,9 +217,11 @@ bool Injection::SeizeSafeThread(std::string* error) {
     timespec pause = {0, 2000000};
     nanosleep(&pause, nullptr);
   }
-  *error = "no thread reached a safe point within 2 s (" +
-           (last_error.empty() ? std::string("all were busy inside glibc") : last_error) +
-           "); try again";
+  *error =
+      "no thread reached a safe point within 2 s (" +
+      (last_error.empty() ? std::string("its threads were busy inside glibc or waiting for a lock")
+                          : last_error) +
+      "); try again";
   return false;
 }
 

@@ -85,7 +85,11 @@ std::vector<ThreadState> RemoteProcess::Threads() const {
     if (syscall.rfind("running", 0) == 0 || syscall.empty()) {
       t.syscall = -2;
     } else {
-      t.syscall = std::atol(syscall.c_str());
+      // "NUMBER ARG1 ARG2 ...", the arguments in hex.
+      char* end = nullptr;
+      t.syscall = std::strtol(syscall.c_str(), &end, 10);
+      std::strtoull(end, &end, 16);
+      t.syscall_second_argument = std::strtoull(end, nullptr, 16);
     }
     threads.push_back(t);
   }

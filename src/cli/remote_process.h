@@ -25,7 +25,8 @@ struct ThreadState {
   std::string name;   // comm
   char state = '?';   // R S D T t Z ...
   long syscall = -2;  // /proc/TID/syscall: the number it blocks in, -1 none, -2 running
-  int seccomp = 0;    // 0 off, 1 strict, 2 filter
+  std::uint64_t syscall_second_argument = 0;  // of that call (a futex's operation)
+  int seccomp = 0;                            // 0 off, 1 strict, 2 filter
 };
 
 class RemoteProcess {

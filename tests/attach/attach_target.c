@@ -12,6 +12,9 @@
 //              SIGUSR1 ends (a stop continues it as restart_syscall), and says if it ended
 //              otherwise; then reads stdin
 //   futex      the same in a futex wait with a timeout (FUTEX_WAIT, as a lock's slow path)
+//   condwait   an idle server: the main thread waits in pthread_join for a thread that waits in
+//              pthread_cond_wait, on a process-shared condition variable that a child process
+//              signals once GO_FILE exists; then reads stdin
 //   threads    8 threads allocate, check and free blocks all along (busy), main waits in read()
 //   forkexec   after "go", forks and execs /bin/echo, waits for it
 //   seccomp    one thread enters strict seccomp and blocks in read() on a pipe
@@ -33,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -146,6 +150,52 @@ static void WaitForTheSignal(const char* mode, const char* go) {
   }
 }
 
+static struct Event {
+  pthread_mutex_t mutex;
+  pthread_cond_t cond;
+  int happened;
+} * g_event;
+
+static void* AwaitEvent(void* arg) {
+  (void)arg;
+  pthread_mutex_lock(&g_event->mutex);
+  while (!g_event->happened) pthread_cond_wait(&g_event->cond, &g_event->mutex);
+  pthread_mutex_unlock(&g_event->mutex);
+  return NULL;
+}
+
+// The main thread in pthread_join, the other in pthread_cond_wait: waits for events, which glibc
+// makes with FUTEX_WAIT_BITSET (a lock's with FUTEX_WAIT).
+static int WaitInJoin(const char* go) {
+  g_event = mmap(NULL, sizeof *g_event, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (g_event == MAP_FAILED) return 6;
+  pthread_mutexattr_t mutex_shared;
+  pthread_mutexattr_init(&mutex_shared);
+  pthread_mutexattr_setpshared(&mutex_shared, PTHREAD_PROCESS_SHARED);
+  pthread_mutex_init(&g_event->mutex, &mutex_shared);
+  pthread_condattr_t cond_shared;
+  pthread_condattr_init(&cond_shared);
+  pthread_condattr_setpshared(&cond_shared, PTHREAD_PROCESS_SHARED);
+  pthread_cond_init(&g_event->cond, &cond_shared);
+  pid_t child = fork();
+  if (child == 0) {
+    while (go != NULL && access(go, F_OK) != 0) {
+      struct timespec t = {0, 5000000};
+      nanosleep(&t, NULL);
+    }
+    pthread_mutex_lock(&g_event->mutex);
+    g_event->happened = 1;
+    pthread_cond_broadcast(&g_event->cond);
+    pthread_mutex_unlock(&g_event->mutex);
+    _exit(0);
+  }
+  pthread_t waiter;
+  if (child < 0 || pthread_create(&waiter, NULL, AwaitEvent, NULL) != 0) return 6;
+  pthread_join(waiter, NULL);
+  waitpid(child, NULL, 0);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "read";
   void* before[kBefore];
@@ -189,6 +239,7 @@ int main(int argc, char** argv) {
     }
   }
   if (strcmp(mode, "spin") == 0) Spin(getenv("GO_FILE"));
+  if (strcmp(mode, "condwait") == 0 && WaitInJoin(getenv("GO_FILE")) != 0) return 6;
   if (strcmp(mode, "restart") == 0 || strcmp(mode, "futex") == 0) {
     WaitForTheSignal(mode, getenv("GO_FILE"));
   }

@@ -408,6 +408,22 @@ case $scenario in
     finish
     expect_plain futex
     ;;
+  condwait)
+    # An idle server: the main thread waits in pthread_join for a thread waiting in
+    # pthread_cond_wait. Both wait for events (FUTEX_WAIT_BITSET), holding no lock of glibc's, so
+    # attach, dump and detach hold the main thread in its join, which goes on after each.
+    GO_FILE=$dir/go start "$target" condwait
+    wait_in_syscall 202  # futex
+    for round in 1 2; do
+      attach
+      grep -qh "(thread $pid held" "$dir/attach.out" "$dir/attach.err" || fail "round $round: $(cat "$dir/attach.err")"
+      [[ $(syscall_of "$pid") == 202 ]] || fail "round $round: not back in its join: $(syscall_of "$pid")"
+      "$heaprec" dump -o "$dir/prof/now.pb.gz" "$pid" 2> "$dir/attach.err" || fail "round $round: dump failed"
+      [[ $round == 2 ]] || "$heaprec" detach "$pid" 2> "$dir/attach.err" || fail "detach failed"
+    done
+    touch "$dir/go"
+    go_and_check condwait
+    ;;
   http)
     # attach --http: heaprec attach says where it serves (the program's stderr stays the
     # program's); a detach closes the endpoint (the port refuses, and the program's descriptor
