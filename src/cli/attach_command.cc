@@ -26,6 +26,7 @@
 #include <string_view>
 
 #include "cli/command_line.h"
+#include "cli/command_turn.h"
 #include "cli/commands.h"
 #include "cli/descriptor_room.h"
 #include "cli/glibc_heap.h"
@@ -43,6 +44,9 @@ namespace {
 constexpr int kConfirmWaitMs =
     10000;  // the dump thread answers at once; a loaded machine is slower
 constexpr int kExitInterrupted = 130;
+// How long a command waits for another one on the same process (CommandTurn): more than one takes,
+// the confirmation's wait included, on a heap of gigabytes.
+constexpr int kTurnWaitMs = 30000;
 
 enum class Verb { kAttach, kDetach, kDump };
 
@@ -375,6 +379,14 @@ Outcome Run(const ControlArgs& args, Verb verb, const DeferredInterrupts& interr
   if (process.ProcessState() == '\0') return Refuse("no process " + id);
   if (static_cast<pid_t>(pid) == getpid()) return Refuse("process " + id + " is heaprec itself");
 
+  // Held until the command's outcome is known: the next command finds what this one left.
+  CommandTurn turn(process);
+  if (!turn.Wait(kTurnWaitMs, [&interrupts] { return interrupts.Arrived(); })) {
+    if (interrupts.Arrived())
+      return {kExitInterrupted, "interrupted: process " + id + " untouched"};
+    return Refuse("another heaprec command on process " + id + " did not end within " +
+                  std::to_string(kTurnWaitMs / 1000) + " s; try again");
+  }
   schema::ControlBlock block = {};
   bool present = ReadControlBlock(process, &block);
   if (present && block.mode == schema::kModeDormant && verb != Verb::kDump) {

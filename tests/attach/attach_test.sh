@@ -408,6 +408,54 @@ case $scenario in
     finish
     expect_plain futex
     ;;
+  concurrent)
+    # Commands on one process take turns (flock on /proc/PID/stat): of three attaches started
+    # together one loads heaprec and the others find it attached (before, all three loaded a copy
+    # and said "samples now"); three dumps at once each write their profile; a command waits while
+    # another holds the turn, and an interrupt while it waits leaves the process untouched.
+    start "$target" read
+    commands=()
+    for i in 1 2 3; do
+      ( s=0; "$heaprec" attach --sample-interval 64K -o "$dir/prof/p.%p.pb.gz" "$pid" > "$dir/a$i.out" 2>&1 || s=$?; echo $s > "$dir/a$i.status" ) &
+      commands+=($!)
+    done
+    wait "${commands[@]}"
+    statuses=$(cat "$dir"/a[123].status | sort | tr '\n' ' ')
+    [[ $statuses == "0 1 1 " ]] || fail "attach statuses $statuses: $(cat "$dir"/a[123].out)"
+    [[ $(grep -c 'has heaprec attached already' "$dir"/a[123].out | awk -F: '{ n += $2 } END { print n }') == 2 ]] ||
+      fail "the refusals: $(cat "$dir"/a[123].out)"
+    copies=$(awk '$3 == "00000000" && $6 ~ /memfd:heaprec-attach/' "/proc/$pid/maps" | wc -l)
+    [[ $copies == 1 ]] || fail "$copies copies of heaprec's library loaded: $(grep heaprec /proc/$pid/maps)"
+    commands=()
+    for i in 1 2 3; do
+      "$heaprec" dump -o "$dir/prof/d$i.pb.gz" "$pid" > /dev/null 2> "$dir/d$i.err" &
+      commands+=($!)
+    done
+    wait "${commands[@]}"
+    for i in 1 2 3; do "$heaprec" report "$dir/prof/d$i.pb.gz" > /dev/null 2>&1 || fail "dump $i: $(cat "$dir/d$i.err")"; done
+    flock "/proc/$pid/stat" sleep 1 &
+    holder=$!
+    sleep 0.2
+    started=$(date +%s%N)
+    "$heaprec" dump -o "$dir/prof/waited.pb.gz" "$pid" 2> "$dir/attach.err" || fail "the dump that waited its turn failed"
+    (( $(date +%s%N) - started >= 500000000 )) || fail "the dump did not wait for the turn"
+    wait "$holder"
+    flock "/proc/$pid/stat" sleep 30 &
+    holder=$!  # flock waits for its sleep, which holds the lock: both are ended below
+    sleep 0.2
+    # A background command of a script starts with SIGINT ignored: SIGTERM, deferred the same way.
+    "$heaprec" detach "$pid" 2> "$dir/attach.err" &
+    waiter=$!
+    sleep 0.3
+    kill -TERM "$waiter"
+    status=0
+    wait "$waiter" || status=$?
+    [[ $status == 130 ]] || fail "interrupted while waiting: status $status: $(cat "$dir/attach.err")"
+    grep -q "untouched" "$dir/attach.err" || fail "interrupted while waiting: $(cat "$dir/attach.err")"
+    pkill -P "$holder" sleep
+    wait "$holder" 2>/dev/null || true
+    go_and_check read
+    ;;
   condwait)
     # An idle server: the main thread waits in pthread_join for a thread waiting in
     # pthread_cond_wait. Both wait for events (FUTEX_WAIT_BITSET), holding no lock of glibc's, so
