@@ -49,6 +49,7 @@ if [ "$profile" = all ]; then
     heaptrack           # tests/cli: a real heaptrack recording, which heaprec must recognize
     procps util-linux   # tests/e2e: pgrep, and unshare for the container test's pid namespace
     gdb                 # tests/attach: a debugger attached after heaprec reads its library
+    strace              # tests/attach: a thread another tracer holds is not heaprec's to take
     lintian             # tests/package: checks the Debian package CPack makes
   )
 fi

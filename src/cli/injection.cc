@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <initializer_list>
@@ -134,6 +135,19 @@ bool SendDescriptor(int socket, int fd) {
   return sendmsg(socket, &message, MSG_NOSIGNAL) == 1;
 }
 
+// The process that ptraces thread `tid` (its TracerPid), or 0.
+pid_t TracerOf(pid_t tid) {
+  return static_cast<pid_t>(std::atol(RemoteProcess(tid).StatusField("TracerPid").c_str()));
+}
+
+std::string TracedBy(pid_t tracer) {
+  std::string name = RemoteProcess(tracer).StatusField("Name");
+  return "its threads are traced by process " + std::to_string(tracer) +
+         (name.empty() ? "" : " (" + name + ")") +
+         ", and a thread has one tracer at a time: detach it (a debugger's detach, or end strace) "
+         "and try again";
+}
+
 }  // namespace
 
 std::uint64_t Injection::FindSignalReturn() const {
@@ -173,11 +187,17 @@ bool Injection::IsSafePoint(const user_regs_struct& regs, const std::string& wai
 
 bool Injection::SeizeSafeThread(std::string* error) {
   std::vector<ThreadState> threads = process_.Threads();
-  // Blocked threads first (the main thread first among them), then the busy ones.
+  // Blocked threads first (the main thread first among them), then the busy ones. A thread that
+  // a debugger or strace traces cannot be seized (one tracer per thread): the others can.
   std::vector<pid_t> order;
+  pid_t tracer = 0;
   for (int pass = 0; pass < 2; ++pass) {
     for (const ThreadState& t : threads) {
       if (t.name.rfind("heaprec:", 0) == 0 || t.state == 'Z' || t.state == 'X') continue;
+      if (t.tracer != 0) {
+        tracer = t.tracer;
+        continue;
+      }
       bool blocked = t.syscall >= 0 && BlockedHoldingNothing(t.syscall, t.syscall_second_argument,
                                                              process_.WaitChannel(t.tid));
       if ((pass == 0) != blocked) continue;
@@ -189,7 +209,7 @@ bool Injection::SeizeSafeThread(std::string* error) {
     }
   }
   if (order.empty()) {
-    *error = "it has no thread heaprec could use";
+    *error = tracer != 0 ? TracedBy(tracer) : "it has no thread heaprec could use";
     return false;
   }
   // A busy thread is caught again and again until it is outside glibc, the loader and heaprec.
@@ -200,6 +220,11 @@ bool Injection::SeizeSafeThread(std::string* error) {
       // Read while the thread runs or blocks: once stopped, its channel is the stop's.
       const std::string wait_channel = process_.WaitChannel(tid);
       if (!thread_.Seize(tid, &last_error)) {
+        // Traced since the list was read: another thread may do.
+        if (errno == EPERM && TracerOf(tid) != 0) {
+          last_error = TracedBy(TracerOf(tid));
+          continue;
+        }
         if (errno == EPERM || errno == EACCES) {
           *error = last_error;
           return false;

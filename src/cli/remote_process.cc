@@ -80,6 +80,7 @@ std::vector<ThreadState> RemoteProcess::Threads() const {
     while (std::getline(status, line)) {
       if (line.rfind("State:", 0) == 0 && line.size() > 7) t.state = line[7];
       if (line.rfind("Seccomp:", 0) == 0) t.seccomp = std::atoi(line.c_str() + 8);
+      if (line.rfind("TracerPid:", 0) == 0) t.tracer = std::atoi(line.c_str() + 10);
     }
     std::string syscall = FirstLine(task + "syscall");
     if (syscall.rfind("running", 0) == 0 || syscall.empty()) {
@@ -111,7 +112,9 @@ std::string RemoteProcess::StatusField(const std::string& name) const {
   std::ifstream status(ProcPath("status"));
   std::string line, prefix = name + ":";
   while (std::getline(status, line)) {
-    if (line.rfind(prefix, 0) == 0) return line.substr(prefix.size());
+    if (line.rfind(prefix, 0) != 0) continue;
+    std::size_t value = line.find_first_not_of(" \t", prefix.size());
+    return value == std::string::npos ? "" : line.substr(value);
   }
   return "";
 }

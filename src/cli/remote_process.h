@@ -27,6 +27,7 @@ struct ThreadState {
   long syscall = -2;  // /proc/TID/syscall: the number it blocks in, -1 none, -2 running
   std::uint64_t syscall_second_argument = 0;  // of that call (a futex's operation)
   int seccomp = 0;                            // 0 off, 1 strict, 2 filter
+  pid_t tracer = 0;  // the process that ptraces it (a debugger, strace), or 0
 };
 
 class RemoteProcess {
@@ -42,7 +43,8 @@ class RemoteProcess {
   std::string WaitChannel(pid_t tid) const;
   char ProcessState() const;  // from /proc/PID/stat; '\0' when the process is gone
   uid_t Uid() const;          // the real uid, or -1
-  // The value after "NAME:" in /proc/PID/status (a thread's, when the pid is a thread id), or "".
+  // The value after "NAME:" and its blanks in /proc/PID/status (a thread's, when the pid is a
+  // thread id), or "".
   std::string StatusField(const std::string& name) const;
 
   bool Read(std::uint64_t address, void* out, std::size_t size) const;

@@ -456,6 +456,35 @@ case $scenario in
     wait "$holder" 2>/dev/null || true
     go_and_check read
     ;;
+  traced)
+    # strace on the target's only thread: ptrace gives a thread one tracer, and the refusal says
+    # who holds it (before: "permission denied: ptrace needs root"). With strace on the main thread
+    # of a target whose 8 other threads run, heaprec holds one of those.
+    traced_by_strace() {
+      strace -p "$1" -o /dev/null 2> /dev/null &
+      tracer=$!
+      for _ in $(seq 1 100); do
+        [[ $(awk '/^TracerPid:/ { print $2 }' "/proc/$1/status") == "$tracer" ]] && return 0
+        sleep 0.05
+      done
+      fail "strace did not attach"
+    }
+    start "$target" read
+    traced_by_strace "$pid"
+    expect_refusal "its threads are traced by process $tracer (strace)"
+    kill "$tracer"
+    wait "$tracer" 2> /dev/null || true
+    finish
+    rm -f "$dir/in" "$dir/status" "$dir/out"
+    start "$target" threads
+    traced_by_strace "$pid"
+    attach
+    held=$(grep -oh '(thread [0-9]* held' "$dir/attach.out" "$dir/attach.err" | cut -d' ' -f2)
+    [[ -n $held && $held != "$pid" ]] || fail "held thread '$held' (the traced one is $pid)"
+    kill "$tracer"
+    wait "$tracer" 2> /dev/null || true
+    go_and_check threads
+    ;;
   condwait)
     # An idle server: the main thread waits in pthread_join for a thread waiting in
     # pthread_cond_wait. Both wait for events (FUTEX_WAIT_BITSET), holding no lock of glibc's, so
