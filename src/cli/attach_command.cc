@@ -117,12 +117,32 @@ bool ReadControlBlock(const RemoteProcess& process, schema::ControlBlock* block)
          std::memcmp(block->magic, schema::kControlMagic, sizeof(block->magic)) == 0;
 }
 
+// A process whose main thread ended (pthread_exit in main) while others run shows the main
+// thread's state, a zombie, and the kernel has dropped that thread's memory map and descriptor
+// table, through which /proc/PID/maps, process_vm_readv and pidfd_getfd reach the process: "" when
+// the process is not one, else why heaprec cannot work on it.
+std::string MainThreadEnded(const RemoteProcess& process) {
+  char state = process.ProcessState();
+  if (state != 'Z' && state != 'X') return "";
+  int running = 0;  // the program's own threads
+  for (const ThreadState& t : process.Threads()) {
+    running += t.state != 'Z' && t.state != 'X' && t.name.rfind("heaprec:", 0) != 0;
+  }
+  std::string id = std::to_string(process.pid());
+  if (running == 0) return "process " + id + " is not running (a zombie)";
+  return "the main thread of process " + id + " has ended while " +
+         (running == 1 ? std::string("another thread runs")
+                       : std::to_string(running) + " other threads run") +
+         ": the kernel has dropped the main thread's hold on the process's memory and "
+         "descriptors, through which heaprec reaches them";
+}
+
 // What makes a process one heaprec must not touch, or "".
 std::string Preflight(const RemoteProcess& process) {
   std::string id = std::to_string(process.pid());
   char state = process.ProcessState();
   if (state == '\0') return "no process " + id;
-  if (state == 'Z' || state == 'X') return "process " + id + " is not running (a zombie)";
+  if (std::string ended = MainThreadEnded(process); !ended.empty()) return ended;
   if (process.Mappings().empty()) return "cannot read process " + id + ": " + PermissionHint();
   for (const ThreadState& t : process.Threads()) {
     if (t.seccomp == 1) {
@@ -412,6 +432,7 @@ Outcome Run(const ControlArgs& args, Verb verb, const DeferredInterrupts& interr
                   " first)");
   }
   if (verb != Verb::kAttach && !present) {
+    if (std::string ended = MainThreadEnded(process); !ended.empty()) return Refuse(ended);
     return Refuse("process " + id + " is not profiled by heaprec (heaprec attach " + id +
                   " first)");
   }

@@ -15,6 +15,7 @@
 //   condwait   an idle server: the main thread waits in pthread_join for a thread that waits in
 //              pthread_cond_wait, on a process-shared condition variable that a child process
 //              signals once GO_FILE exists; then reads stdin
+//   mainexit   the main thread ends (pthread_exit) after starting one that reads stdin and exits
 //   threads    8 threads allocate, check and free blocks all along (busy), main waits in read()
 //   forkexec   after "go", forks and execs /bin/echo, waits for it
 //   seccomp    one thread enters strict seccomp and blocks in read() on a pipe
@@ -196,6 +197,14 @@ static int WaitInJoin(const char* go) {
   return 0;
 }
 
+static void* ReadThenExit(void* arg) {
+  (void)arg;
+  char line[64];
+  while (fgets(line, sizeof line, stdin) != NULL) {
+  }
+  exit(7);
+}
+
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "read";
   void* before[kBefore];
@@ -237,6 +246,11 @@ int main(int argc, char** argv) {
       struct timespec t = {0, 5000000};
       nanosleep(&t, NULL);
     }
+  }
+  if (strcmp(mode, "mainexit") == 0) {
+    pthread_t reader;
+    if (pthread_create(&reader, NULL, ReadThenExit, NULL) != 0) return 6;
+    pthread_exit(NULL);
   }
   if (strcmp(mode, "spin") == 0) Spin(getenv("GO_FILE"));
   if (strcmp(mode, "condwait") == 0 && WaitInJoin(getenv("GO_FILE")) != 0) return 6;

@@ -485,6 +485,20 @@ case $scenario in
     wait "$tracer" 2> /dev/null || true
     go_and_check threads
     ;;
+  mainexit)
+    # The main thread ended (pthread_exit) while another runs: the process reads as a zombie and
+    # its maps as empty. attach and dump say so, where they said "not running (a zombie)" and "not
+    # profiled by heaprec".
+    start "$target" mainexit
+    for _ in $(seq 1 100); do [[ $(state_of "$pid") == Z ]] && break; sleep 0.02; done
+    expect_refusal "the main thread of process $pid has ended while another thread runs"
+    status=0
+    "$heaprec" dump "$pid" 2> "$dir/attach.err" || status=$?
+    [[ $status == 1 ]] && grep -q "the main thread of process $pid has ended" "$dir/attach.err" ||
+      fail "dump: status $status: $(cat "$dir/attach.err")"
+    finish
+    [[ $(cat "$dir/status") == 7 ]] || fail "the target ended with $(cat "$dir/status")"
+    ;;
   condwait)
     # An idle server: the main thread waits in pthread_join for a thread waiting in
     # pthread_cond_wait. Both wait for events (FUTEX_WAIT_BITSET), holding no lock of glibc's, so
