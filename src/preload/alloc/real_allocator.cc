@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
+#include <gnu/libc-version.h>
 #include <link.h>
 #include <sched.h>
 #include <string.h>
@@ -44,9 +45,18 @@ UsableSizeFn GlibcUsableSize() {
 }
 
 RealAllocator Glibc() {
-  return {__libc_malloc,   __libc_free,        __libc_calloc,           __libc_realloc,
-          __libc_memalign, GlibcPosixMemalign, GlibcAlignedAlloc,       __libc_valloc,
-          __libc_pvalloc,  GlibcUsableSize(),  RealAllocator::kTagsRead};
+  return {__libc_malloc,
+          __libc_free,
+          __libc_calloc,
+          __libc_realloc,
+          __libc_memalign,
+          GlibcPosixMemalign,
+          GlibcAlignedAlloc,
+          __libc_valloc,
+          __libc_pvalloc,
+          GlibcUsableSize(),
+          RealAllocator::kTagsRead,
+          true};
 }
 
 // What another allocator may lack, built on posix_memalign, which every allocator that replaces
@@ -115,10 +125,14 @@ Fn From(const void* base, const char* name, Fn fallback) {
 RealAllocator Resolve() {
   Dl_info glibc, chosen;
   void* malloc_fn = Lookup("malloc");
-  // glibc's malloc is an alias of __libc_malloc: the usual case needs no dladdr.
-  if (malloc_fn == reinterpret_cast<void*>(__libc_malloc)) return Glibc();
+  // Which object defines the malloc in charge, asked of the loader: not whether it is the address
+  // heaprec's own reference to __libc_malloc binds to. tcmalloc defines __libc_malloc too (an alias
+  // of its malloc), and when it comes before glibc that reference binds to it: heaprec took
+  // tcmalloc for glibc, read a "tag" below every block freed (the end of the block before it, in
+  // tcmalloc), and freed the blocks whose last word was negative as its own samples: a crash.
+  // gnu_get_libc_version is glibc's alone.
   if (malloc_fn == nullptr || dladdr(malloc_fn, &chosen) == 0 ||
-      dladdr(reinterpret_cast<void*>(__libc_malloc), &glibc) == 0 ||
+      dladdr(reinterpret_cast<void*>(gnu_get_libc_version), &glibc) == 0 ||
       chosen.dli_fbase == glibc.dli_fbase) {
     return Glibc();
   }
@@ -140,6 +154,7 @@ RealAllocator Resolve() {
   a.usable_size = reinterpret_cast<UsableSizeFn>(Lookup("malloc_usable_size"));
   if (a.usable_size == nullptr) a.usable_size = GlibcUsableSize();
   a.lowest_tagged = RealAllocator::kTagsNotRead;
+  a.glibc = false;
   return a;
 }
 
@@ -207,7 +222,8 @@ RealAllocator g_real = {ResolveMalloc,
                         ResolveValloc,
                         ResolvePvalloc,
                         ResolveUsableSize,
-                        RealAllocator::kTagsNotRead};
+                        RealAllocator::kTagsNotRead,
+                        false};
 
 void ResolveRealAllocator() { EnsureResolved(); }
 

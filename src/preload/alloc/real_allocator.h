@@ -64,6 +64,8 @@ struct RealAllocator {
   // 1, the lowest address whose free reads the tag; otherwise the highest address, which no block
   // has. One unsigned comparison in free then says both "not null" and "tags are read".
   std::uintptr_t lowest_tagged;
+  // glibc's malloc is in charge: its accounting (mallinfo2) and its chunk headers are the heap's.
+  bool glibc;
 
   bool tagged_blocks() const { return lowest_tagged == kTagsRead; }
   static constexpr std::uintptr_t kTagsRead = 1, kTagsNotRead = ~std::uintptr_t{0};

@@ -156,7 +156,7 @@ bool FirstStart(const AttachRequest& request, int directory) {
   return true;
 }
 
-bool IsGlibc() { return g_real.malloc == __libc_malloc; }
+bool IsGlibc() { return g_real.glibc; }
 
 // Keeps the largest classes of the request's walk of the heap (only glibc's heap was walked).
 void RememberHeldBySize(const AttachRequest& request) {

@@ -36,7 +36,7 @@ bool ReadResidentBytes(std::uint64_t* resident, std::uint64_t* file_backed) {
 
 bool ReadMallocStats(MallocStats* stats) {
   *stats = {};
-  if (g_real.malloc != __libc_malloc) return false;
+  if (!g_real.glibc) return false;
   struct mallinfo2 info = mallinfo2();
   stats->in_use = info.uordblks + info.hblkhd;
   stats->kept_free = info.fordblks;

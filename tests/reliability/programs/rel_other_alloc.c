@@ -7,7 +7,12 @@
  *
  * Exact-mode answer: site_other_keep holds 200 x 1500 bytes; site_other_aligned 50 x 2048
  * (alignment 256); both stay live. Prints the same lines whichever allocator is in use, except the
- * first, which says whether mallocx was found. Exits 0. */
+ * first, which says whether mallocx was found. Exits 0.
+ *
+ * And it frees blocks whose last word is negative (all ones) and lies just below the next block:
+ * tcmalloc keeps no header between blocks of a size class. heaprec once took tcmalloc for glibc
+ * (tcmalloc defines __libc_malloc too), read that word as its sample tag, and crashed the program.
+ * Then it checks that no two blocks allocated again overlap. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <malloc.h>
@@ -27,6 +32,11 @@ __attribute__((noinline)) void site_other_aligned(void** slots) {
     if (posix_memalign(&slots[i], 256, 2048) != 0) abort();
     opaque(slots[i]);
   }
+}
+
+static int ByAddress(const void* a, const void* b) {
+  uintptr_t x = (uintptr_t) * (char*const*)a, y = (uintptr_t) * (char*const*)b;
+  return x < y ? -1 : x > y;
 }
 
 int main(void) {
@@ -61,11 +71,24 @@ int main(void) {
       free(blocks[b]);
     }
   }
+  enum { kFilled = 20000, kFilledSize = 48 };
+  static char* filled[kFilled];
+  for (int round = 0; round < 2; ++round) {
+    for (int i = 0; i < kFilled; ++i)
+      memset(filled[i] = checked(malloc(kFilledSize)), 0xff, kFilledSize);
+    for (int i = 0; i < kFilled; ++i) free(opaque(filled[i]));
+  }
+  for (int i = 0; i < kFilled; ++i) filled[i] = checked(malloc(kFilledSize));
+  qsort(filled, kFilled, sizeof(filled[0]), ByAddress);
+  int overlapping = 0;
+  for (int i = 1; i < kFilled; ++i) overlapping += filled[i] < filled[i - 1] + kFilledSize;
+  for (int i = 0; i < kFilled; ++i) free(filled[i]);
+  printf("negative last words: %d overlapping blocks\n", overlapping);
   site_other_keep(kept);
   site_other_aligned(aligned);
   int aligned_ok = 0;
   for (int i = 0; i < 50; ++i) aligned_ok += ((uintptr_t)aligned[i] % 256) == 0;
   printf("usable_size ok=%d of %d\n", ok, total);
   printf("aligned ok=%d of 50\n", aligned_ok);
-  return ok == total && (mallocx == NULL || mallocx_ok == 1000) ? 0 : 1;
+  return ok == total && overlapping == 0 && (mallocx == NULL || mallocx_ok == 1000) ? 0 : 1;
 }
