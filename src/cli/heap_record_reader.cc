@@ -259,11 +259,16 @@ profile::Profile BuildProfile(const HeapRecord& record, const std::vector<Record
     // As the library's profiles of an attached process say it (preload/dump/profile_comments.cc).
     const record::RecordedAttach& a = *record.attach;
     std::string line = std::string(schema::kAttachedField) + "=1 " + schema::kAttachedAtField +
-                       "=" + std::to_string(a.attached_at_s) + " " + schema::kInjectedField +
-                       "=1 " + schema::kHeldAtAttachField + "=" + std::to_string(a.held_at_attach) +
-                       " " + schema::kRssAtAttachField + "=" + std::to_string(a.rss_at_attach) +
-                       " " + schema::kHeapInUseField + "=" + std::to_string(a.heap_in_use) + " " +
-                       schema::kUnattributedField + "=" + std::to_string(a.unattributed);
+                       "=" + std::to_string(a.attached_at_s) + " " + schema::kInjectedField + "=1";
+    if (a.held_at_attach != record::kHeapNotKnown) {
+      line +=
+          std::string(" ") + schema::kHeldAtAttachField + "=" + std::to_string(a.held_at_attach);
+    }
+    line += std::string(" ") + schema::kRssAtAttachField + "=" + std::to_string(a.rss_at_attach);
+    if (a.held_at_attach != record::kHeapNotKnown) {
+      line += std::string(" ") + schema::kHeapInUseField + "=" + std::to_string(a.heap_in_use) +
+              " " + schema::kUnattributedField + "=" + std::to_string(a.unattributed);
+    }
     if (a.held_by_size[0] != '\0') {
       line += std::string(" ") + schema::kHeldWalkedField + "=" + std::to_string(a.held_walked) +
               " " + schema::kHeldBySizeField + "=" + a.held_by_size;

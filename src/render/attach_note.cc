@@ -59,8 +59,12 @@ std::string AttachedSummary(const analysis::AttachFacts& attach) {
     return text + "the attach" + (attach.attaches > 1 ? " (the latest)" : "") +
            " are counted below";
   }
-  text += "are counted below; the heap held " + Bytes(std::max<int64_t>(0, attach.held_at_attach)) +
-          " then";
+  if (attach.held_at_attach < 0) {
+    return text +
+           "are counted below; what the heap held then is not known (its malloc is not "
+           "glibc's)";
+  }
+  text += "are counted below; the heap held " + Bytes(attach.held_at_attach) + " then";
   const std::string held = HeldBySize(attach, 3);
   return held.empty() ? text : text + ": " + held;
 }
@@ -74,7 +78,12 @@ void PrintAttachNote(const analysis::AttachFacts& attach, std::ostream& out) {
         << " are not in this profile\n";
     return;
   }
-  out << ", when the heap held " << Bytes(std::max<int64_t>(0, attach.held_at_attach))
+  if (attach.held_at_attach < 0) {
+    out << "; what the heap held then (allocated before, not in this profile) is not known: the "
+           "program's malloc is not glibc's\n";
+    return;
+  }
+  out << ", when the heap held " << Bytes(attach.held_at_attach)
       << " (allocated before, not in this profile); of the heap's "
       << Bytes(std::max<int64_t>(0, attach.heap_in_use)) << " now, "
       << Bytes(std::max<int64_t>(0, attach.unattributed))

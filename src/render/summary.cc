@@ -160,7 +160,8 @@ void PrintRss(const RunStory& story, const SummaryOptions& options, std::ostream
     }
     out << ")";
   } else {
-    out << heap;
+    // Another allocator's: what it holds is not known.
+    out << heap << (r.attached ? " since the attach" : "");
   }
   auto part = [&out](const char* name, int64_t bytes) {
     if (bytes > 0) out << ", " << name << " " << Bytes(bytes);
@@ -171,7 +172,11 @@ void PrintRss(const RunStory& story, const SummaryOptions& options, std::ostream
   }
   part("heaprec", r.profiler);
   part("mapped files", r.file_backed);
-  part("the rest (stacks, other mappings)", r.rest());
+  part(r.malloc_in_use >= 0 ? "the rest (stacks, other mappings)"
+       : r.attached ? "the rest (blocks from before the attach, the allocator's own and free "
+                      "memory, stacks, other mappings)"
+                    : "the rest (the allocator's own and free memory, stacks, other mappings)",
+       r.rest());
   out << "\n";
 }
 

@@ -136,9 +136,13 @@ struct PeakCopy {
 // What the profiles of a process heaprec attach loaded heaprec into say of the time before the
 // attach (profile_schema.h, kHeldAtAttachField and the fields around it), for the heap at death
 // to say it too. All zero in a process started under heaprec.
+// RecordedAttach::held_at_attach of a process whose malloc is not glibc's: its heap is not known,
+// and heap_in_use and unattributed mean nothing.
+inline constexpr std::uint64_t kHeapNotKnown = ~std::uint64_t{0};
+
 struct RecordedAttach {
   std::uint64_t attached_at_s;   // the attach, in Unix seconds
-  std::uint64_t held_at_attach;  // glibc's bytes in use then
+  std::uint64_t held_at_attach;  // glibc's bytes in use then; kHeapNotKnown: another allocator's
   std::uint64_t rss_at_attach;
   std::uint64_t heap_in_use;   // at the latest look (every 2 s)
   std::uint64_t unattributed;  // of those, what no sample since the attach accounts for

@@ -115,7 +115,8 @@ inline constexpr char kAttachedAtField[] = "attached_at";
 // In a process `heaprec attach` loaded heaprec into (injected=1): glibc's bytes in use (mallinfo2)
 // and the resident set at the (first) attach, glibc's bytes in use at the latest look (every 2 s),
 // and of those the part no sample since the attach accounts for: blocks allocated before it,
-// still live (it only shrinks). 0 where the allocator is not glibc's.
+// still live (it only shrinks). held_at_attach, heap_in_use and unattributed are absent where the
+// allocator is not glibc's: that heap is not known.
 inline constexpr char kInjectedField[] = "injected";
 inline constexpr char kHeldAtAttachField[] = "held_at_attach";
 inline constexpr char kRssAtAttachField[] = "rss_at_attach";

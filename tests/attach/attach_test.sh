@@ -282,9 +282,14 @@ case $scenario in
     go_and_check read "$dir/prof/heaprec-attach.$pid/p.$pid.pb.gz"
     ;;
   jemalloc)
+    # Over jemalloc the heap before the attach is not known (glibc's counts would read as an empty
+    # heap: the summary said "the heap held 0 B then").
     start env LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2 "$target" read
     attach
     go_and_check read
+    summary=$("$heaprec" summary "$dir/prof/p.$pid.pb.gz" 2>&1)
+    grep -q "what the heap held then is not known (its malloc is not glibc's)" <<<"$summary" ||
+      fail "the summary does not say the heap before the attach is not known: $summary"
     ;;
   interrupt)
     start "$target" read

@@ -48,6 +48,7 @@ ProfileFacts LongestFacts() {
   facts.unwind_checks = facts.unwind_mismatches = facts.unwind_handovers = kMax;
   facts.attaches = facts.attached_at_s = kMax;
   facts.injected = true;
+  facts.attach_heap_known = true;
   facts.held_at_attach = facts.rss_at_attach = facts.heap_in_use = facts.unattributed = kMax;
   facts.held_walked = kMax;
   // Six size classes with 20-digit counts: the widest the library writes (injected.cc).

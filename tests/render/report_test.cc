@@ -225,6 +225,16 @@ TEST(ReportTest, AnAttachedProcessesProfileSaysWhatItDoesNotCover) {
             std::string::npos)
       << text;
 
+  // Over another allocator the library leaves glibc's counts out: the heap then is not known.
+  Profile other = test_support::MakeNativeHeapProfile(512 * 1024);
+  other.comments.push_back("attached=1 attached_at=1796655779 injected=1 rss_at_attach=339615744");
+  text = Print(other, {});
+  EXPECT_NE(text.find("\nAttached: 2026-12-07 15:02:59 UTC; what the heap held then (allocated "
+                      "before, not in this profile) is not known: the program's malloc is not "
+                      "glibc's\nComments: "),
+            std::string::npos)
+      << text;
+
   Profile dormant = test_support::MakeNativeHeapProfile(512 * 1024);
   dormant.comments.push_back("attached=3 attached_at=1796655779");
   text = Print(dormant, {});

@@ -187,6 +187,29 @@ TEST(RunStoryText, AnAttachedProcessSaysWhatItHeldBeforeTheAttach) {
                                "and overhead ≈304.0 MiB)"),
             std::string::npos)
       << dormant.str();
+
+  // Another allocator (jemalloc, tcmalloc): glibc's counts say nothing of its heap, which is not
+  // known; the rest of the RSS holds the blocks from before the attach.
+  s.header.attach =
+      analysis::AttachFacts{.attaches = 1, .attached_at_s = 1796655779, .injected = true};
+  s.rss.malloc_in_use = -1;
+  s.rss.malloc_free = -1;
+  s.rss.before_attach = -1;
+  s.rss.rss = 400 << 20;
+  std::ostringstream other;
+  PrintRunStory(s, {.unicode = true}, other);
+  EXPECT_NE(other.str().find("\n  attached     2026-12-07 15:02:59 UTC: only allocations since are "
+                             "counted below; what the heap held then is not known (its malloc is "
+                             "not glibc's)\n"),
+            std::string::npos)
+      << other.str();
+  EXPECT_NE(other.str().find(": heap 26.0 MiB ±1.0 MiB since the attach, "), std::string::npos)
+      << other.str();
+  EXPECT_NE(other.str().find(", the rest (blocks from before the attach, the allocator's own and "
+                             "free memory, stacks, other mappings) "),
+            std::string::npos)
+      << other.str();
+  EXPECT_EQ(other.str().find("held 0 B"), std::string::npos) << other.str();
 }
 
 // mallinfo2's free bytes none of which can be resident: no "(of N free in its arenas)" after a

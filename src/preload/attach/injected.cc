@@ -396,6 +396,7 @@ AttachFacts CurrentAttachFacts() {
   AttachFacts facts;
   facts.injected = heaprec_control_block.mode == schema::kModeInjected;
   if (!facts.injected) return facts;
+  facts.heap_known = IsGlibc();
   facts.held_at_attach = g_held_at_attach.load();
   facts.in_use = g_in_use.load();
   facts.unattributed = g_unattributed.load();

@@ -46,6 +46,9 @@ std::uint64_t RunInjectedWork();
 // attributed to samples taken since (pre-attach blocks still live: it only shrinks).
 struct AttachFacts {
   bool injected = false;
+  // glibc's malloc is in charge: the three below are its counts. Another allocator's heap is not
+  // known (glibc's counts would read as an empty heap).
+  bool heap_known = false;
   std::uint64_t held_at_attach = 0;
   std::uint64_t in_use = 0;
   std::uint64_t unattributed = 0;

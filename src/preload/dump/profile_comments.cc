@@ -44,10 +44,12 @@ ProfileComments::ProfileComments(const ProfileFacts& facts) {
     Add(schema::kAttachedAtField, facts.attached_at_s);
     if (facts.injected) {
       Add(schema::kInjectedField, 1);
-      Add(schema::kHeldAtAttachField, facts.held_at_attach);
+      if (facts.attach_heap_known) Add(schema::kHeldAtAttachField, facts.held_at_attach);
       Add(schema::kRssAtAttachField, facts.rss_at_attach);
-      Add(schema::kHeapInUseField, facts.heap_in_use);
-      Add(schema::kUnattributedField, facts.unattributed);
+      if (facts.attach_heap_known) {
+        Add(schema::kHeapInUseField, facts.heap_in_use);
+        Add(schema::kUnattributedField, facts.unattributed);
+      }
       if (facts.held_by_size[0] != '\0') {
         Add(schema::kHeldWalkedField, facts.held_walked);
         Add(schema::kHeldBySizeField, facts.held_by_size);

@@ -36,7 +36,8 @@ struct ProfileFacts {
   std::uint64_t unwind_handovers = 0;
   std::uint64_t attaches = 0;  // 0: not started dormant; then attached_at_s is meaningless
   std::uint64_t attached_at_s = 0;
-  bool injected = false;  // loaded by `heaprec attach`: the four below are meaningful
+  bool injected = false;           // loaded by `heaprec attach`: the four below are meaningful
+  bool attach_heap_known = false;  // glibc's heap: held_at_attach, heap_in_use, unattributed
   std::uint64_t held_at_attach = 0;
   std::uint64_t rss_at_attach = 0;
   std::uint64_t heap_in_use = 0;

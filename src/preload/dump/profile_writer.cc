@@ -90,6 +90,7 @@ ProfileFacts GatherFacts(const HeapSnapshot& snapshot, DumpReason reason, int si
   facts.attached_at_s = LastAttachNs() / 1000000000ull;
   AttachFacts attach = CurrentAttachFacts();
   facts.injected = attach.injected;
+  facts.attach_heap_known = attach.heap_known;
   facts.held_at_attach = attach.held_at_attach;
   facts.rss_at_attach = attach.rss_at_attach;
   facts.heap_in_use = attach.in_use;

@@ -623,7 +623,7 @@ void NoteAttachInHeapRecord() {
   if (writer == nullptr || !facts.injected || !InOwnProcess()) return;
   record::RecordedAttach attach = {};
   attach.attached_at_s = LastAttachNs() / 1000000000ull;
-  attach.held_at_attach = facts.held_at_attach;
+  attach.held_at_attach = facts.heap_known ? facts.held_at_attach : record::kHeapNotKnown;
   attach.rss_at_attach = facts.rss_at_attach;
   attach.heap_in_use = facts.in_use;
   attach.unattributed = facts.unattributed;
