@@ -26,6 +26,9 @@ struct Manifest {
   // Why processes run unprofiled (a bad setting from the environment), each text once.
   std::vector<std::string> declined;
   std::vector<ManifestEntry> unwritten;  // profiles a process could not write (it said why)
+  // Processes still running once the program ended (a daemon it started), found by their heap
+  // record (path): they write their profiles when they end.
+  std::vector<ManifestEntry> running;
 };
 
 // Whether a line names a profile file (not a message, heap record or refusal).

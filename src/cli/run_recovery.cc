@@ -30,7 +30,10 @@ void RecoverKilledProcesses(Manifest& written, pid_t root, int root_signal) {
         unlink(entry.path.c_str());
         continue;
       }
-      if (RecordOwnerIsRunning(record)) continue;  // a daemon that outlived the program
+      if (RecordOwnerIsRunning(record)) {  // a daemon that outlived the program
+        written.running.push_back(entry);
+        continue;
+      }
       RecoveredFiles files =
           WriteRecoveredProfiles(record, "", entry.pid == root ? root_signal : 0);
       written.profiles.push_back({entry.pid, files.reason, files.death});

@@ -9,7 +9,8 @@
 
 namespace heaprec::cli {
 
-// `root` is the program's pid and `root_signal` the signal that killed it (0 when none).
+// `root` is the program's pid and `root_signal` the signal that killed it (0 when none). A process
+// whose record's owner still runs is listed in `written.running` instead.
 void RecoverKilledProcesses(Manifest& written, pid_t root, int root_signal);
 
 // Removes the spare record files (schema/heap_record_format.h, kSparePrefix) that ended processes

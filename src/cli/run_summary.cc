@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <set>
@@ -77,6 +78,22 @@ void PrintProfileTally(const std::vector<ManifestEntry>& rest) {
     separator = ", ";
   }
   std::cerr << "\n";
+}
+
+// A daemon the program started (it forked, the parent exited) runs on after the program: heaprec
+// run does not wait for it (a build would wait for the compiler server it left), and says where
+// its profiles go.
+void PrintStillRunning(const std::vector<ManifestEntry>& running) {
+  for (const ManifestEntry& entry : running) {
+    std::ifstream comm("/proc/" + std::to_string(entry.pid) + "/comm");
+    std::string name;
+    std::getline(comm, name);
+    std::string directory = std::filesystem::path(entry.path).parent_path().string();
+    std::cerr << "heaprec: process " << entry.pid << (name.empty() ? "" : " (" + name + ")")
+              << " still runs, left behind by the program: it writes its profiles to "
+              << (directory.empty() ? "." : directory) << " when it ends (heaprec dump "
+              << entry.pid << " writes one now)\n";
+  }
 }
 
 void PrintProfileList(const std::vector<ManifestEntry>& profiles, pid_t root) {
@@ -275,10 +292,12 @@ void PrintStory(const RunOptions& o, const ManifestEntry& final_profile,
 void PrintSummary(const RunOptions& o, pid_t root, const Manifest& manifest, bool unprofiled) {
   PrintMessages(manifest.messages);
   PrintMessages(manifest.declined);
+  PrintStillRunning(manifest.running);
   const std::vector<ManifestEntry>& profiles = manifest.profiles;
   if (profiles.empty()) {
-    // The processes said why (a bad setting): a guess at another reason would mislead.
-    if (!manifest.declined.empty()) return;
+    // The processes said why (a bad setting), or will write their profiles later: a guess at
+    // another reason would mislead.
+    if (!manifest.declined.empty() || !manifest.running.empty()) return;
     if (!manifest.unwritten.empty()) {
       std::cerr << "heaprec: no profile was written: " << manifest.unwritten.size()
                 << (manifest.unwritten.size() == 1 ? " write" : " writes")

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -494,6 +495,43 @@ TEST_F(EndingsTest, HeaprecRecoverKnowsAProcessInAnotherPidNamespaceByItsRecord)
   const ProfileFile* killed = KilledProfile(profiles, 1);
   ASSERT_NE(killed, nullptr) << recover.out << recover.err;
   ExpectHeld(killed->profile, BlocksHeld(4), "heap at death");
+}
+
+// A program that leaves a process running behind it (a daemon: here a rel_grow in a session of
+// its own, holding 4 MiB, which the program waits to have its heap record): heaprec run does not
+// wait for it, and names it with where its profiles will go; it said "no profile was written (was
+// the program killed by SIGKILL ...)". The process then writes its profile when it ends.
+TEST_F(EndingsTest, HeaprecRunNamesTheProcessItsProgramLeftRunning) {
+  std::string dir = RunDirectory("daemon");
+  const std::string said = dir + "/daemon.out";
+  RunResult run = HeaprecRunGuarded(
+      dir, {"--no-symbolize"},
+      {"/bin/sh", "-c",
+       "echo go | setsid \"$0\" 4 > \"$1\" 2>&1 & "
+       "until grep -q held \"$1\" && ls \"$2\"/*.record > /dev/null 2>&1; do sleep 0.02; done",
+       REL_GROW, said, dir});
+  std::ifstream said_file(said);
+  std::string ready;
+  std::getline(said_file, ready);
+  const pid_t daemon = static_cast<pid_t>(std::atol(ready.substr(ready.find(' ') + 1).c_str()));
+  ASSERT_GT(daemon, 0) << ready;
+  EXPECT_EQ(run.status, 0) << DescribeEnding(run);
+  EXPECT_TRUE(Contains(run.err, "heaprec: process " + std::to_string(daemon) +
+                                    " (rel_grow) still runs, left behind by the program: it "
+                                    "writes its profiles to " +
+                                    dir + " when it ends (heaprec dump " + std::to_string(daemon) +
+                                    " writes one now)\n"))
+      << run.err;
+  EXPECT_FALSE(Contains(run.err, "no profile was written")) << run.err;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/p." + std::to_string(daemon) + ".record"))
+      << "the running process's record is its own";
+  EXPECT_EQ(kill(daemon, SIGTERM), 0);
+  const std::string profile = dir + "/p." + std::to_string(daemon) + ".pb.gz";
+  for (int i = 0; i < 500 && !std::filesystem::exists(profile); ++i) usleep(20 * 1000);
+  SymbolizeAll(dir);  // heaprec run, which would have, had ended
+  std::optional<ProfileFile> written = ReadValidProfile(profile);
+  ASSERT_TRUE(written.has_value());
+  ExpectHeld(written->profile, BlocksHeld(4), "at its end");
 }
 
 // A memory cgroup with a limit, for the OOM killer: cgroup v2 where the memory controller is
