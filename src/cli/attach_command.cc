@@ -32,7 +32,9 @@
 #include "cli/glibc_heap.h"
 #include "cli/injection.h"
 #include "cli/install_layout.h"
+#include "cli/process_binaries.h"
 #include "cli/remote_process.h"
+#include "cli/symbolization.h"
 #include "preload/control/settings.h"
 #include "preload/http/address.h"
 #include "schema/attach.h"
@@ -58,6 +60,7 @@ struct ControlArgs {
   std::string pid;
   std::string output;  // attach: the template; dump: the file
   std::string sample_interval, http, dump_signal, dump_interval;
+  bool no_symbolize = false;  // dump
 };
 
 // A refusal: one line, and the status.
@@ -588,6 +591,14 @@ Outcome Run(const ControlArgs& args, Verb verb, const DeferredInterrupts& interr
         return Refuse("process " + id + " could not write " + destination + ": " +
                       std::strerror(block.last_result));
       }
+      if (!args.no_symbolize) {
+        // While the process runs, with its own binaries: one replaced on disk since it started
+        // is found as the process has it (cli/process_binaries.h).
+        ProcessBinaries binaries(process);
+        symbolize::SymbolizeOptions options = symbolize::CommandLineSymbolizeOptions();
+        if (!binaries.directory().empty()) options.binary_paths.push_back(binaries.directory());
+        SymbolizeFileInPlace(destination, options, "heaprec dump", std::cerr);
+      }
       return {kExitOk, "wrote " + destination + room.Note()};
   }
   return {};
@@ -622,6 +633,9 @@ void Register(CLI::App& app, int* exit_code, Verb verb) {
     cmd->add_option("-o,--output", args->output,
                     "The profile's path, or a directory for it (default heaprec.PID.TIME.pb.gz "
                     "here)");
+    cmd->add_flag("--no-symbolize", args->no_symbolize,
+                  "Leave the profile's frames as addresses (by default they are named at once, "
+                  "from the binaries the process has mapped)");
   }
   std::string name = VerbName(verb);
   cmd->footer(

@@ -1,8 +1,11 @@
 #include "cli/symbolization.h"
 
+#include <exception>
 #include <ostream>
 
 #include "cli/option_helpers.h"
+#include "profile/pprof_reader.h"
+#include "render/output_file.h"
 
 namespace heaprec::cli {
 namespace {
@@ -70,6 +73,26 @@ symbolize::SymbolizeOptions MakeSymbolizeOptions(const SymbolSearchArgs& args) {
   if (!args.debuginfod_urls.empty()) options.debuginfod_urls = Joined(args.debuginfod_urls, " ");
   if (!args.cache) options.cache_directory.clear();
   return options;
+}
+
+bool SymbolizeFileInPlace(const std::string& file, const symbolize::SymbolizeOptions& options,
+                          const std::string& prefix, std::ostream& notes) {
+  try {
+    symbolize::Symbolizer symbolizer(options);
+    profile::RewritableProfile profile = profile::ReadRewritableProfileFile(file);
+    const symbolize::Coverage before = symbolize::MeasureCoverage(profile.tables);
+    const symbolize::SymbolizeStats stats = symbolizer.Symbolize(profile.tables);
+    const symbolize::Coverage after = symbolize::MeasureCoverage(profile.tables);
+    if (after.unnamed < before.unnamed || stats.renamed > 0) {
+      base::RecyclingWriter writer{base::Durability::kSyncedBeforeRename};
+      render::WriteProfileFile(profile, file, &writer);
+    }
+    PrintBinaryNotes(prefix, symbolizer, notes);
+    return true;
+  } catch (const std::exception& error) {
+    notes << prefix << ": " << error.what() << "\n";
+    return false;
+  }
 }
 
 size_t PrintBinaryNotes(const std::string& prefix, const symbolize::Symbolizer& symbolizer,

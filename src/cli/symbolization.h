@@ -36,6 +36,12 @@ symbolize::SymbolizeOptions MakeSymbolizeOptions(const SymbolSearchArgs& args);
 size_t PrintBinaryNotes(const std::string& prefix, const symbolize::Symbolizer& symbolizer,
                         std::ostream& out);
 
+// Symbolizes the profile at `file` in place with `options`, rewriting it only when it gained names,
+// then says which binaries could not be resolved (PrintBinaryNotes). False, after one line saying
+// why, when it could not be read or written.
+bool SymbolizeFileInPlace(const std::string& file, const symbolize::SymbolizeOptions& options,
+                          const std::string& prefix, std::ostream& notes);
+
 // For the commands whose job is symbolizing (symbolize, fetch): one line per binary some of whose
 // names came from the on-disk cache, "PREFIX: N names for PATH (build id ID) from the symbol cache
 // FILE, kept from the DWARF of DWARF_FILE (--no-cache to look them up again)". The commands that

@@ -504,6 +504,27 @@ case $scenario in
     finish
     [[ $(cat "$dir/status") == 7 ]] || fail "the target ended with $(cat "$dir/status")"
     ;;
+  upgraded)
+    # The target's binary replaced on disk after it started (an upgrade while it runs): heaprec dump
+    # names the frames from the binary the process has mapped, which a later report could not find
+    # on disk (another build at its path); --no-symbolize leaves them as addresses.
+    cp "$target" "$dir/app"
+    start "$dir/app" read
+    attach
+    cp "$static_target" "$dir/app.new"
+    mv "$dir/app.new" "$dir/app"
+    send go
+    for _ in $(seq 1 200); do grep -q '^sum ' "$dir/out" && break; sleep 0.05; done
+    "$heaprec" dump -o "$dir/prof/now.pb.gz" "$pid" 2> "$dir/attach.err" || fail "dump failed"
+    "$heaprec" report "$dir/prof/now.pb.gz" 2>&1 | grep -q 'after_attach_site' ||
+      fail "the dump is not symbolized: $("$heaprec" report "$dir/prof/now.pb.gz" 2>&1)"
+    "$heaprec" dump --no-symbolize -o "$dir/prof/raw.pb.gz" "$pid" 2> "$dir/attach.err" || fail "dump failed"
+    report=$("$heaprec" report "$dir/prof/raw.pb.gz" 2>&1)
+    grep -q 'after_attach_site' <<<"$report" && fail "--no-symbolize, yet symbolized: $report"
+    grep -q 'another build' <<<"$report" || fail "the report does not say the binary on disk is another build: $report"
+    finish
+    expect_plain read
+    ;;
   condwait)
     # An idle server: the main thread waits in pthread_join for a thread waiting in
     # pthread_cond_wait. Both wait for events (FUTEX_WAIT_BITSET), holding no lock of glibc's, so
