@@ -113,17 +113,24 @@ void* Lookup(const char* name) {
   return fn;
 }
 
-// `name` from the library loaded at `base`, or `fallback` when that library does not define it.
+// The loaded object whose code holds `address` (its link map), or null. _dl_find_object is
+// lock-free and short; dladdr would also search the object's symbols for the nearest one, about
+// 85,000 instructions in glibc's: a tenth of a small program's whole start-up, twice.
+const void* ObjectOf(void* address) {
+  dl_find_object found;
+  return address != nullptr && _dl_find_object(address, &found) == 0 ? found.dlfo_link_map
+                                                                     : nullptr;
+}
+
+// `name` from the object `object`, or `fallback` when that object does not define it.
 template <typename Fn>
-Fn From(const void* base, const char* name, Fn fallback) {
+Fn From(const void* object, const char* name, Fn fallback) {
   void* fn = Lookup(name);
-  Dl_info info;
-  if (fn == nullptr || dladdr(fn, &info) == 0 || info.dli_fbase != base) return fallback;
+  if (fn == nullptr || ObjectOf(fn) != object) return fallback;
   return reinterpret_cast<Fn>(fn);
 }
 
 RealAllocator Resolve() {
-  Dl_info glibc, chosen;
   void* malloc_fn = Lookup("malloc");
   // Which object defines the malloc in charge, asked of the loader: not whether it is the address
   // heaprec's own reference to __libc_malloc binds to. tcmalloc defines __libc_malloc too (an alias
@@ -131,12 +138,10 @@ RealAllocator Resolve() {
   // tcmalloc for glibc, read a "tag" below every block freed (the end of the block before it, in
   // tcmalloc), and freed the blocks whose last word was negative as its own samples: a crash.
   // gnu_get_libc_version is glibc's alone.
-  if (malloc_fn == nullptr || dladdr(malloc_fn, &chosen) == 0 ||
-      dladdr(reinterpret_cast<void*>(gnu_get_libc_version), &glibc) == 0 ||
-      chosen.dli_fbase == glibc.dli_fbase) {
-    return Glibc();
-  }
-  const void* base = chosen.dli_fbase;
+  const void* chosen = ObjectOf(malloc_fn);
+  const void* glibc = ObjectOf(reinterpret_cast<void*>(gnu_get_libc_version));
+  if (chosen == nullptr || glibc == nullptr || chosen == glibc) return Glibc();
+  const void* base = chosen;
   RealAllocator a = {};
   a.malloc = reinterpret_cast<void* (*)(std::size_t)>(malloc_fn);
   a.free = From(base, "free", static_cast<void (*)(void*)>(nullptr));
