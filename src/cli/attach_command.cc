@@ -18,6 +18,7 @@
 
 #include <cerrno>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -67,6 +68,9 @@ struct ControlArgs {
 struct Outcome {
   int status = kExitOk;
   std::string message;
+  // A dump's profile, to be symbolized once the process is no longer held by the command (its
+  // turn given back, interrupts no longer deferred: symbolizing a large program takes seconds).
+  std::string to_symbolize{};
 };
 
 Outcome Refuse(const std::string& message) { return {kExitFailure, message}; }
@@ -591,15 +595,8 @@ Outcome Run(const ControlArgs& args, Verb verb, const DeferredInterrupts& interr
         return Refuse("process " + id + " could not write " + destination + ": " +
                       std::strerror(block.last_result));
       }
-      if (!args.no_symbolize) {
-        // While the process runs, with its own binaries: one replaced on disk since it started
-        // is found as the process has it (cli/process_binaries.h).
-        ProcessBinaries binaries(process);
-        symbolize::SymbolizeOptions options = symbolize::CommandLineSymbolizeOptions();
-        if (!binaries.directory().empty()) options.binary_paths.push_back(binaries.directory());
-        SymbolizeFileInPlace(destination, options, "heaprec dump", std::cerr);
-      }
-      return {kExitOk, "wrote " + destination + room.Note()};
+      return {kExitOk, "wrote " + destination + room.Note(),
+              args.no_symbolize ? std::string() : destination};
   }
   return {};
 }
@@ -651,8 +648,19 @@ void Register(CLI::App& app, int* exit_code, Verb verb) {
        : verb == Verb::kDump ? "  heaprec dump -o now.pb.gz 1234"
                              : "  heaprec detach \"$(pidof server)\""));
   cmd->callback([args, exit_code, verb] {
-    DeferredInterrupts interrupts;
-    Outcome outcome = Run(*args, verb, interrupts);
+    Outcome outcome;
+    {
+      DeferredInterrupts interrupts;
+      outcome = Run(*args, verb, interrupts);
+    }
+    if (!outcome.to_symbolize.empty()) {
+      // While the process runs, with its own binaries: one replaced on disk since it started is
+      // found as the process has it (cli/process_binaries.h).
+      ProcessBinaries binaries(RemoteProcess(static_cast<pid_t>(std::atol(args->pid.c_str()))));
+      symbolize::SymbolizeOptions options = symbolize::CommandLineSymbolizeOptions();
+      if (!binaries.directory().empty()) options.binary_paths.push_back(binaries.directory());
+      SymbolizeFileInPlace(outcome.to_symbolize, options, "heaprec dump", std::cerr);
+    }
     std::ostream& out = outcome.status == kExitOk ? std::cout : std::cerr;
     out << "heaprec " << VerbName(verb) << ": " << outcome.message << "\n";
     *exit_code = outcome.status;

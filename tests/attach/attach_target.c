@@ -178,8 +178,12 @@ static int WaitInJoin(const char* go) {
   pthread_condattr_init(&cond_shared);
   pthread_condattr_setpshared(&cond_shared, PTHREAD_PROCESS_SHARED);
   pthread_cond_init(&g_event->cond, &cond_shared);
+  const pid_t parent = getpid();
   pid_t child = fork();
   if (child == 0) {
+    // Gone with the target (a failed test kills it): not left polling for a file that never comes.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(0);
     while (go != NULL && access(go, F_OK) != 0) {
       struct timespec t = {0, 5000000};
       nanosleep(&t, NULL);
