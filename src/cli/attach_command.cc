@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -63,6 +64,16 @@ struct ControlArgs {
   std::string sample_interval, http, dump_signal, dump_interval;
   bool no_symbolize = false;  // dump
 };
+
+// `name` (a process's comm) fit for a file name: anything but letters, digits, '.', '-' and '_'
+// becomes '_'; "process" when empty.
+std::string FileNamePart(std::string name) {
+  if (name.empty()) return "process";
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') c = '_';
+  }
+  return name;
+}
 
 // A refusal: one line, and the status.
 struct Outcome {
@@ -477,7 +488,9 @@ Outcome Run(const ControlArgs& args, Verb verb, const DeferredInterrupts& interr
     }
   } else if (verb == Verb::kDump) {
     request.command = schema::kCommandDump;
-    std::string default_name = "heaprec." + id + "." + std::to_string(time(nullptr)) + ".pb.gz";
+    // Named like the profiles the library writes (heaprec.%e.%p...): by the program, then the pid.
+    std::string default_name = "heaprec." + FileNamePart(process.StatusField("Name")) + "." + id +
+                               "." + std::to_string(time(nullptr)) + ".pb.gz";
     std::string file = Absolute(
         args.output.empty() ? default_name : InDirectoryByDefault(args.output, default_name));
     std::string name = file.substr(file.rfind('/') + 1);
@@ -628,8 +641,8 @@ void Register(CLI::App& app, int* exit_code, Verb verb) {
   }
   if (verb == Verb::kDump) {
     cmd->add_option("-o,--output", args->output,
-                    "The profile's path, or a directory for it (default heaprec.PID.TIME.pb.gz "
-                    "here)");
+                    "The profile's path, or a directory for it (default "
+                    "heaprec.PROGRAM.PID.TIME.pb.gz here)");
     cmd->add_flag("--no-symbolize", args->no_symbolize,
                   "Leave the profile's frames as addresses (by default they are named at once, "
                   "from the binaries the process has mapped)");

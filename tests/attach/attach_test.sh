@@ -538,6 +538,10 @@ case $scenario in
       "$heaprec" dump -o "$dir/prof/now.pb.gz" "$pid" 2> "$dir/attach.err" || fail "round $round: dump failed"
       [[ $round == 2 ]] || "$heaprec" detach "$pid" 2> "$dir/attach.err" || fail "detach failed"
     done
+    # Without -o, named by the program and the pid, in the command's directory.
+    (cd "$dir/prof" && "$heaprec" dump "$pid" > /dev/null 2>&1) || fail "dump without -o failed"
+    compgen -G "$dir/prof/heaprec.attach_target.$pid.[0-9]*.pb.gz" > /dev/null ||
+      fail "no heaprec.attach_target.$pid.TIME.pb.gz: $(ls "$dir/prof")"
     touch "$dir/go"
     go_and_check condwait
     ;;
