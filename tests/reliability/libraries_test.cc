@@ -123,6 +123,24 @@ TEST_P(AllocatorAfterTest, PreloadedBeforeHeaprecSaysSoInOneLine) {
 
 INSTANTIATE_TEST_SUITE_P(Allocators, AllocatorAfterTest, ::testing::Values("jemalloc", "tcmalloc"));
 
+// An executable whose segments lie 2 MiB apart (node is linked so): the loader's _dl_find_object
+// gives the span of the segment holding an address, not of the program, and the program's
+// headers were looked for where they are not. Every frame of the program went without a mapping,
+// so without a name. The site is named, and its blocks are all there (exact mode).
+class SegmentGapsTest : public LibrariesTest, public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(SegmentGapsTest, TheProgramsFramesHaveTheirMappingAndNames) {
+  const std::string program = GetParam() == "nopie" ? REL_GAPS_NOPIE : REL_GAPS_PIE;
+  RunResult run = CompareWithHeaprec({"--sample-interval", "1"}, {program, "200", "1000"});
+  EXPECT_EQ(run.out, "simple count=200 bytes=200000\n");
+  ProfileSet profiles = ReadProfiles(dir());
+  ASSERT_EQ(profiles.files.size(), 1u) << Describe(run);
+  EXPECT_EQ(SiteValues(profiles.files[0].profile, "site_simple_keep"),
+            (Values{200, 200000, 200, 200000}));
+}
+
+INSTANTIATE_TEST_SUITE_P(Executables, SegmentGapsTest, ::testing::Values("nopie", "pie"));
+
 // An executable that defines its own malloc (Chromium's PartitionAlloc, a static tcmalloc) wins
 // over every preloaded library: one line names that cause (not "put libheaprec.so first", which it
 // already is), the program is otherwise untouched, and no profile is written.
