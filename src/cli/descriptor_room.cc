@@ -4,13 +4,14 @@
 
 #include <cstdlib>
 
+#include "cli/remote_process.h"
+
 namespace heaprec::cli {
 namespace {
 
-// The descriptors of `pid` numbered below `limit`, or -1 when they cannot be listed.
-long DescriptorsBelow(pid_t pid, rlim_t limit) {
-  std::string path = "/proc/" + std::to_string(pid) + "/fd";
-  DIR* directory = opendir(path.c_str());
+// The descriptors of `process` numbered below `limit`, or -1 when they cannot be listed.
+long DescriptorsBelow(const RemoteProcess& process, rlim_t limit) {
+  DIR* directory = opendir(process.ProcPath("fd").c_str());
   if (directory == nullptr) return -1;
   long count = 0;
   while (dirent* entry = readdir(directory)) {
@@ -28,7 +29,7 @@ bool DescriptorRoom::Make(int needed, std::string* error) {
   if (prlimit(pid_, RLIMIT_NOFILE, nullptr, &before_) != 0 || before_.rlim_cur == RLIM_INFINITY) {
     return true;  // unreadable or unlimited: the injection says what fails, if anything does
   }
-  long in_use = DescriptorsBelow(pid_, before_.rlim_cur);
+  long in_use = DescriptorsBelow(RemoteProcess(pid_), before_.rlim_cur);
   if (in_use < 0) return true;
   rlim_t free = before_.rlim_cur - static_cast<rlim_t>(in_use);
   if (free >= static_cast<rlim_t>(needed)) return true;

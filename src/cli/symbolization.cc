@@ -75,15 +75,21 @@ symbolize::SymbolizeOptions MakeSymbolizeOptions(const SymbolSearchArgs& args) {
   return options;
 }
 
+SymbolizedTables SymbolizeTables(symbolize::Symbolizer& symbolizer, profile::Profile& tables) {
+  const symbolize::Coverage before = symbolize::MeasureCoverage(tables);
+  SymbolizedTables result;
+  result.stats = symbolizer.Symbolize(tables);
+  result.after = symbolize::MeasureCoverage(tables);
+  result.gained = result.after.unnamed < before.unnamed || result.stats.renamed > 0;
+  return result;
+}
+
 bool SymbolizeFileInPlace(const std::string& file, const symbolize::SymbolizeOptions& options,
                           const std::string& prefix, std::ostream& notes) {
   try {
     symbolize::Symbolizer symbolizer(options);
     profile::RewritableProfile profile = profile::ReadRewritableProfileFile(file);
-    const symbolize::Coverage before = symbolize::MeasureCoverage(profile.tables);
-    const symbolize::SymbolizeStats stats = symbolizer.Symbolize(profile.tables);
-    const symbolize::Coverage after = symbolize::MeasureCoverage(profile.tables);
-    if (after.unnamed < before.unnamed || stats.renamed > 0) {
+    if (SymbolizeTables(symbolizer, profile.tables).gained) {
       base::RecyclingWriter writer{base::Durability::kSyncedBeforeRename};
       render::WriteProfileFile(profile, file, &writer);
     }

@@ -36,6 +36,15 @@ symbolize::SymbolizeOptions MakeSymbolizeOptions(const SymbolSearchArgs& args);
 size_t PrintBinaryNotes(const std::string& prefix, const symbolize::Symbolizer& symbolizer,
                         std::ostream& out);
 
+// What symbolizing a profile's tables did: its stats, the coverage after, and whether the profile
+// gained names (else its file need not be rewritten).
+struct SymbolizedTables {
+  symbolize::SymbolizeStats stats;
+  symbolize::Coverage after;
+  bool gained = false;
+};
+SymbolizedTables SymbolizeTables(symbolize::Symbolizer& symbolizer, profile::Profile& tables);
+
 // Symbolizes the profile at `file` in place with `options`, rewriting it only when it gained names,
 // then says which binaries could not be resolved (PrintBinaryNotes). False, after one line saying
 // why, when it could not be read or written.

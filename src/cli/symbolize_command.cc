@@ -75,16 +75,15 @@ int RunSymbolize(const SymbolizeArgs& args) {
     try {
       // The samples stay encoded: symbolizing changes only the tables.
       profile::RewritableProfile profile = profile::ReadRewritableProfileFile(file);
-      const symbolize::Coverage before = symbolize::MeasureCoverage(profile.tables);
-      const symbolize::SymbolizeStats stats = symbolizer.Symbolize(profile.tables);
-      totals.Add(stats);
-      const symbolize::Coverage after = symbolize::MeasureCoverage(profile.tables);
+      const SymbolizedTables done = SymbolizeTables(symbolizer, profile.tables);
+      totals.Add(done.stats);
       // In place, a file is rewritten only when it gained something.
       if (!args.output.empty()) {
         render::WriteProfileFile(profile, args.output);
-      } else if (after.unnamed < before.unnamed || stats.renamed > 0) {
+      } else if (done.gained) {
         render::WriteProfileFile(profile, file, &in_place);
       }
+      const symbolize::Coverage& after = done.after;
       if (after.locations > 0 && after.unnamed == after.locations) unnamed_files.push_back(file);
     } catch (const std::exception& error) {
       std::cerr << "heaprec symbolize: " << error.what() << "\n";

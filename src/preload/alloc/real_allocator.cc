@@ -141,20 +141,19 @@ RealAllocator Resolve() {
   const void* chosen = ObjectOf(malloc_fn);
   const void* glibc = ObjectOf(reinterpret_cast<void*>(gnu_get_libc_version));
   if (chosen == nullptr || glibc == nullptr || chosen == glibc) return Glibc();
-  const void* base = chosen;
   RealAllocator a = {};
   a.malloc = reinterpret_cast<void* (*)(std::size_t)>(malloc_fn);
-  a.free = From(base, "free", static_cast<void (*)(void*)>(nullptr));
-  a.realloc = From(base, "realloc", static_cast<void* (*)(void*, std::size_t)>(nullptr));
-  a.posix_memalign =
-      From(base, "posix_memalign", static_cast<int (*)(void**, std::size_t, std::size_t)>(nullptr));
+  a.free = From(chosen, "free", static_cast<void (*)(void*)>(nullptr));
+  a.realloc = From(chosen, "realloc", static_cast<void* (*)(void*, std::size_t)>(nullptr));
+  a.posix_memalign = From(chosen, "posix_memalign",
+                          static_cast<int (*)(void**, std::size_t, std::size_t)>(nullptr));
   // A partial malloc replacement is not one heaprec can forward to consistently.
   if (a.free == nullptr || a.realloc == nullptr || a.posix_memalign == nullptr) return Glibc();
-  a.calloc = From(base, "calloc", FallbackCalloc);
-  a.memalign = From(base, "memalign", AlignedVia);
-  a.aligned_alloc = From(base, "aligned_alloc", FallbackAlignedAlloc);
-  a.valloc = From(base, "valloc", FallbackValloc);
-  a.pvalloc = From(base, "pvalloc", FallbackPvalloc);
+  a.calloc = From(chosen, "calloc", FallbackCalloc);
+  a.memalign = From(chosen, "memalign", AlignedVia);
+  a.aligned_alloc = From(chosen, "aligned_alloc", FallbackAlignedAlloc);
+  a.valloc = From(chosen, "valloc", FallbackValloc);
+  a.pvalloc = From(chosen, "pvalloc", FallbackPvalloc);
   // What the program would call without heaprec, whichever library defines it.
   a.usable_size = reinterpret_cast<UsableSizeFn>(Lookup("malloc_usable_size"));
   if (a.usable_size == nullptr) a.usable_size = GlibcUsableSize();
